@@ -1,0 +1,99 @@
+"""daskbicl: score co-clusterings and biclusterings against a reference, at any scale.
+
+Quick start
+-----------
+>>> import daskbicl
+>>> truth = daskbicl.partition([0, 0, 1, 1], [0, 1, 1])
+>>> pred = daskbicl.partition([3, 3, 9, 9], [5, 2, 2])
+>>> daskbicl.score(truth, pred, measures=["cari", "nce"])
+{'cari': 1.0, 'nce': 1.0}
+
+Every measure is also a function (``daskbicl.cari(truth, pred)``) and an
+accessor method (``truth.bicl.cari(pred)``); ``daskbicl.MEASURES`` lists them.
+"""
+
+from __future__ import annotations
+
+from ._version import __version__
+from .errors import (
+    AlignmentError,
+    DaskbiclError,
+    InputError,
+    LabelError,
+    MeasureError,
+    StoreError,
+    TooLargeError,
+)
+from .io import as_dataset, save
+from .io.store import open_store as open
+from .io.synthetic import perturb, random_partition
+from .measures import REGISTRY as _REGISTRY
+from .measures import score
+from .measures.functions import *  # noqa: F403  (one function per measure)
+from .measures.functions import __all__ as _measure_names
+from . import accessor as _accessor  # noqa: F401  (registers Dataset.bicl)
+
+#: Registered measures: name -> :class:`daskbicl.measures.Measure`.
+MEASURES = dict(_REGISTRY)
+
+
+def partition(row_labels, col_labels, *, row=None, col=None):
+    """A co-clustering Dataset (SPEC §2) from row and column labels.
+
+    Parameters
+    ----------
+    row_labels, col_labels : array-like of non-negative int
+        numpy or dask arrays (dask arrays stay lazy).
+    row, col : array-like, optional
+        Coordinate labels (gene ids, sample ids, ...): when both truth and
+        pred carry them, rows and columns are matched by label.
+
+    Returns
+    -------
+    xarray.Dataset
+
+    Examples
+    --------
+    >>> ds = partition([0, 0, 1], [2, 2], row=["g1", "g2", "g3"], col=["s1", "s2"])
+    >>> ds.attrs["daskbicl_kind"], ds.sizes["row"], ds.sizes["col"]
+    ('partition', 3, 2)
+    """
+    import xarray as xr
+
+    ds = as_dataset((row_labels, col_labels), "partition")
+    coords = {}
+    for dim, values in (("row", row), ("col", col)):
+        if values is not None:
+            values = list(values) if not hasattr(values, "shape") else values
+            if len(values) != ds.sizes[dim]:
+                raise InputError(
+                    f"{dim} coordinates have {len(values):,} labels for {ds.sizes[dim]:,} {dim}s"
+                )
+            coords[dim] = values
+    if coords:
+        ds = ds.assign_coords(coords)
+        from .io.align import align
+
+        align(ds, ds)  # rejects duplicated coordinate labels now, not at scoring time
+    return xr.Dataset(ds.data_vars, coords=ds.coords, attrs=ds.attrs)
+
+
+__all__ = [
+    "MEASURES",
+    "AlignmentError",
+    "DaskbiclError",
+    "InputError",
+    "LabelError",
+    "MeasureError",
+    "StoreError",
+    "TooLargeError",
+    "__version__",
+    "as_dataset",
+    "open",
+    "partition",
+    "perturb",
+    "random_partition",
+    "save",
+    "score",
+    *_measure_names,
+]

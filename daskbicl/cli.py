@@ -1,0 +1,288 @@
+"""Command line: ``daskbicl score | generate | demo | measures``.
+
+Errors a user can cause are printed as one line on stderr and exit with
+status 2 (no traceback); ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+from . import __version__
+from .errors import DaskbiclError, InputError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: same format, exit 2
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"daskbicl: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(float(text)) if "e" in text.lower() else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _param(text: str) -> tuple[str, float]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    name, value = text.split("=", 1)
+    try:
+        return name.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"parameter {name!r} needs a number, got {value!r}") from None
+
+
+# --------------------------------------------------------------------------- cluster
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True):
+    """A ``distributed.Client``: to ``scheduler`` if given, else on a new LocalCluster.
+
+    The local cluster uses worker processes and is closed on exit.
+    """
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="15s")
+        except (OSError, TimeoutError) as exc:
+            raise DaskbiclError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from exc
+        with client:
+            yield client
+        return
+    if quiet:
+        for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+    n = workers or min(os.cpu_count() or 1, 4)
+    with LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    ) as lc, Client(lc) as client:
+        yield client
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _jsonable(value):
+    if hasattr(value, "_asdict"):
+        return {k: _jsonable(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def format_table(results: dict) -> str:
+    """Human-readable table of a ``score`` result."""
+    from .measures import REGISTRY
+
+    rows = []
+    for name, value in results.items():
+        summary = REGISTRY[name].summary if name in REGISTRY else ""
+        if hasattr(value, "_asdict"):
+            for field, v in value._asdict().items():
+                rows.append((f"{name}.{field}", v, summary))
+                summary = ""
+        else:
+            rows.append((name, value, summary))
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{'measure':<{width}}  {'value':>10}  description", f"{'-' * width}  {'-' * 10}  {'-' * 11}"]
+    for name, value, summary in rows:
+        lines.append(f"{name:<{width}}  {value:>10.6f}  {summary}")
+    return "\n".join(lines)
+
+
+def _progress_wanted(args) -> bool:
+    if args.progress is not None:
+        return args.progress
+    return sys.stderr.isatty()
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_score(args) -> int:
+    from .measures import score
+
+    params = dict(args.param or [])
+    with cluster(args.scheduler, args.workers):
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
+            results = score(
+                args.truth, args.pred, measures=args.measure, progress=_progress_wanted(args), **params
+            )
+        elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(_jsonable(results)))
+    else:
+        print(format_table(results))
+        print(f"\nscored in {elapsed:.2f} s", file=sys.stderr)
+    return EXIT_OK
+
+
+def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_clusters: int,
+              noise: float, seed: int, preds: int, overwrite: bool, chunk: int) -> tuple[str, list[str]]:
+    from .io.store import open_store, save
+    from .io.synthetic import perturb, random_partition
+
+    if not os.path.isdir(out_dir):
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create output folder {out_dir}: {exc}") from exc
+    truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
+    truth_path = save(truth, os.path.join(out_dir, "truth.zarr"), overwrite=overwrite)
+    truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
+    pred_paths = []
+    for k in range(preds):
+        name = "pred.zarr" if preds == 1 else f"pred-{k:03d}.zarr"
+        pred = perturb(truth, noise, seed=seed + 1 + k)
+        pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite))
+    return truth_path, pred_paths
+
+
+def cmd_generate(args) -> int:
+    with cluster(args.scheduler, args.workers) if args.cluster else contextlib.nullcontext():
+        started = time.perf_counter()
+        truth, preds = _generate(
+            args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
+            args.noise, args.seed, args.preds, args.overwrite, args.chunk,
+        )
+    print(f"truth: {truth}")
+    for p in preds:
+        print(f"pred:  {p}")
+    print(f"generated in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_demo(args) -> int:
+    from .measures import score
+
+    out = args.out or tempfile.mkdtemp(prefix="daskbicl-demo-")
+    print(
+        f"daskbicl {__version__} demo: a {args.rows:,} x {args.cols:,} co-clustering "
+        f"({args.row_clusters} x {args.col_clusters} clusters) and a copy with "
+        f"{args.noise:.0%} of its labels redrawn"
+    )
+    with cluster(args.scheduler, args.workers) as client:
+        where = client.scheduler.address if hasattr(client, "scheduler") else "?"
+        print(f"dask cluster: {len(client.scheduler_info()['workers'])} worker processes at {where}")
+        started = time.perf_counter()
+        truth, preds = _generate(
+            out, args.rows, args.cols, args.row_clusters, args.col_clusters,
+            args.noise, args.seed, 1, True, 1 << 20,
+        )
+        print(f"wrote {truth}\n      {preds[0]}  ({time.perf_counter() - started:.1f} s)")
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(sys.stderr):
+            results = score(truth, preds[0], progress=_progress_wanted(args))
+        elapsed = time.perf_counter() - started
+    print()
+    print(format_table(results))
+    print(f"\nscored {args.rows + args.cols:,} labels per store in {elapsed:.2f} s")
+    print(f"stores kept in {out}  (try: daskbicl score {truth} {preds[0]} --json)")
+    return EXIT_OK
+
+
+def cmd_measures(args) -> int:
+    from .measures import REGISTRY
+
+    width = max(map(len, REGISTRY))
+    for name, m in REGISTRY.items():
+        params = f" [{', '.join(f'{k}={v}' for k, v in m.params.items())}]" if m.params else ""
+        print(f"{name:<{width}}  {m.family:<9}  {m.summary}{params}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _add_cluster_args(p):
+    p.add_argument("--scheduler", metavar="ADDRESS", help="use an existing Dask scheduler (tcp://host:8786); default: start a local cluster")
+    p.add_argument("--workers", type=_positive_int, help="worker processes of the local cluster (default: min(CPUs, 4))")
+
+
+def _add_generate_args(p, rows, cols):
+    p.add_argument("--rows", type=_positive_int, default=rows, help=f"rows (default {rows:,})")
+    p.add_argument("--cols", type=_positive_int, default=cols, help=f"columns (default {cols:,})")
+    p.add_argument("--row-clusters", type=_positive_int, default=10)
+    p.add_argument("--col-clusters", type=_positive_int, default=5)
+    p.add_argument("--noise", type=float, default=0.1, help="fraction of labels redrawn at random in pred")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="daskbicl", description="Score co-clusterings and biclusterings against a reference.")
+    parser.add_argument("--version", action="version", version=f"daskbicl {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("score", help="score PRED against TRUTH (Zarr stores)")
+    p.add_argument("truth", help="truth store (path or URL)")
+    p.add_argument("pred", help="pred store (path or URL)")
+    p.add_argument("--measure", action="append", metavar="NAME", help="a measure to compute (repeat; default: all that apply)")
+    p.add_argument("--param", action="append", type=_param, metavar="NAME=VALUE", help="measure parameter, e.g. beta=0.5")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
+    _add_cluster_args(p)
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("generate", help="write a synthetic co-clustering and perturbed copies to Zarr")
+    p.add_argument("out", help="output folder (truth.zarr, pred.zarr or pred-NNN.zarr)")
+    _add_generate_args(p, 1_000_000, 10_000)
+    p.add_argument("--preds", type=_positive_int, default=1, help="number of perturbed copies")
+    p.add_argument("--chunk", type=_positive_int, default=1 << 21, help="chunk length in labels")
+    p.add_argument("--overwrite", action="store_true", help="replace existing stores")
+    p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
+    _add_cluster_args(p)
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("demo", help="generate a co-clustering and a perturbed copy, score them on a local cluster")
+    _add_generate_args(p, 2_000_000, 200_000)
+    p.add_argument("--out", help="folder for the stores (default: a new temporary folder)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    _add_cluster_args(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("measures", help="list the measures")
+    p.set_defaults(func=cmd_measures)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except DaskbiclError as exc:
+        if args.debug:
+            raise
+        print(f"daskbicl: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("daskbicl: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

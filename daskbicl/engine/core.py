@@ -1,0 +1,122 @@
+"""Scheduling helpers shared by every counting pass.
+
+A counting pass maps a numpy kernel over aligned chunks of its inputs and
+combines the small per-chunk results with a tree reduction.  The per-chunk
+results are small objects (pair counts, fixed-shape integer tables), so the
+pass is written with :func:`dask.delayed` over ``Array.to_delayed()`` blocks:
+public API only, any intermediate type, one graph per pass, and every pass of
+a ``score`` call is computed together so each input is read once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+
+import dask
+import dask.array as da
+import numpy as np
+
+__all__ = ["aligned_blocks", "tree_reduce", "compute", "active_client", "DEFAULT_CHUNK"]
+
+#: Chunk length used when a numpy array enters the engine (16 MiB of int64):
+#: small enough that a chunk's bincount stays in cache, large enough that
+#: scheduling overhead is negligible.
+DEFAULT_CHUNK = 1 << 21
+
+
+def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[tuple]:
+    """Per-block tuples of arrays chunked identically along ``axis``.
+
+    numpy inputs are cut into views of ``chunk`` elements (no copy: dask's
+    ``from_array`` would copy the whole array first).  When any input is a
+    dask array, the others are rechunked to the first dask array's chunks
+    along ``axis`` and to a single chunk along every other axis, and the
+    blocks are Delayed objects.
+    """
+    if not any(isinstance(a, da.Array) for a in arrays):
+        arrays = [np.asarray(a) for a in arrays]
+        length = arrays[0].shape[axis]
+        out = []
+        for start in range(0, length, chunk):
+            sl = slice(start, min(start + chunk, length))
+            out.append(tuple(a[(slice(None),) * (axis % a.ndim) + (sl,)] for a in arrays))
+        return out
+    lead = next(a for a in arrays if isinstance(a, da.Array))
+    arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
+    first = lead
+    axis = axis % first.ndim
+    target = first.chunks[axis]
+    unified = []
+    for arr in arrays:
+        chunks = tuple(target if i == axis % arr.ndim else (arr.shape[i],) for i in range(arr.ndim))
+        if arr.chunks != chunks:
+            arr = arr.rechunk(chunks)
+        unified.append(arr.to_delayed().reshape(-1))
+    return list(zip(*unified))
+
+
+def map_blocks_delayed(func, blocks, *args):
+    """``[delayed(func)(*args, *block) for block in blocks]`` without hashing data.
+
+    Keys are random (``pure=False``): hashing numpy blocks to name tasks would
+    read every byte once more.
+    """
+    return [dask.delayed(func, pure=False)(*args, *block) for block in blocks]
+
+
+def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
+    """Combine delayed ``parts`` with ``combine(*group)`` in a tree of fan-in ``split_every``.
+
+    ``combine`` must accept one or more partial results and be associative.
+    """
+    level = list(parts)
+    if not level:
+        raise ValueError("nothing to reduce")
+    if split_every < 2:
+        raise ValueError("split_every must be at least 2")
+    while True:
+        level = [
+            dask.delayed(combine, pure=False)(*level[i : i + split_every])
+            for i in range(0, len(level), split_every)
+        ]
+        if len(level) == 1:
+            return level[0]
+
+
+def active_client():
+    """The current ``dask.distributed`` Client, or None."""
+    try:
+        from distributed import default_client
+    except ImportError:  # pragma: no cover - distributed is a core dependency
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def compute(*objs, progress: bool = False):
+    """Compute dask objects together on the active Client (or the local scheduler).
+
+    With ``progress=True`` a text progress bar is written to stderr: dask's
+    :class:`~dask.diagnostics.ProgressBar` locally, ``distributed.progress``
+    on a cluster.
+    """
+    client = active_client()
+    if client is None:
+        ctx = contextlib.nullcontext()
+        if progress:
+            from dask.diagnostics import ProgressBar
+
+            ctx = ProgressBar(out=sys.stderr, minimum=1.0)
+        with ctx:
+            return dask.compute(*objs)
+    futures = client.compute(list(objs))
+    if progress:
+        from distributed import progress as show_progress
+
+        show_progress(futures, multi=False)
+        sys.stdout.flush()
+    return tuple(client.gather(futures))

@@ -1,0 +1,47 @@
+"""Exceptions raised by daskbicl.
+
+Every problem a user can cause (bad labels, mismatched inputs, a path that is
+not a daskbicl store, an unknown measure, ...) is reported as a subclass of
+:class:`DaskbiclError` with a message that says what is wrong and what to do.
+The CLI prints that message on stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DaskbiclError",
+    "InputError",
+    "LabelError",
+    "AlignmentError",
+    "StoreError",
+    "MeasureError",
+    "TooLargeError",
+]
+
+
+class DaskbiclError(Exception):
+    """Base class of every error daskbicl raises on purpose."""
+
+
+class InputError(DaskbiclError, ValueError):
+    """An input has the wrong type, dtype, shape, dimension or variable name."""
+
+
+class LabelError(InputError):
+    """A label value is not allowed (negative, too large, NaN, non-integer)."""
+
+
+class AlignmentError(InputError):
+    """Truth and pred do not describe the same rows or columns."""
+
+
+class StoreError(DaskbiclError, OSError):
+    """A path does not exist or is not a valid daskbicl Zarr store."""
+
+
+class MeasureError(DaskbiclError, ValueError):
+    """An unknown measure name or an invalid measure parameter."""
+
+
+class TooLargeError(DaskbiclError, MemoryError):
+    """A finalize step would need a table larger than the configured limit."""

@@ -1,0 +1,314 @@
+"""Chunk-level contingency counting (numpy only).
+
+A contingency table between two labelings of the same objects is kept in a
+sparse *pair-count* form: the distinct ``(truth_label, pred_label)`` pairs
+that occur and how often.  Labels are arbitrary non-negative integers up to
+``2**63 - 1``; a table is never sized by the largest label.
+
+* :func:`count_pairs` counts one chunk.  When the labels of the chunk span a
+  small range it uses one ``np.bincount`` over ``(t - tmin) * width + (p -
+  pmin)`` (the fast path, as fast as a plain contingency pass); otherwise it
+  factorizes the chunk first (``np.unique``), so a label like ``2**62`` costs
+  nothing but a sort.
+* :func:`merge_pairs` combines any number of chunk results exactly (int64
+  sums); it is the ``combine``/``aggregate`` of the engine's tree reduction.
+  Results whose labels span a small range stay *dense* (an offset and a 2-D
+  count array) and merge by addition; the others are sorted triplets and
+  merge by a sort.
+* :meth:`PairCounts.to_table` compacts the labels into a :class:`Table`, the
+  small object every partition measure is finalized from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import LabelError, TooLargeError
+
+__all__ = ["PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels"]
+
+#: Largest label value accepted (labels are stored and compared as int64).
+MAX_LABEL = np.iinfo(np.int64).max
+
+#: Dense bincount tables per chunk are limited to this many cells, and to a
+#: small multiple of the chunk length, so a sparse labeling never allocates
+#: more than it counts.
+_DENSE_CELLS = 1 << 22
+
+#: Tables larger than this are not densified (CE needs the dense table).
+DENSE_LIMIT = 1 << 26
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Sparse pair counts: ``count[k]`` objects have labels ``(truth[k], pred[k])``.
+
+    Pairs are unique and sorted by ``(truth, pred)``; ``count`` is int64 and
+    positive.
+    """
+
+    truth: np.ndarray
+    pred: np.ndarray
+    count: np.ndarray
+
+    @property
+    def total(self) -> int:
+        return int(self.count.sum(dtype=np.int64))
+
+    def to_pairs(self) -> PairCounts:
+        return self
+
+    def to_table(self) -> Table:
+        """Compact the labels and return the contingency :class:`Table`."""
+        truth_labels, rows = np.unique(self.truth, return_inverse=True)
+        pred_labels, cols = np.unique(self.pred, return_inverse=True)
+        return Table(
+            rows=rows.astype(np.intp, copy=False),
+            cols=cols.astype(np.intp, copy=False),
+            counts=self.count.astype(np.int64, copy=False),
+            truth_labels=truth_labels,
+            pred_labels=pred_labels,
+        )
+
+
+@dataclass(frozen=True)
+class DenseCounts:
+    """Pair counts as a dense block: ``table[a, b]`` objects have labels
+    ``(truth_lo + a, pred_lo + b)``.  Used while the label ranges are small."""
+
+    truth_lo: int
+    pred_lo: int
+    table: np.ndarray
+
+    @property
+    def total(self) -> int:
+        return int(self.table.sum(dtype=np.int64))
+
+    @property
+    def truth_hi(self) -> int:
+        return self.truth_lo + self.table.shape[0] - 1
+
+    @property
+    def pred_hi(self) -> int:
+        return self.pred_lo + self.table.shape[1] - 1
+
+    def to_pairs(self) -> PairCounts:
+        r, c = np.nonzero(self.table)
+        return PairCounts(
+            (r + self.truth_lo).astype(np.int64),
+            (c + self.pred_lo).astype(np.int64),
+            self.table[r, c].astype(np.int64),
+        )
+
+    def to_table(self) -> Table:
+        keep_r = np.flatnonzero(self.table.any(axis=1))
+        keep_c = np.flatnonzero(self.table.any(axis=0))
+        dense = self.table[np.ix_(keep_r, keep_c)]
+        r, c = np.nonzero(dense)
+        return Table(
+            r.astype(np.intp),
+            c.astype(np.intp),
+            dense[r, c].astype(np.int64),
+            (keep_r + self.truth_lo).astype(np.int64),
+            (keep_c + self.pred_lo).astype(np.int64),
+        )
+
+
+@dataclass(frozen=True)
+class Table:
+    """A contingency table in coordinate form, with the original labels.
+
+    ``counts[k]`` objects are in truth cluster ``truth_labels[rows[k]]`` and
+    pred cluster ``pred_labels[cols[k]]``.  Only non-zero cells are stored;
+    every truth and pred cluster has at least one object.
+    """
+
+    rows: np.ndarray
+    cols: np.ndarray
+    counts: np.ndarray
+    truth_labels: np.ndarray
+    pred_labels: np.ndarray
+
+    @classmethod
+    def from_dense(cls, table) -> Table:
+        """Build from a dense 2-D count array (empty rows/columns are dropped)."""
+        dense = np.asarray(table)
+        if dense.ndim != 2:
+            raise ValueError("a contingency table is 2-D")
+        keep_r = np.flatnonzero(dense.sum(axis=1))
+        keep_c = np.flatnonzero(dense.sum(axis=0))
+        dense = dense[np.ix_(keep_r, keep_c)]
+        r, c = np.nonzero(dense)
+        return cls(r, c, dense[r, c].astype(np.int64), keep_r, keep_c)
+
+    @classmethod
+    def from_labels(cls, truth, pred) -> Table:
+        """Count two in-memory label arrays (reference path for tests)."""
+        return count_pairs(np.asarray(truth), np.asarray(pred)).to_table()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.truth_labels), len(self.pred_labels))
+
+    @property
+    def n(self) -> int:
+        """Number of objects counted (exact)."""
+        return int(self.counts.sum(dtype=np.int64))
+
+    def truth_sizes(self) -> np.ndarray:
+        return _sum_by(self.rows, self.counts, self.shape[0])
+
+    def pred_sizes(self) -> np.ndarray:
+        return _sum_by(self.cols, self.counts, self.shape[1])
+
+    def dense(self, limit: int = DENSE_LIMIT) -> np.ndarray:
+        """The dense ``(H, H')`` int64 table; refuses tables above ``limit`` cells."""
+        h, hp = self.shape
+        if h * hp > limit:
+            raise TooLargeError(
+                f"the contingency table has {h} x {hp} = {h * hp:,} cells, more than the "
+                f"{limit:,} allowed for a dense table; CE/NCE need a dense table "
+                "(an assignment problem). Score the other measures, or raise the limit "
+                "with dask.config.set({'daskbicl.dense_limit': N})."
+            )
+        out = np.zeros((h, hp), dtype=np.int64)
+        out[self.rows, self.cols] = self.counts
+        return out
+
+    def transpose(self) -> Table:
+        return Table(self.cols, self.rows, self.counts, self.pred_labels, self.truth_labels)
+
+
+def _sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Exact int64 group sums (``np.bincount`` with weights would go through float64)."""
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, index, values)
+    return out
+
+
+def check_labels(values: np.ndarray, name: str) -> tuple[int, int]:
+    """Validate one chunk of labels and return its ``(min, max)`` as Python ints.
+
+    Raises :class:`~daskbicl.errors.LabelError` for a negative label or a label
+    above ``2**63 - 1`` (possible only for unsigned input).
+    """
+    if values.dtype.kind not in "iu":
+        raise LabelError(f"{name} must hold integers, got dtype {values.dtype}")
+    lo = int(values.min())
+    hi = int(values.max())
+    if lo < 0:
+        raise LabelError(
+            f"{name} contains the negative label {lo}; labels must be non-negative integers"
+        )
+    if hi > MAX_LABEL:
+        raise LabelError(
+            f"{name} contains the label {hi}, larger than the largest supported label "
+            f"2**63 - 1 = {MAX_LABEL}; relabel the clusters (any distinct non-negative "
+            "integers work)"
+        )
+    return lo, hi
+
+
+def count_pairs(
+    truth: np.ndarray, pred: np.ndarray, names: tuple[str, str] = ("truth labels", "pred labels")
+) -> PairCounts | DenseCounts:
+    """Count the ``(truth, pred)`` label pairs of one chunk.
+
+    Parameters
+    ----------
+    truth, pred : 1-D integer arrays of the same length
+        Labels of the same objects in the two labelings.
+    names : pair of str
+        How to name the two arrays in error messages.
+
+    Returns
+    -------
+    DenseCounts or PairCounts
+        Dense when the chunk's labels span a small range, otherwise unique
+        sorted pairs with their int64 counts.
+
+    Examples
+    --------
+    >>> pc = count_pairs(np.array([0, 0, 7, 7]), np.array([5, 5, 5, 2**62]))
+    >>> pc.truth.tolist(), pc.pred.tolist(), pc.count.tolist()
+    ([0, 7, 7], [5, 5, 4611686018427387904], [2, 1, 1])
+    >>> count_pairs(np.array([3, 3, 4]), np.array([1, 2, 2])).table.tolist()
+    [[1, 1], [0, 1]]
+    """
+    truth = np.asarray(truth).reshape(-1)
+    pred = np.asarray(pred).reshape(-1)
+    if truth.shape != pred.shape:
+        raise ValueError(f"chunk lengths differ: {truth.shape[0]} vs {pred.shape[0]}")
+    if truth.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return PairCounts(empty, empty, empty)
+    tlo, thi = check_labels(truth, names[0])
+    plo, phi = check_labels(pred, names[1])
+    width_t = thi - tlo + 1
+    width_p = phi - plo + 1
+    budget = min(_DENSE_CELLS, max(1 << 12, 4 * truth.size))
+    if width_t * width_p <= budget:
+        # Fast path: one bincount over offset labels (int64 arithmetic cannot
+        # overflow here: the product of the widths is at most 2**22).
+        key = truth.astype(np.int64, copy=False) - tlo
+        key *= width_p
+        key += pred.astype(np.int64, copy=False) - plo
+        counts = np.bincount(key, minlength=width_t * width_p)
+        return DenseCounts(tlo, plo, counts.astype(np.int64, copy=False).reshape(width_t, width_p))
+    # General path: factorize each side, then count the compact pairs.
+    ut, it = np.unique(truth, return_inverse=True)
+    up, ip = np.unique(pred, return_inverse=True)
+    key = it.astype(np.int64) * len(up) + ip
+    if len(ut) * len(up) <= budget:
+        counts = np.bincount(key, minlength=len(ut) * len(up))
+        nz = np.flatnonzero(counts)
+        cnt = counts[nz]
+    else:
+        nz, cnt = np.unique(key, return_counts=True)
+    return PairCounts(
+        ut[nz // len(up)].astype(np.int64),
+        up[nz % len(up)].astype(np.int64),
+        cnt.astype(np.int64),
+    )
+
+
+def merge_pairs(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
+    """Exactly combine pair counts of disjoint sets of objects.
+
+    Examples
+    --------
+    >>> a = count_pairs(np.array([1, 1]), np.array([2, 3]))
+    >>> b = count_pairs(np.array([1, 9]), np.array([3, 3]))
+    >>> m = merge_pairs(a, b).to_pairs()
+    >>> list(zip(m.truth.tolist(), m.pred.tolist(), m.count.tolist()))
+    [(1, 2, 1), (1, 3, 2), (9, 3, 1)]
+    """
+    dense = [p for p in parts if isinstance(p, DenseCounts)]
+    if len(dense) == len(parts) and dense:
+        lo_t = min(p.truth_lo for p in dense)
+        lo_p = min(p.pred_lo for p in dense)
+        shape = (max(p.truth_hi for p in dense) - lo_t + 1, max(p.pred_hi for p in dense) - lo_p + 1)
+        if shape[0] * shape[1] <= _DENSE_CELLS:
+            out = np.zeros(shape, dtype=np.int64)
+            for p in dense:
+                r0, c0 = p.truth_lo - lo_t, p.pred_lo - lo_p
+                out[r0 : r0 + p.table.shape[0], c0 : c0 + p.table.shape[1]] += p.table
+            return DenseCounts(lo_t, lo_p, out)
+    parts = [p.to_pairs() if isinstance(p, DenseCounts) else p for p in parts]
+    parts = [p for p in parts if p.count.size]
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return PairCounts(empty, empty, empty)
+    if len(parts) == 1:
+        return parts[0]
+    truth = np.concatenate([p.truth for p in parts])
+    pred = np.concatenate([p.pred for p in parts])
+    count = np.concatenate([p.count for p in parts])
+    order = np.lexsort((pred, truth))
+    truth, pred, count = truth[order], pred[order], count[order]
+    start = np.ones(truth.size, dtype=bool)
+    start[1:] = (truth[1:] != truth[:-1]) | (pred[1:] != pred[:-1])
+    idx = np.flatnonzero(start)
+    return PairCounts(truth[idx], pred[idx], np.add.reduceat(count, idx))

@@ -1,0 +1,201 @@
+"""Co-clustering measures (SPEC §3), declared in the registry.
+
+All are finalized from the ``partition`` provider: the row table n^{zz'} and
+the column table n^{ww'} counted in one chunked pass per axis.
+"""
+
+from __future__ import annotations
+
+import math
+
+import dask
+
+from ..engine.partition import partition_tables
+from ..kernels import partition as K
+from ..kernels.contingency import DENSE_LIMIT
+from .registry import Measure, Provider, register, register_provider
+
+register_provider(
+    Provider(
+        name="partition",
+        build=lambda truth, pred: partition_tables(truth, pred),
+        kinds=("partition",),
+        description="row and column contingency tables (one chunked pass per axis)",
+    )
+)
+
+
+def _dense_limit() -> int:
+    return int(dask.config.get("daskbicl.dense_limit", DENSE_LIMIT))
+
+
+_REF_CARI = (
+    "Robert, Vasseur & Brault (2021), Comparing high-dimensional partitions with the "
+    "Co-clustering Adjusted Rand Index, Journal of Classification 38:158-186."
+)
+
+_SPECS = [
+    dict(
+        name="cari",
+        summary="Co-clustering adjusted Rand index: ARI of the I·J cell labels (1 = identical, ~0 = random).",
+        finalize=lambda t: K.cari(*t),
+        symmetric=True,
+        bounds=(-1.0, 1.0),
+        perfect=1.0,
+        doc=f"""
+.. math::
+    \\mathrm{{CARI}} = \\mathrm{{ARI}}(n^{{zz'}} \\otimes n^{{ww'}})
+
+computed exactly from the two tables (the Kronecker product is never built).
+
+Reference: {_REF_CARI}
+
+Examples
+--------
+>>> import numpy as np, daskbicl
+>>> truth = daskbicl.partition([0, 0, 1, 1], [0, 1, 1])
+>>> pred = daskbicl.partition([5, 5, 7, 7], [0, 0, 1])
+>>> round(daskbicl.cari(truth, pred), 6)
+0.274725
+""",
+    ),
+    dict(
+        name="ari_rows",
+        summary="Adjusted Rand index of the row partitions alone.",
+        finalize=lambda t: K.ari(t[0]),
+        symmetric=True,
+        bounds=(-1.0, 1.0),
+        perfect=1.0,
+        doc="""
+Hubert & Arabie (1985) ARI of ``z`` and ``z'`` from n^{zz'}.
+
+Examples
+--------
+>>> import daskbicl
+>>> daskbicl.ari_rows(([0, 0, 1, 1], [0]), ([1, 1, 0, 0], [0]))
+1.0
+""",
+    ),
+    dict(
+        name="ari_cols",
+        summary="Adjusted Rand index of the column partitions alone.",
+        finalize=lambda t: K.ari(t[1]),
+        symmetric=True,
+        bounds=(-1.0, 1.0),
+        perfect=1.0,
+        doc="""
+Hubert & Arabie (1985) ARI of ``w`` and ``w'`` from n^{ww'}.
+
+Examples
+--------
+>>> import daskbicl
+>>> round(daskbicl.ari_cols(([0], [0, 0, 1, 1]), ([0], [0, 1, 0, 1])), 6)
+-0.5
+""",
+    ),
+    dict(
+        name="ce",
+        summary="Co-clustering error (Lomet): d_r + d_c − d_r·d_c (0 = identical).",
+        finalize=lambda t: K.ce(*t, dense_limit=_dense_limit()),
+        symmetric=True,
+        bounds=(0.0, 1.0),
+        perfect=0.0,
+        doc="""
+.. math::
+    \\mathrm{CE} = d_r + d_c - d_r d_c,\\quad
+    d_r = 1 - \\max_\\sigma \\frac{1}{I}\\sum_h n^{zz'}_{h\\sigma(h)}
+
+The matchings are assignment problems solved by
+:func:`scipy.optimize.linear_sum_assignment`.
+
+Examples
+--------
+>>> import daskbicl
+>>> daskbicl.ce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]))
+0.25
+""",
+    ),
+    dict(
+        name="nce",
+        summary="Normalized co-clustering error, 1 − CE/(1/H + 1/L − 1/(HL)) (1 = identical).",
+        finalize=lambda t: K.nce(*t, dense_limit=_dense_limit()),
+        symmetric=True,
+        bounds=(-math.inf, 1.0),
+        perfect=1.0,
+        doc="""
+.. math::
+    \\mathrm{NCE} = 1 - \\frac{\\mathrm{CE}}{1/H + 1/L - 1/(HL)},\\quad
+    H = \\max(H, H'),\\ L = \\max(L, L')
+
+As SPEC §3 defines it.  The SPEC states a range of [0, 1], but the largest
+CE is ``1 − 1/(HL)``, so NCE can be negative (down to
+``1 − (HL−1)/(H+L−1)``); see :func:`daskbicl.kernels.partition.nce`.
+
+Examples
+--------
+>>> import daskbicl
+>>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]))
+0.6666666666666666
+""",
+    ),
+    dict(
+        name="comi",
+        summary="Co-clustering mutual information MI(z,z') + MI(w,w'), in nats.",
+        finalize=lambda t: K.comi(*t),
+        symmetric=True,
+        bounds=(0.0, math.inf),
+        perfect=math.nan,  # equals the joint entropy of truth: input dependent
+        doc="""
+Mutual information of the cell table, which factors into the row and the
+column mutual informations (natural log).
+
+Examples
+--------
+>>> import daskbicl
+>>> round(daskbicl.comi(([0, 0, 1, 1], [0, 1]), ([1, 1, 0, 0], [0, 1])), 10)  # 2 log 2
+1.3862943611
+""",
+    ),
+    dict(
+        name="conmi",
+        summary="coMI / max(H(z)+H(w), H(z')+H(w')) (1 = identical, 0 = independent).",
+        finalize=lambda t: K.conmi(*t),
+        symmetric=True,
+        bounds=(0.0, 1.0),
+        perfect=1.0,
+        doc="""
+.. math::
+    \\mathrm{coNMI} = \\frac{\\mathrm{coMI}}{\\max(H(z)+H(w),\\ H(z')+H(w'))}
+
+1 when both joint entropies are 0.
+
+Examples
+--------
+>>> import daskbicl
+>>> daskbicl.conmi(([0, 0, 1, 1], [0, 1]), ([1, 1, 0, 0], [0, 1]))
+1.0
+""",
+    ),
+    dict(
+        name="enmi",
+        summary="Extended NMI, NMI(z,z') + NMI(w,w'), range [0, 2] as published.",
+        finalize=lambda t: K.enmi(*t),
+        symmetric=True,
+        bounds=(0.0, 2.0),
+        perfect=2.0,
+        doc="""
+.. math::
+    \\mathrm{ENMI} = \\mathrm{NMI}(z, z') + \\mathrm{NMI}(w, w'),\\quad
+    \\mathrm{NMI} = \\frac{\\mathrm{MI}}{\\max(H, H')}
+
+Examples
+--------
+>>> import daskbicl
+>>> daskbicl.enmi(([0, 0, 1, 1], [0, 1]), ([1, 1, 0, 0], [0, 1]))
+2.0
+""",
+    ),
+]
+
+for _spec in _SPECS:
+    register(Measure(family="partition", needs="partition", **_spec))
