@@ -51,8 +51,12 @@ def sum_squares(values: np.ndarray) -> int:
     2417851639229258349412352
     """
     values = np.asarray(values, dtype=np.int64)
-    total = int(values.sum(dtype=np.int64)) if values.size else 0
-    if total < (1 << 32):
+    if values.size == 0:
+        return 0
+    # The int64 total is exact when len·max < 2**63 (checked in Python ints),
+    # and Σv² ≤ (Σv)² < 2**64 when that total is below 2**32.
+    exact_total = len(values) * int(values.max()) < (1 << 63)
+    if exact_total and int(values.sum(dtype=np.int64)) < (1 << 32):
         v = values.astype(np.uint64)
         return int(np.dot(v, v))
     return sum(v * v for v in values.tolist())

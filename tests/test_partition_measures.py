@@ -1,0 +1,128 @@
+"""Every co-clustering measure against brute-force oracles and SPEC identities."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import adjusted_rand_score, mutual_info_score, normalized_mutual_info_score
+
+import daskbicl
+from daskbicl.kernels import partition as K
+from daskbicl.kernels.contingency import Table
+
+from . import oracles_partition as O
+from .strategies import coclustering_pair, labels_pair
+
+PARTITION_MEASURES = [n for n, m in daskbicl.MEASURES.items() if m.family == "partition"]
+
+
+def _as_lists(pair):
+    (z, w), (zp, wp) = pair
+    return [int(x) for x in z], [int(x) for x in zp], [int(x) for x in w], [int(x) for x in wp]
+
+
+@given(coclustering_pair(max_rows=7, max_cols=6))
+def test_score_matches_bruteforce_oracles(pair):
+    truth, pred = pair
+    result = daskbicl.score(truth, pred)
+    args = _as_lists(pair)
+    for name in PARTITION_MEASURES:
+        assert result[name] == pytest.approx(O.ORACLES[name](*args), abs=1e-12), name
+
+
+@given(coclustering_pair(max_rows=6, max_cols=5))
+@settings(max_examples=25)
+def test_ce_cell_enumeration_equals_lomet_identity(pair):
+    z, zp, w, wp = _as_lists(pair)
+    if max(len(set(z)), len(set(zp)), len(set(w)), len(set(wp))) > 4:
+        return  # enumeration of matching pairs stays tiny
+    cells = O.ce_cells(z, zp, w, wp)
+    lomet = O.ce(z, zp, w, wp)
+    assert cells == lomet
+    assert daskbicl.ce((np.array(z), np.array(w)), (np.array(zp), np.array(wp))) == float(cells)
+
+
+@given(labels_pair(max_size=60, max_clusters=6))
+def test_ari_and_mi_match_scikit_learn(pair):
+    a, b = pair
+    table = Table.from_labels(a, b)
+    assert K.ari(table) == pytest.approx(adjusted_rand_score(a, b), abs=1e-12)
+    assert K.mutual_info(table) == pytest.approx(mutual_info_score(a, b), abs=1e-12)
+    h_a, h_b = K._entropies(table)
+    nmi = K._ratio(K.mutual_info(table), max(h_a, h_b))
+    assert nmi == pytest.approx(normalized_mutual_info_score(a, b, average_method="max"), abs=1e-12)
+
+
+@given(coclustering_pair(max_rows=9, max_cols=8))
+def test_cari_equals_sklearn_ari_of_cell_labels(pair):
+    (z, w), (zp, wp) = pair
+    cell_t = np.add.outer(np.unique(z, return_inverse=True)[1] * 100, np.unique(w, return_inverse=True)[1]).ravel()
+    cell_p = np.add.outer(np.unique(zp, return_inverse=True)[1] * 100, np.unique(wp, return_inverse=True)[1]).ravel()
+    assert daskbicl.cari((z, w), (zp, wp)) == pytest.approx(adjusted_rand_score(cell_t, cell_p), abs=1e-12)
+
+
+def test_comi_is_mi_of_cell_table_and_factorizes():
+    rng = np.random.default_rng(3)
+    z, zp = rng.integers(0, 3, 30), rng.integers(0, 4, 30)
+    w, wp = rng.integers(0, 2, 20), rng.integers(0, 3, 20)
+    cell = O.comi(list(z), list(zp), list(w), list(wp))
+    assert daskbicl.comi((z, w), (zp, wp)) == pytest.approx(cell, rel=1e-12)
+    assert cell == pytest.approx(mutual_info_score(z, zp) + mutual_info_score(w, wp), rel=1e-12)
+
+
+def test_known_values():
+    # Worked by hand: rows identical, columns [0,1,1] vs [0,0,1].
+    z, w, wp = [0, 0, 1, 1], [0, 1, 1], [0, 0, 1]
+    assert daskbicl.cari((z, w), (z, wp)) == pytest.approx(25 / 91, abs=1e-15)
+    # d_r = 0, d_c = 1/3 -> CE = 1/3; H = 2, L = 2 -> NCE = 1 - (1/3)/(3/4) = 5/9
+    assert daskbicl.ce((z, w), (z, wp)) == pytest.approx(1 / 3)
+    assert daskbicl.nce((z, w), (z, wp)) == pytest.approx(5 / 9)
+
+
+def test_cari_hand_value_by_pair_count():
+    # 12 cells; the exact ARI from the pair loop is 25/91.
+    z, w, wp = [0, 0, 1, 1], [0, 1, 1], [0, 0, 1]
+    assert O.ari_pairs(O.cell_labels(z, w), O.cell_labels(z, wp)) == Fraction(25, 91)
+
+
+def test_nce_can_be_negative_as_the_spec_formula_stands():
+    # SPEC §3 claims NCE in [0, 1]; with its normalizer a uniform table gives -0.6.
+    z = np.repeat(np.arange(3), 3)
+    zp = np.tile(np.arange(3), 3)
+    value = daskbicl.nce((z, z), (zp, zp))
+    assert value == pytest.approx(-0.6)
+    assert value == pytest.approx(float(O.nce(list(z), list(zp), list(z), list(zp))))
+
+
+@pytest.mark.parametrize("name", PARTITION_MEASURES)
+def test_perfect_match_value(name):
+    m = daskbicl.MEASURES[name]
+    truth = (np.array([4, 4, 9, 9, 2]), np.array([0, 1, 1, 0]))
+    pred = (np.array([1, 1, 0, 0, 7]), np.array([3, 5, 5, 3]))  # relabeled copy
+    value = getattr(daskbicl, name)(truth, pred)
+    if np.isnan(m.perfect):
+        assert value > 0
+    else:
+        assert value == pytest.approx(m.perfect, abs=1e-12)
+
+
+@given(coclustering_pair(max_rows=10, max_cols=8))
+def test_values_within_declared_bounds(pair):
+    result = daskbicl.score(*pair)
+    for name in PARTITION_MEASURES:
+        lo, hi = daskbicl.MEASURES[name].bounds
+        assert lo - 1e-12 <= result[name] <= hi + 1e-12, name
+
+
+@given(st.integers(1, 4), st.integers(1, 4))
+def test_trivial_partitions(h, l_):
+    # One cluster on every side: every ARI is 1 by the 0/0 convention, CE is 0.
+    z = np.zeros(5, dtype=np.int64)
+    w = np.zeros(4, dtype=np.int64)
+    s = daskbicl.score((z, w), (z, w))
+    assert s["cari"] == s["ari_rows"] == s["ari_cols"] == 1.0
+    assert s["ce"] == 0.0 and s["nce"] == 1.0 and s["conmi"] == 1.0 and s["enmi"] == 2.0
