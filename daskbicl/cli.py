@@ -122,15 +122,17 @@ def _progress_wanted(args) -> bool:
 
 
 def cmd_score(args) -> int:
-    from .measures import score
+    from .engine.core import compute
+    from .measures import finalize, prepare
 
     params = dict(args.param or [])
+    # Validate inputs, measures and parameters before starting any cluster.
+    selected, per_measure, graphs = prepare(args.truth, args.pred, args.measure, **params)
     with cluster(args.scheduler, args.workers):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
-            results = score(
-                args.truth, args.pred, measures=args.measure, progress=_progress_wanted(args), **params
-            )
+            tables = compute(*graphs.values(), progress=_progress_wanted(args))
+        results = finalize(selected, per_measure, dict(zip(graphs, tables)))
         elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(_jsonable(results)))

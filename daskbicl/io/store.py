@@ -55,19 +55,27 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         if not local.is_dir():
             raise StoreError(f"{role}: {text} is a file, not a Zarr store (a directory)")
         text = str(local)
+    import zarr
+
     try:
-        ds = xr.open_zarr(
-            text, chunks={}, consolidated=False, storage_options=storage_options
-        )
-    except (FileNotFoundError, KeyError, ValueError, TypeError, OSError) as exc:
-        raise StoreError(f"{role}: {text} is not a readable Zarr store ({exc})") from exc
-    except Exception as exc:  # zarr raises its own error types for bad metadata
-        raise StoreError(f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {exc})") from exc
-    if KIND_ATTR not in ds.attrs:
+        group = zarr.open_group(text, mode="r", storage_options=storage_options)
+        attrs = dict(group.attrs)
+    except Exception as exc:  # zarr raises its own error types for missing or bad metadata
+        raise StoreError(
+            f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {exc})"
+        ) from exc
+    if KIND_ATTR not in attrs:
         raise StoreError(
             f"{role}: {text} is a Zarr store but not a daskbicl store (no '{KIND_ATTR}' "
             "attribute); write it with daskbicl.save() or 'daskbicl generate'"
         )
+    try:
+        ds = xr.open_zarr(text, chunks={}, consolidated=False, storage_options=storage_options)
+    except Exception as exc:
+        raise StoreError(
+            f"{role}: {text} is marked as a daskbicl store but cannot be read "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
     from .validate import as_dataset
 
     return as_dataset(ds, role)
@@ -120,6 +128,10 @@ def save(
         ds = _chunked(ds, chunk)
     for var in ds.variables.values():
         var.encoding = {}
+    # Fixed-width unicode has no Zarr v3 spec; variable-length strings do.
+    ds = ds.assign_coords(
+        {name: ds[name].astype(object) for name in ds.coords if ds[name].dtype.kind in "US"}
+    )
     text = os.fspath(path)
     if is_remote(text):
         return _save_remote(ds, kind, text, overwrite, storage_options)

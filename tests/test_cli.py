@@ -1,0 +1,103 @@
+"""The command line, run as a user would: real subprocesses, real stores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import daskbicl
+
+
+def run(*args, timeout=180):
+    proc = subprocess.run(
+        [sys.executable, "-m", "daskbicl", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    out = tmp_path_factory.mktemp("stores")
+    code, stdout, stderr = run("generate", out, "--rows", 20000, "--cols", 3000, "--noise", 0.2, "--preds", 2)
+    assert code == 0, stderr
+    assert "truth.zarr" in stdout and "pred-001.zarr" in stdout
+    return out
+
+
+def test_score_json_on_existing_cluster(stores, local_cluster):
+    truth, pred = stores / "truth.zarr", stores / "pred-000.zarr"
+    code, stdout, stderr = run("score", truth, pred, "--json", "--scheduler", local_cluster.scheduler_address)
+    assert code == 0, stderr
+    result = json.loads(stdout)  # stdout is exactly one JSON object
+    expected = daskbicl.score(str(truth), str(pred))
+    assert set(result) == set(expected)
+    for k in expected:
+        assert result[k] == pytest.approx(expected[k], rel=1e-12)
+
+
+def test_score_table_with_selected_measures_and_local_cluster(stores):
+    code, stdout, stderr = run(
+        "score", stores / "truth.zarr", stores / "pred-001.zarr", "--measure", "cari", "--measure", "nce", "--workers", 1
+    )
+    assert code == 0, stderr
+    lines = stdout.strip().splitlines()
+    assert lines[0].split()[:2] == ["measure", "value"]
+    assert [ln.split()[0] for ln in lines[2:]] == ["cari", "nce"]
+    assert "scored in" in stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["score", "/nonexistent/a.zarr", "/nonexistent/b.zarr", "--workers", "1"], "no such file or directory"),
+        (["score", "{truth}", "{truth}", "--measure", "bogus", "--workers", "1"], "unknown measure 'bogus'"),
+        (["score", "{truth}", "{neg}", "--scheduler", "{address}"], "negative label -4"),
+        (["score", "{truth}", "{truth}", "--param", "beta=x", "--workers", "1"], "needs a number"),
+        (["score", "{truth}"], "the following arguments are required: pred"),
+        (["generate", "{truth}", "--rows", "10"], "already exists"),
+        (["generate", "{tmp}/x", "--rows", "0"], "expected a positive integer"),
+    ],
+)
+def test_errors_exit_2_with_a_message_and_no_traceback(stores, tmp_path, local_cluster, args, message):
+    neg = tmp_path / "neg.zarr"
+    labels = np.zeros(20000, dtype=np.int64)
+    labels[123] = -4
+    daskbicl.save(daskbicl.as_dataset((labels, np.zeros(3000, dtype=np.int64))), neg)
+    args = [
+        a.format(truth=stores / "truth.zarr", neg=neg, tmp=tmp_path, address=local_cluster.scheduler_address)
+        for a in args
+    ]
+    if args[0] == "generate" and "already" in message:
+        args = ["generate", str(stores), "--rows", "10", "--cols", "10"]
+    code, stdout, stderr = run(*args)
+    assert code == 2
+    assert message in stderr
+    assert "Traceback" not in stderr
+    assert stdout == ""
+
+
+def test_demo_runs_end_to_end(tmp_path):
+    code, stdout, stderr = run(
+        "demo", "--rows", 30000, "--cols", 2000, "--workers", 2, "--out", tmp_path / "demo", "--no-progress"
+    )
+    assert code == 0, stderr
+    assert "worker processes" in stdout
+    assert "cari" in stdout and "nce" in stdout
+    assert (tmp_path / "demo" / "truth.zarr").is_dir() and (tmp_path / "demo" / "pred.zarr").is_dir()
+    value = float(next(ln.split()[1] for ln in stdout.splitlines() if ln.startswith("cari ")))
+    assert value == pytest.approx(
+        daskbicl.cari(str(tmp_path / "demo" / "truth.zarr"), str(tmp_path / "demo" / "pred.zarr")), abs=1e-6
+    )
+
+
+def test_measures_lists_the_registry():
+    code, stdout, _ = run("measures")
+    assert code == 0
+    assert [ln.split()[0] for ln in stdout.strip().splitlines()] == list(daskbicl.MEASURES)

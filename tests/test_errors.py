@@ -1,0 +1,123 @@
+"""Every bad input gets a specific DaskbiclError (after sklearn's
+test_error_messages_on_wrong_input): each case is run through ``score`` and
+through every generated measure function, and must give the same message."""
+
+from __future__ import annotations
+
+import dask.array as da
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+import daskbicl
+from daskbicl.errors import (
+    AlignmentError,
+    DaskbiclError,
+    InputError,
+    LabelError,
+    MeasureError,
+    StoreError,
+)
+
+GOOD = (np.array([0, 0, 1, 1]), np.array([0, 1, 1]))
+PARTITION = sorted(n for n, m in daskbicl.MEASURES.items() if m.family == "partition")
+
+
+def _bad(row=None, col=None):
+    return (GOOD[0] if row is None else row, GOOD[1] if col is None else col)
+
+
+CASES = {
+    "float labels": (_bad(row=np.array([0.0, 1.5, 1.0, 1.0])), LabelError, "floating dtype float64 and non-integer values"),
+    "nan labels": (_bad(row=np.array([0.0, np.nan, 1.0, 1.0])), LabelError, "1 NaN values"),
+    "negative label": (_bad(row=np.array([0, -3, 1, 1])), LabelError, "negative label -3"),
+    "negative label in a dask chunk": (
+        _bad(col=da.from_array(np.array([0, 1, -1]), chunks=1)), LabelError, "negative label -1"),
+    "bool dtype": (_bad(row=np.array([True, False, True, True])), LabelError, "dtype bool"),
+    "object dtype": (_bad(row=np.array([0, 1, 1, 2], dtype=object)), LabelError, "dtype object (Python objects)"),
+    "string dtype": (_bad(row=np.array(["a", "b", "a", "b"])), LabelError, "(strings)"),
+    "huge label": (_bad(row=np.array([0, 2**64 - 1, 1, 1], dtype=np.uint64)), LabelError,
+                   "larger than the largest supported label 2**63 - 1"),
+    "python int beyond int64": (_bad(row=[0, 2**70, 1, 1]), LabelError, "dtype object"),
+    "different lengths": (_bad(row=np.array([0, 1, 1])), AlignmentError, "truth has 4 rows but pred has 3"),
+    "empty axis": (_bad(col=np.array([], dtype=np.int64)), InputError, "empty 'col' axis"),
+    "2-D labels": (_bad(row=np.zeros((2, 2), dtype=np.int64)), InputError, "must be 1-D"),
+    "wrong tuple length": ((GOOD[0],), InputError, "must be (row_labels, col_labels), got 1 items"),
+    "not a dataset": (42, InputError, "got int"),
+    "wrong variable names": (xr.Dataset({"z": ("row", GOOD[0]), "w": ("col", GOOD[1])}), InputError,
+                             "expected variables 'row_labels' and 'col_labels'"),
+    "wrong dimension names": (xr.Dataset({"row_labels": ("x", GOOD[0]), "col_labels": ("col", GOOD[1])}),
+                              InputError, "must have dimensions ('row',), got ('x',)"),
+    "missing path": ("/nonexistent/truth.zarr", StoreError, "no such file or directory"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_pred_gives_specific_error(case):
+    pred, exc, message = CASES[case]
+    with pytest.raises(exc, match=_escape(message)):
+        daskbicl.score(GOOD, pred)
+
+
+@pytest.mark.parametrize("name", PARTITION)
+@pytest.mark.parametrize("case", ["negative label", "string dtype", "different lengths", "missing path"])
+def test_every_measure_function_gives_the_same_message(name, case):
+    pred, exc, message = CASES[case]
+    with pytest.raises(exc, match=_escape(message)):
+        getattr(daskbicl, name)(GOOD, pred)
+
+
+def test_errors_name_the_side():
+    with pytest.raises(LabelError, match="truth row_labels"):
+        daskbicl.score(_bad(row=np.array([0, -1, 1, 1])), GOOD)
+    with pytest.raises(LabelError, match="pred col_labels"):
+        daskbicl.score(GOOD, _bad(col=np.array([0, -1, 1])))
+
+
+def test_coordinates_that_do_not_match_say_how_many():
+    truth = daskbicl.partition(*GOOD, row=["a", "b", "c", "d"])
+    pred = daskbicl.partition(*GOOD, row=["a", "b", "x", "y"])
+    with pytest.raises(AlignmentError) as info:
+        daskbicl.score(truth, pred)
+    text = str(info.value)
+    assert "2 of truth's 4 rows are missing from pred" in text
+    assert "2 of pred's 4 rows are missing from truth" in text
+    assert "'c'" in text and "'x'" in text
+
+
+def test_duplicated_coordinates():
+    with pytest.raises(AlignmentError, match="1 duplicated 'row' coordinate labels"):
+        daskbicl.partition(*GOOD, row=["a", "a", "c", "d"])
+
+
+def test_not_a_daskbicl_store(tmp_path):
+    zarr.open_group(str(tmp_path / "plain.zarr"), mode="w").create_array("x", shape=(3,), dtype="i8")
+    with pytest.raises(StoreError, match="not a daskbicl store"):
+        daskbicl.score(str(tmp_path / "plain.zarr"), GOOD)
+    (tmp_path / "file.zarr").write_text("hello")
+    with pytest.raises(StoreError, match="is a file, not a Zarr store"):
+        daskbicl.open(tmp_path / "file.zarr")
+    (tmp_path / "emptydir").mkdir()
+    with pytest.raises(StoreError, match="not a readable Zarr store"):
+        daskbicl.open(tmp_path / "emptydir")
+
+
+def test_unknown_measure_and_parameter():
+    with pytest.raises(MeasureError, match="unknown measure 'car'. Did you mean 'cari'"):
+        daskbicl.score(GOOD, GOOD, measures=["car"])
+    with pytest.raises(MeasureError, match="unknown parameter"):
+        daskbicl.score(GOOD, GOOD, measures=["cari"], beta=2.0)
+    with pytest.raises(MeasureError, match="measures is empty"):
+        daskbicl.score(GOOD, GOOD, measures=[])
+
+
+def test_every_error_is_a_daskbicl_error():
+    for case, (pred, exc, _) in CASES.items():
+        assert issubclass(exc, DaskbiclError), case
+
+
+def _escape(text):
+    import re
+
+    return re.escape(text)
