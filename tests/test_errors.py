@@ -113,7 +113,7 @@ def test_unknown_measure_and_parameter():
 
 
 def test_every_error_is_a_daskbicl_error():
-    for case, (pred, exc, _) in CASES.items():
+    for case, (_, exc, _) in CASES.items():
         assert issubclass(exc, DaskbiclError), case
 
 

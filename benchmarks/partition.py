@@ -1,0 +1,186 @@
+"""Co-clustering measures: daskbicl against its peers, measured in one run.
+
+For each size (labels per axis) and number of clusters it times, on the same
+in-memory labels:
+
+* ``daskbicl``    — all 8 co-clustering measures together (``daskbicl.score``,
+                    local threaded scheduler, both axes counted);
+* ``floor``       — one single-threaded ``np.bincount`` contingency pass over
+                    rows and columns (whole arrays), the practical floor;
+* ``floor_chunk`` — the same bincount pass over 2**21-label chunks (faster:
+                    the chunk's table stays in cache);
+* ``sk_ari`` / ``sk_nmi`` — scikit-learn's ``adjusted_rand_score`` and
+                    ``normalized_mutual_info_score`` on the row labels alone;
+* ``kron_cari``   — CARI built the way the reference R package builds it: an
+                    explicit Kronecker (cell) contingency table, at 100 and 1000
+                    clusters per axis, to show where that stops working;
+* ``zarr``        — daskbicl reading two Zarr stores of ``--zarr-size`` labels
+                    per axis out of core (peak RSS of a separate process).
+
+Run:  python benchmarks/partition.py               (full: ~5 minutes)
+      python benchmarks/partition.py --quick       (seconds; what the test runs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import machine, measure, print_table, versions  # noqa: E402
+
+import daskbicl  # noqa: E402
+from daskbicl.kernels.contingency import Table  # noqa: E402
+
+
+def bincount_floor(t_rows, p_rows, t_cols, p_cols, h, chunk=None):
+    out = []
+    for t, p in ((t_rows, p_rows), (t_cols, p_cols)):
+        if chunk is None:
+            out.append(np.bincount(t * h + p, minlength=h * h))
+        else:
+            acc = np.zeros(h * h, dtype=np.int64)
+            for i in range(0, len(t), chunk):
+                acc += np.bincount(t[i : i + chunk] * h + p[i : i + chunk], minlength=h * h)
+            out.append(acc)
+    return out
+
+
+def kron_cari(t_rows, p_rows, t_cols, p_cols):
+    """CARI as the R package computes it: ARI of the explicit Kronecker cell table."""
+    rows = Table.from_labels(t_rows, p_rows).dense()
+    cols = Table.from_labels(t_cols, p_cols).dense()
+    need = rows.size * cols.size * 8
+    if need > 8 * 2**30:
+        raise MemoryError(f"the cell table has {rows.size * cols.size:.3g} entries ({need / 2**40:.1f} TiB)")
+    cells = np.kron(rows, cols).astype(np.float64)
+    comb = lambda x: x * (x - 1) / 2  # noqa: E731 - float64, as in the R code
+    a = comb(cells).sum()
+    r = comb(cells.sum(1)).sum()
+    c = comb(cells.sum(0)).sum()
+    n = comb(cells.sum())
+    e = r * c / n
+    return (a - e) / ((r + c) / 2 - e)
+
+
+def fmt(x, digits=3):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def run_memory(size, clusters, sklearn_limit, repeat):
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+    rng = np.random.default_rng(0)
+    t_rows, p_rows = rng.integers(0, clusters, size), rng.integers(0, clusters, size)
+    t_cols, p_cols = rng.integers(0, clusters, size), rng.integers(0, clusters, size)
+    row = {"labels/axis": f"{size:.0e}", "clusters": clusters}
+    ours = measure(daskbicl.score, (t_rows, t_cols), (p_rows, p_cols), repeat=repeat)
+    floor = measure(bincount_floor, t_rows, p_rows, t_cols, p_cols, clusters, repeat=repeat)
+    floor_c = measure(bincount_floor, t_rows, p_rows, t_cols, p_cols, clusters, 1 << 21, repeat=repeat)
+    row.update(
+        daskbicl_s=fmt(ours.seconds), daskbicl_MB=fmt(ours.peak_mb, 0),
+        floor_s=fmt(floor.seconds), floor_chunk_s=fmt(floor_c.seconds),
+        vs_floor=fmt(ours.seconds / floor.seconds, 2), vs_floor_chunk=fmt(ours.seconds / floor_c.seconds, 2),
+    )
+    if size <= sklearn_limit:
+        ari = measure(adjusted_rand_score, t_rows, p_rows)
+        nmi = measure(normalized_mutual_info_score, t_rows, p_rows)
+        assert abs(ari.result - ours.result["ari_rows"]) < 1e-9
+        row.update(
+            sk_ari_s=fmt(ari.seconds), sk_ari_MB=fmt(ari.peak_mb, 0), sk_nmi_s=fmt(nmi.seconds),
+            sk_ari_over_ours=fmt(ari.seconds / ours.seconds, 1),
+        )
+    return row
+
+
+def run_kron(size, clusters):
+    rng = np.random.default_rng(1)
+    labels = [rng.integers(0, clusters, size) for _ in range(4)]
+    row = {"clusters/axis": clusters, "cell table": f"{clusters**2}x{clusters**2}"}
+    ours = measure(daskbicl.cari, (labels[0], labels[2]), (labels[1], labels[3]))
+    row.update(daskbicl_s=fmt(ours.seconds), daskbicl_MB=fmt(ours.peak_mb, 0))
+    try:
+        kron = measure(kron_cari, *labels)
+        assert abs(kron.result - ours.result) < 1e-6
+        row.update(kron_s=fmt(kron.seconds), kron_MB=fmt(kron.peak_mb, 0), note="agrees")
+    except MemoryError as exc:
+        row.update(kron_s="fails", kron_MB="-", note=str(exc))
+    return row
+
+
+_CHILD = r"""
+import json, resource, sys, time, dask
+import daskbicl
+dask.config.set(scheduler="threads")
+t0 = time.perf_counter()
+s = daskbicl.score(sys.argv[1], sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - t0,
+                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "cari": s["cari"]}))
+"""
+
+
+def run_zarr(size, clusters, folder):
+    t0 = time.perf_counter()
+    truth = daskbicl.random_partition(size, size, clusters, clusters, seed=5, chunk=1 << 22)
+    tpath = daskbicl.save(truth, os.path.join(folder, "truth.zarr"))
+    ppath = daskbicl.save(daskbicl.perturb(daskbicl.open(tpath), 0.1, seed=6), os.path.join(folder, "pred.zarr"))
+    gen = time.perf_counter() - t0
+    out = subprocess.run([sys.executable, "-c", _CHILD, tpath, ppath], capture_output=True, text=True, check=True)
+    res = json.loads(out.stdout)
+    disk = sum(
+        os.path.getsize(os.path.join(d, f)) for p in (tpath, ppath) for d, _, fs in os.walk(p) for f in fs
+    )
+    raw = 4 * size * 8
+    return {
+        "labels/axis": f"{size:.0e}", "clusters": clusters, "raw int64 GB": fmt(raw / 1e9, 1),
+        "on disk GB": fmt(disk / 1e9, 2), "generate_s": fmt(gen, 1), "score_s": fmt(res["seconds"], 2),
+        "peak RSS MB": fmt(res["maxrss_mb"], 0), "cari": fmt(res["cari"], 6),
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7, 5e7])
+    ap.add_argument("--clusters", type=int, nargs="+", default=[10, 1000])
+    ap.add_argument("--sklearn-limit", type=float, default=5e7, help="largest size given to scikit-learn")
+    ap.add_argument("--kron-size", type=float, default=1e6)
+    ap.add_argument("--zarr-size", type=float, default=2e8, help="0 to skip the out-of-core case")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, to check the script works")
+    ap.add_argument("--json", help="also write the rows to this JSON file")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.clusters, args.kron_size, args.zarr_size, args.repeat = [2e4], [10], 2e4, 5e4, 1
+
+    print(f"machine: {machine()}\nversions: {versions()}\n")
+    print("== all co-clustering measures vs peers (in memory; seconds, peak RSS increase in MB)")
+    rows = [run_memory(int(s), h, args.sklearn_limit, args.repeat) for s in args.sizes for h in args.clusters]
+    print_table(rows, ["labels/axis", "clusters", "daskbicl_s", "floor_s", "floor_chunk_s", "vs_floor",
+                       "vs_floor_chunk", "daskbicl_MB", "sk_ari_s", "sk_nmi_s", "sk_ari_MB", "sk_ari_over_ours"])
+
+    print(f"\n== CARI via an explicit Kronecker cell table (R package method), {args.kron_size:.0e} labels/axis")
+    kron = [run_kron(int(args.kron_size), h) for h in (100, 1000)] if not args.quick else [run_kron(int(args.kron_size), 10)]
+    print_table(kron, ["clusters/axis", "cell table", "daskbicl_s", "daskbicl_MB", "kron_s", "kron_MB", "note"])
+
+    zarr_rows = []
+    if args.zarr_size:
+        print(f"\n== out of core: two Zarr stores of {args.zarr_size:.0e} labels per axis (separate process)")
+        with tempfile.TemporaryDirectory(prefix="daskbicl-bench-") as folder:
+            zarr_rows = [run_zarr(int(args.zarr_size), 10, folder)]
+        print_table(zarr_rows, list(zarr_rows[0]))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"memory": rows, "kron": kron, "zarr": zarr_rows, "machine": machine()}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
