@@ -268,10 +268,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("measures", help="list the measures")
     p.set_defaults(func=cmd_measures)
+
+    # Subcommands defined next to their feature: each module exposes
+    # add_parsers(sub, common) where common(p) adds --scheduler/--workers.
+    for module in _SUBCOMMAND_MODULES:
+        module.add_parsers(sub, _add_cluster_args)
     return parser
 
 
+def _subcommand_modules():
+    import importlib
+
+    names = []  # e.g. "daskbicl.batch.cli"; appended as features land
+    return [importlib.import_module(n) for n in names]
+
+
+_SUBCOMMAND_MODULES: list = []
+
+
 def main(argv=None) -> int:
+    _SUBCOMMAND_MODULES[:] = _subcommand_modules()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
