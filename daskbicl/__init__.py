@@ -14,6 +14,7 @@ accessor method (``truth.bicl.cari(pred)``); ``daskbicl.MEASURES`` lists them.
 
 from __future__ import annotations
 
+from . import accessor as _accessor  # noqa: F401  (registers Dataset.bicl)
 from ._version import __version__
 from .errors import (
     AlignmentError,
@@ -29,9 +30,9 @@ from .io.store import open_store as open
 from .io.synthetic import perturb, random_partition
 from .measures import REGISTRY as _REGISTRY
 from .measures import score
+from .measures.bicluster import pair_scores
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
-from . import accessor as _accessor  # noqa: F401  (registers Dataset.bicl)
 
 #: Registered measures: name -> :class:`daskbicl.measures.Measure`.
 MEASURES = dict(_REGISTRY)
@@ -78,8 +79,53 @@ def partition(row_labels, col_labels, *, row=None, col=None):
     return xr.Dataset(ds.data_vars, coords=ds.coords, attrs=ds.attrs)
 
 
+def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
+    """A biclustering Dataset (SPEC §2) from boolean masks.
+
+    Parameters
+    ----------
+    row_mask : array-like of bool, shape (K, I)
+        ``row_mask[k, i]`` is True when row i is in bicluster k.
+    col_mask : array-like of bool, shape (K, J)
+    bicluster, row, col : array-like, optional
+        Coordinate labels (bicluster names, gene ids, sample ids).
+
+    Examples
+    --------
+    >>> ds = biclustering([[1, 1, 0]], [[0, 1]], bicluster=["B1"])
+    >>> ds.attrs["daskbicl_kind"], dict(ds.sizes)
+    ('biclustering', {'bicluster': 1, 'row': 3, 'col': 2})
+    """
+    import numpy as np
+    import xarray as xr
+
+    def mask(values, name):
+        if not hasattr(values, "dtype"):
+            values = np.asarray(values)
+        if values.dtype.kind in "iu" and values.size and isinstance(values, np.ndarray):
+            if not np.isin(values, (0, 1)).all():
+                raise InputError(f"{name} must be boolean (or 0/1), got other integer values")
+            values = values.astype(bool)
+        if getattr(values, "ndim", None) != 2:
+            raise InputError(f"{name} must be 2-D (bicluster, {name[:3]}), got shape {tuple(values.shape)}")
+        return values
+
+    rm, cm = mask(row_mask, "row_mask"), mask(col_mask, "col_mask")
+    if rm.shape[0] != cm.shape[0]:
+        raise InputError(f"row_mask has {rm.shape[0]} biclusters but col_mask has {cm.shape[0]}")
+    coords = {k: v for k, v in (("bicluster", bicluster), ("row", row), ("col", col)) if v is not None}
+    ds = xr.Dataset(
+        {"row_mask": (("bicluster", "row"), rm), "col_mask": (("bicluster", "col"), cm)},
+        coords=coords,
+        attrs={"daskbicl_kind": "biclustering"},
+    )
+    return as_dataset(ds, "biclustering")
+
+
 __all__ = [
     "MEASURES",
+    "biclustering",
+    "pair_scores",
     "AlignmentError",
     "DaskbiclError",
     "InputError",

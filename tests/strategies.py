@@ -45,3 +45,26 @@ def chunks_for(draw, n):
     cuts = sorted(draw(st.sets(st.integers(1, n - 1), max_size=min(6, n - 1))))
     bounds = [0, *cuts, n]
     return tuple(b - a for a, b in zip(bounds, bounds[1:]))
+
+
+@st.composite
+def bicluster_masks(draw, n_rows, n_cols, max_k=4, nonempty=True):
+    """(row_mask (K, I), col_mask (K, J)) bool arrays, each bicluster non-empty."""
+    k = draw(st.integers(1, max_k))
+    rows = np.array(draw(st.lists(st.lists(st.booleans(), min_size=n_rows, max_size=n_rows), min_size=k, max_size=k)))
+    cols = np.array(draw(st.lists(st.lists(st.booleans(), min_size=n_cols, max_size=n_cols), min_size=k, max_size=k)))
+    if nonempty:
+        for b in range(k):
+            rows[b, draw(st.integers(0, n_rows - 1))] = True
+            cols[b, draw(st.integers(0, n_cols - 1))] = True
+    return rows.astype(bool), cols.astype(bool)
+
+
+@st.composite
+def biclustering_pair(draw, max_rows=8, max_cols=7, max_k=4):
+    """(truth, pred) pairs of ((row_mask, col_mask)) on the same matrix, and (I, J)."""
+    n_rows = draw(st.integers(1, max_rows))
+    n_cols = draw(st.integers(1, max_cols))
+    truth = draw(bicluster_masks(n_rows, n_cols, max_k))
+    pred = draw(bicluster_masks(n_rows, n_cols, max_k))
+    return truth, pred, (n_rows, n_cols)

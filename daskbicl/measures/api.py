@@ -86,8 +86,24 @@ def prepare(truth, pred, measures=None, **params):
 
 
 def finalize(selected: list[Measure], per_measure: dict, tables: dict) -> dict:
-    """Finalize every selected measure from the computed tables."""
-    return {m.name: m.finalize(tables[m.needs], **per_measure[m.name]) for m in selected}
+    """Finalize every selected measure from the computed tables.
+
+    Measures that declare a ``group`` share it: it runs once per distinct
+    parameter set, and each measure reads its value from the group's result.
+    """
+    out = {}
+    groups: dict = {}
+    for m in selected:
+        params = per_measure[m.name]
+        if m.group is None:
+            out[m.name] = m.finalize(tables[m.needs], **params)
+            continue
+        args = {**m.group_params, **params}
+        key = (m.group, m.needs, tuple(sorted(args.items())))
+        if key not in groups:
+            groups[key] = m.group(tables[m.needs], **args)
+        out[m.name] = m.finalize(groups[key])
+    return out
 
 
 def score(truth, pred, *, measures: str | Iterable[str] | None = None, progress: bool = False, **params) -> dict:

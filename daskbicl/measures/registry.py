@@ -64,6 +64,14 @@ class Measure:
         Numpydoc body (formula, reference, examples) for the generated function.
     fields : tuple of str
         For record-valued measures, the names of the fields (else empty).
+    group : callable, optional
+        A computation several measures share (e.g. the K x L pair table of
+        every bicluster measure): ``group(tables, **params) -> dict``.  When
+        set, ``finalize`` receives that dict instead of the tables, and
+        ``score`` runs the group once per distinct parameter set.
+    group_params : dict
+        Every parameter ``group`` accepts, with defaults (a measure's own
+        ``params`` override them).
     """
 
     name: str
@@ -77,6 +85,8 @@ class Measure:
     params: dict = field(default_factory=dict)
     doc: str = ""
     fields: tuple[str, ...] = ()
+    group: Callable | None = None
+    group_params: dict = field(default_factory=dict)
 
 
 REGISTRY: dict[str, Measure] = {}
