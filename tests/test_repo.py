@@ -23,6 +23,15 @@ def test_partition_benchmark_runs_tiny():
     assert "peak RSS MB" in proc.stdout
 
 
+def test_bicluster_benchmark_runs_tiny():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bicluster.py"), "--quick"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "read-once floor_s" in proc.stdout and "sklearn_s" in proc.stdout
+
+
 def test_readme_lists_every_measure():
     text = (ROOT / "README.md").read_text()
     for name in daskbicl.MEASURES:

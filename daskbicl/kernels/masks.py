@@ -48,12 +48,16 @@ def _dense_product(t: np.ndarray, p: np.ndarray) -> np.ndarray:
     return out
 
 
-def _sparse_product(t: np.ndarray, p: np.ndarray) -> np.ndarray:
+def _csr(mask: np.ndarray):
+    """CSR of a bool mask built from its non-zeros (no dense numeric copy)."""
     from scipy import sparse
 
-    ts = sparse.csr_array(t.astype(np.int64))
-    ps = sparse.csr_array(p.astype(np.int64).T)
-    return np.asarray((ts @ ps).toarray(), dtype=np.int64)
+    r, c = np.nonzero(mask)
+    return sparse.csr_array((np.ones(r.size, dtype=np.int64), (r, c)), shape=mask.shape)
+
+
+def _sparse_product(t: np.ndarray, p: np.ndarray) -> np.ndarray:
+    return np.asarray((_csr(t) @ _csr(p).T).toarray(), dtype=np.int64)
 
 
 def intersect_counts(t, p) -> MaskCounts:
