@@ -81,3 +81,26 @@ def test_sum_squares_matches_python(n):
     rng = np.random.default_rng(n)
     x = rng.integers(0, 2**62, n)
     assert K.sum_squares(x) == sum(int(v) ** 2 for v in x)
+
+
+@pytest.mark.parametrize(
+    "truth, pred",
+    [
+        ([1], [2**63 - 1]),  # found by hypothesis: folded offsets overflowed int64
+        ([2**62, 2**62, 2**62], [0, 1, 2]),
+        ([2**63 - 1, 2**63 - 2], [2**63 - 1, 2**63 - 1]),
+        ([0, 2**63 - 1], [5, 5]),  # wide range: the factorizing path
+    ],
+)
+def test_count_pairs_with_extreme_labels(truth, pred):
+    from daskbicl.kernels.contingency import count_pairs
+
+    t = np.array(truth, dtype=np.int64)
+    p = np.array(pred, dtype=np.int64)
+    pc = count_pairs(t, p).to_pairs()
+    got = sorted(zip(pc.truth.tolist(), pc.pred.tolist(), pc.count.tolist()))
+    from collections import Counter
+
+    assert got == sorted((a, b, c) for (a, b), c in Counter(zip(truth, pred)).items())
+    u = count_pairs(t.astype(np.uint64), p.astype(np.uint64)).to_pairs()
+    assert sorted(zip(u.truth.tolist(), u.pred.tolist(), u.count.tolist())) == got

@@ -250,11 +250,19 @@ def count_pairs(
     width_p = phi - plo + 1
     budget = min(_DENSE_CELLS, max(1 << 12, 4 * truth.size))
     if width_t * width_p <= budget:
-        # Fast path: one bincount over offset labels (int64 arithmetic cannot
-        # overflow here: the product of the widths is at most 2**22).
-        key = truth.astype(np.int64, copy=False) - tlo
-        key *= width_p
-        key += pred.astype(np.int64, copy=False) - plo
+        # Fast path: one bincount over key = (t - tlo)·width_p + (p - plo).
+        # Every intermediate stays within int64 even for labels near 2**63:
+        # t - tlo < width_t, and key - plo + p ends in [0, 2**22) with
+        # key - plo ≥ -(2**63 - 1).  Offsets that are 0 cost nothing.
+        t64 = truth.astype(np.int64, copy=False)
+        if tlo:
+            key = t64 - tlo
+            key *= width_p
+        else:
+            key = t64 * width_p
+        if plo:
+            key -= plo
+        key += pred.astype(np.int64, copy=False)
         counts = np.bincount(key, minlength=width_t * width_p)
         return DenseCounts(tlo, plo, counts.astype(np.int64, copy=False).reshape(width_t, width_p))
     # General path: factorize each side, then count the compact pairs.
