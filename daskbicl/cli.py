@@ -143,7 +143,8 @@ def cmd_score(args) -> int:
 
 
 def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_clusters: int,
-              noise: float, seed: int, preds: int, overwrite: bool, chunk: int) -> tuple[str, list[str]]:
+              noise: float, seed: int, preds: int, overwrite: bool, chunk: int,
+              progress: bool = False) -> tuple[str, list[str]]:
     from .io.store import open_store, save
     from .io.synthetic import perturb, random_partition
 
@@ -153,23 +154,24 @@ def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_cluster
         except OSError as exc:
             raise InputError(f"cannot create output folder {out_dir}: {exc}") from exc
     truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
-    truth_path = save(truth, os.path.join(out_dir, "truth.zarr"), overwrite=overwrite)
+    truth_path = save(truth, os.path.join(out_dir, "truth.zarr"), overwrite=overwrite, progress=progress)
     truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
     pred_paths = []
     for k in range(preds):
         name = "pred.zarr" if preds == 1 else f"pred-{k:03d}.zarr"
         pred = perturb(truth, noise, seed=seed + 1 + k)
-        pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite))
+        pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite, progress=progress))
     return truth_path, pred_paths
 
 
 def cmd_generate(args) -> int:
     with cluster(args.scheduler, args.workers) if args.cluster else contextlib.nullcontext():
         started = time.perf_counter()
-        truth, preds = _generate(
-            args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
-            args.noise, args.seed, args.preds, args.overwrite, args.chunk,
-        )
+        with contextlib.redirect_stdout(sys.stderr):
+            truth, preds = _generate(
+                args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
+                args.noise, args.seed, args.preds, args.overwrite, args.chunk, _progress_wanted(args),
+            )
     print(f"truth: {truth}")
     for p in preds:
         print(f"pred:  {p}")
@@ -256,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk", type=_positive_int, default=1 << 21, help="chunk length in labels")
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
     p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_cluster_args(p)
     p.set_defaults(func=cmd_generate)
 

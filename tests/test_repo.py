@@ -32,6 +32,14 @@ def test_bicluster_benchmark_runs_tiny():
     assert "read-once floor_s" in proc.stdout and "sklearn_s" in proc.stdout
 
 
+def test_quickstart_example_runs():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py")], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "on a cluster:" in proc.stdout and "from Zarr:" in proc.stdout
+
+
 def test_readme_lists_every_measure():
     text = (ROOT / "README.md").read_text()
     for name in daskbicl.MEASURES:

@@ -97,7 +97,7 @@ def save(
     overwrite: bool = False,
     chunk: int = DEFAULT_CHUNK,
     storage_options: dict | None = None,
-    compute: bool = True,
+    progress: bool = False,
 ) -> str:
     """Write a co-clustering or biclustering to a Zarr store, atomically.
 
@@ -112,6 +112,8 @@ def save(
     chunk : int
         Chunk length along ``row``/``col`` for in-memory data (dask-backed
         data keep their chunks).
+    progress : bool
+        Show a progress bar on stderr while writing.
 
     Returns
     -------
@@ -134,7 +136,7 @@ def save(
     )
     text = os.fspath(path)
     if is_remote(text):
-        return _save_remote(ds, kind, text, overwrite, storage_options)
+        return _save_remote(ds, kind, text, overwrite, storage_options, progress)
     final = _local(text)
     if final.exists() and not overwrite:
         raise StoreError(f"{final} already exists; pass overwrite=True (CLI: --overwrite) to replace it")
@@ -142,7 +144,9 @@ def save(
         raise StoreError(f"cannot write {final}: folder {final.parent} does not exist")
     tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:12]}"
     try:
-        ds.to_zarr(tmp, mode="w-", consolidated=False, compute=True)
+        from ..engine.core import compute
+
+        compute(ds.to_zarr(tmp, mode="w-", consolidated=False, compute=False), progress=progress)
         _write_kind(str(tmp), kind, None)
         if final.exists():
             old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:12]}"
@@ -157,10 +161,13 @@ def save(
     return str(final)
 
 
-def _save_remote(ds, kind, url, overwrite, storage_options) -> str:
+def _save_remote(ds, kind, url, overwrite, storage_options, progress) -> str:
+    from ..engine.core import compute
+
     mode = "w" if overwrite else "w-"
     try:
-        ds.to_zarr(url, mode=mode, consolidated=False, storage_options=storage_options)
+        writes = ds.to_zarr(url, mode=mode, consolidated=False, storage_options=storage_options, compute=False)
+        compute(writes, progress=progress)
     except FileExistsError as exc:
         raise StoreError(f"{url} already exists; pass overwrite=True to replace it") from exc
     _write_kind(url, kind, storage_options)
