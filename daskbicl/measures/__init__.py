@@ -5,6 +5,7 @@ generated from the registry into :mod:`daskbicl.measures.functions`.
 """
 
 from . import bicluster as _bicluster  # noqa: F401
+from . import micro as _micro  # noqa: F401
 from . import partition as _partition  # noqa: F401  (registers the measures)
 from .api import finalize, make_measure_function, prepare, score, select_measures
 from .registry import PROVIDERS, REGISTRY, Measure, Provider, get, register, register_provider
