@@ -31,6 +31,16 @@ from .io.synthetic import perturb, random_partition
 from .measures import REGISTRY as _REGISTRY
 from .measures import score
 from .measures.bicluster import pair_scores
+from .sweep import SweepTradeoff, tradeoff
+from .kernels.tradeoff import (
+    application_domain,
+    compare_algorithms,
+    lambda_from_beta,
+    lambda_from_R,
+    optimal_tradeoff,
+    tradeoff_curves,
+    weighted_index,
+)
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
 
@@ -124,6 +134,15 @@ def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
 
 __all__ = [
     "MEASURES",
+    "SweepTradeoff",
+    "application_domain",
+    "compare_algorithms",
+    "lambda_from_R",
+    "lambda_from_beta",
+    "optimal_tradeoff",
+    "tradeoff",
+    "tradeoff_curves",
+    "weighted_index",
     "biclustering",
     "pair_scores",
     "AlignmentError",

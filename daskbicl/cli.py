@@ -74,7 +74,7 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
             logging.getLogger(name).setLevel(logging.ERROR)
     n = workers or min(os.cpu_count() or 1, 4)
     with LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
     ) as lc, Client(lc) as client:
         yield client
 
@@ -208,6 +208,38 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
+def cmd_tradeoff(args) -> int:
+    from .sweep import tradeoff
+
+    with cluster(args.scheduler, args.workers):
+        with contextlib.redirect_stdout(sys.stderr):
+            result = tradeoff(
+                args.truth, *args.sweeps, index=args.index, names=args.name,
+                truth_bicluster=args.truth_bicluster, pre_min=args.pre_min, rec_min=args.rec_min,
+                progress=_progress_wanted(args),
+            )
+    if args.plot:
+        try:
+            result.plot(args.plot)
+        except ImportError as exc:
+            raise DaskbiclError(f"--plot needs matplotlib ({exc}); pip install 'daskbicl[plot]'") from exc
+    if args.json:
+        print(json.dumps(_jsonable(result.summary()), default=str))
+        return EXIT_OK
+    print(f"tradeoff space, index = {result.index}, |B| = {result.truth_size:,}, |D| = {result.n_cells:,}")
+    for alg, t in result.optimal.items():
+        print(f"\n{alg}: AUC of the optimal curve = {t.auc:.6f}")
+        print(t.intervals.to_string(index=False, float_format=lambda x: f"{x:.6f}"))
+        if len(t.excluded):
+            print(f"excluded by the constraints: {', '.join(map(str, t.excluded))}")
+    if result.comparison is not None:
+        print("\nbest algorithm by interval of lambda:")
+        print(result.comparison.intervals.to_string(index=False, float_format=lambda x: f"{x:.6f}"))
+    if args.plot:
+        print(f"\nfigure: {args.plot}")
+    return EXIT_OK
+
+
 def cmd_measures(args) -> int:
     from .measures import REGISTRY
 
@@ -269,6 +301,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_args(p)
     p.set_defaults(func=cmd_demo)
 
+    p = sub.add_parser("tradeoff", help="precision-recall tradeoff space of parameter sweeps (SPEC 5)")
+    p.add_argument("truth", help="biclustering store with the target bicluster")
+    p.add_argument("sweeps", nargs="+", metavar="SWEEP", help="biclustering stores: one algorithm's results each")
+    p.add_argument("--index", choices=["fmeasure", "jaccard", "kulczynski", "folke"], default="fmeasure")
+    p.add_argument("--name", action="append", metavar="NAME", help="algorithm name per sweep (repeat; default: paths)")
+    p.add_argument("--truth-bicluster", help="target bicluster label when the truth has several")
+    p.add_argument("--pre-min", type=float, help="keep results with precision >= this")
+    p.add_argument("--rec-min", type=float, help="keep results with recall >= this")
+    p.add_argument("--plot", metavar="FILE", help="write the figure (PNG, SVG or PDF by suffix)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    _add_cluster_args(p)
+    p.set_defaults(func=cmd_tradeoff)
+
     p = sub.add_parser("measures", help="list the measures")
     p.set_defaults(func=cmd_measures)
 
@@ -282,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _subcommand_modules():
     import importlib
 
-    names = []  # e.g. "daskbicl.batch.cli"; appended as features land
+    names = ["daskbicl.batch.cli"]  # e.g. "daskbicl.batch.cli"; appended as features land
     return [importlib.import_module(n) for n in names]
 
 
