@@ -11,12 +11,12 @@ import dask
 import dask.array as da
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daskbicl
 
-from .strategies import chunks_for, coclustering_pair
+from .strategies import biclustering_pair, chunks_for, coclustering_pair
 
 PARTITION = sorted(n for n, m in daskbicl.MEASURES.items() if m.family == "partition")
 SYMMETRIC = sorted(n for n, m in daskbicl.MEASURES.items() if m.symmetric)
@@ -105,3 +105,64 @@ def test_numpy_dask_distributed_agree(client):
     _close(local, on_cluster, PARTITION)
     _close(local, local_dask, PARTITION)
     _close(local, on_cluster_dask, PARTITION)
+
+
+# --------------------------------------------------------------------------- every family
+
+NON_PARTITION = sorted(n for n, m in daskbicl.MEASURES.items() if m.family != "partition")
+
+
+def _flat(value):
+    return tuple(value) if hasattr(value, "_asdict") else (value,)
+
+
+@given(biclustering_pair(max_rows=7, max_cols=6, max_k=3))
+def test_symmetry_on_biclusterings(pair):
+    truth, pred, _ = pair
+    t = daskbicl.biclustering(*truth)
+    p = daskbicl.biclustering(*pred)
+    names = [n for n in SYMMETRIC if n in NON_PARTITION]
+    assert names, "the registry declares symmetric bicluster/micro measures"
+    a, b = daskbicl.score(t, p, measures=names), daskbicl.score(p, t, measures=names)
+    for n in names:
+        assert _flat(a[n]) == pytest.approx(_flat(b[n]), abs=1e-12), n
+
+
+@given(biclustering_pair(max_rows=7, max_cols=6, max_k=3))
+def test_perfect_match_value_on_biclusterings(pair):
+    truth, _, (n_rows, n_cols) = pair
+    t = daskbicl.biclustering(*truth)
+    result = daskbicl.score(t, t, measures=NON_PARTITION)
+    # SPEC §4: a corrected value is 0 by definition when |B| = |D|, so a
+    # perfect match scores the share of truth biclusters smaller than the matrix.
+    whole = (truth[0].sum(axis=1) == n_rows) & (truth[1].sum(axis=1) == n_cols)
+    # micro CE over the set union |U| (SPEC) is negative for a perfect match of
+    # overlapping biclusters; the published multiset union gives 0.
+    result["micro_ce"] = daskbicl.micro_ce(t, t, multiset=True)
+    for n in NON_PARTITION:
+        expected = daskbicl.MEASURES[n].perfect
+        if n.endswith(("_corrected", "_space")):
+            expected = float(np.mean(~whole))
+        assert all(v == pytest.approx(expected, abs=1e-12) for v in _flat(result[n])), n
+
+
+def test_micro_ce_set_union_is_negative_for_overlapping_perfect_match():
+    t = daskbicl.biclustering([[1, 1, 0], [0, 1, 1]], [[1, 1], [1, 1]])  # overlap on row 1
+    # |U| = 6 cells, D_max = 4 + 4 = 8: (6 - 8) / 6
+    assert daskbicl.micro_ce(t, t) == pytest.approx(-1 / 3)
+    assert daskbicl.micro_ce(t, t, multiset=True) == 0.0
+
+
+@given(coclustering_pair(max_rows=10, max_cols=8, huge=False), st.data())
+@settings(max_examples=25)
+def test_every_measure_is_chunking_invariant_on_coclusterings(pair, data):
+    truth, pred = pair
+    names = list(daskbicl.MEASURES)
+    expected = daskbicl.score(truth, pred, measures=names)
+
+    def chunked(labels_tuple):
+        return tuple(da.from_array(x, chunks=(data.draw(chunks_for(len(x))),)) for x in labels_tuple)
+
+    got = daskbicl.score(chunked(truth), chunked(pred), measures=names)
+    for n in names:
+        assert _flat(got[n]) == pytest.approx(_flat(expected[n]), abs=1e-12), n

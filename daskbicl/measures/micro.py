@@ -67,10 +67,11 @@ register(
         summary="Clustering error over cells (Patrikainen–Meila): (|U| − D_max)/|U| (0 = identical).",
         family="micro",
         needs="micro",
-        finalize=lambda r: float(KM.micro_ce(r.tables)),
+        finalize=lambda r, multiset=False: float(KM.micro_ce(r.tables, multiset=bool(multiset))),
         symmetric=True,
-        bounds=(0.0, 1.0),
+        bounds=(-float("inf"), 1.0),
         perfect=0.0,
+        params={"multiset": False},
         doc="""
 .. math::
     \\mathrm{CE} = \\frac{|U| - D_{\\max}}{|U|}
@@ -78,6 +79,12 @@ register(
 U = cells covered by truth or pred; D_max = the best one-to-one matching of
 pred to truth biclusters by shared cells (an assignment problem, solved with
 :func:`scipy.optimize.linear_sum_assignment` on the K x L table).
+
+|U| is the set union, as SPEC §6 states.  With overlapping biclusters
+D_max can exceed it and CE goes negative (even a perfect match scores
+``1 − Σ|B_k|/|U| < 0``).  ``multiset=True`` counts each cell
+``max(|G(x)|, |C(x)|)`` times, as Patrikainen & Meila publish it, which keeps
+CE in [0, 1] and 0 for a perfect match.
 
 Examples
 --------
@@ -96,7 +103,8 @@ register(
         summary="Relative non-intersecting area: (|U| − |I|)/|U| (0 = identical coverage).",
         family="micro",
         needs="micro",
-        finalize=lambda r: float(KM.rnia(r.tables)),
+        params={"multiset": False},
+        finalize=lambda r, multiset=False: float(KM.rnia(r.tables, multiset=bool(multiset))),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
