@@ -1,0 +1,196 @@
+"""Precision–recall space and corrected precision–recall space figures.
+
+Both figures put recall on the x-axis and precision on the y-axis (the usual
+PR convention).  Artists carry a ``gid`` so that they can be found again
+(``results``, ``isolines``, ``random``, ``unreachable``, ``worse-than-random``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..kernels.tradeoff import _check_index, weighted_index
+from ._common import LABELS as _LABELS
+from ._common import new_axes
+
+__all__ = ["plot_corrected_pr_space", "plot_pr_space"]
+
+
+def _points(pre, rec, names, lo: float):
+    p = np.asarray(pre, dtype=np.float64).ravel()
+    r = np.asarray(rec, dtype=np.float64).ravel()
+    if p.shape != r.shape or p.size == 0:
+        raise InputError("pre and rec must be non-empty arrays of the same length")
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(r))):
+        raise InputError("pre and rec must be finite")
+    if np.any(p > 1) or np.any(r > 1) or np.any(p < lo) or np.any(r < lo):
+        raise InputError(f"pre and rec must lie within [{lo:g}, 1]")
+    if names is not None and len(names) != p.size:
+        raise InputError(f"got {len(names)} names for {p.size} results")
+    return p, r
+
+
+def _draw_points(ax, p, r, names):
+    ax.scatter(r, p, s=36, color="C0", edgecolor="black", zorder=5, label="results", gid="results")
+    if names is not None:
+        for x, y, name in zip(r, p, names):
+            ax.annotate(str(name), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8)
+
+
+def _isolines(ax, index, lam, levels):
+    """Contours of the weighted index over the unit square (x = rec, y = pre)."""
+    R, P = np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201))
+    cs = ax.contour(
+        R, P, weighted_index(P, R, lam, index), levels=list(levels), colors="0.45", linewidths=0.8
+    )
+    cs.set_gid("isolines")
+    ax.clabel(cs, fmt="%.2f", fontsize=7)
+    return cs
+
+
+def plot_pr_space(
+    pre,
+    rec,
+    *,
+    names=None,
+    index: str = "fmeasure",
+    lam: float = 0.5,
+    levels=(0.2, 0.4, 0.6, 0.8),
+    truth_size: int | None = None,
+    n_cells: int | None = None,
+    ax=None,
+    title: str | None = None,
+):
+    """Results as points in precision–recall space, with index isolines.
+
+    Draws each result at ``(rec, pre)``, the isolines
+    :math:`I_\\lambda(pre, rec) = c` of the chosen weighted index for each
+    ``c`` in ``levels`` and, when ``truth_size`` :math:`|B|` and ``n_cells``
+    :math:`|D|` are given, the random-result line :math:`pre = |B|/|D|`
+    (the expected precision of a random bicluster) and the shaded
+    unreachable triangle :math:`pre < rec\\,|B|/|D|` (no X ⊆ D has
+    :math:`|X| > |D|`; the thin strip :math:`0 < rec < 1/|B|` is not drawn).
+
+    Parameters
+    ----------
+    pre, rec : array_like, shape (n,)
+    names : sequence, optional
+        Point annotations.
+    index : {"kulczynski", "fmeasure", "folke", "jaccard"}
+    lam : float
+        Weight of recall for the isolines (0.5: unweighted index).
+    levels : sequence of float
+    truth_size, n_cells : int, optional
+        :math:`|B|` and :math:`|D|` (both or neither).
+    ax : matplotlib.axes.Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = plot_pr_space([0.5, 0.8], [0.9, 0.3], names=["a", "b"], truth_size=20,
+    ...                     n_cells=400)
+    >>> ax = fig.axes[0]
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('recall', 'precision')
+    >>> sorted(a.get_gid() for a in ax.get_children() if a.get_gid())
+    ['isolines', 'random', 'results', 'unreachable']
+    """
+    _check_index(index)
+    p, r = _points(pre, rec, names, 0.0)
+    if (truth_size is None) != (n_cells is None):
+        raise InputError("give both truth_size and n_cells, or neither")
+    fig, ax = new_axes(ax)
+    if truth_size is not None:
+        b, D = int(truth_size), int(n_cells)
+        if not 1 <= b <= D:
+            raise InputError(f"need 1 <= truth_size <= n_cells, got {b} and {D}")
+        ax.fill_between(
+            [0, 1], [0, 0], [0, b / D], color="0.85", zorder=0, label="unreachable", gid="unreachable"
+        )
+        ax.axhline(
+            b / D,
+            color="C3",
+            ls="--",
+            lw=1.2,
+            gid="random",
+            label=f"random result (pre = |B|/|D| = {b / D:.3g})",
+        )
+    _isolines(ax, index, lam, levels)
+    _draw_points(ax, p, r, names)
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("recall")
+    ax.set_ylabel("precision")
+    ax.set_title(title if title is not None else f"PR space — {_LABELS[index]} isolines (λ = {lam:g})")
+    ax.legend(loc="lower left", fontsize=8)
+    return fig
+
+
+def plot_corrected_pr_space(
+    pre_c,
+    rec_c,
+    *,
+    names=None,
+    index: str = "fmeasure",
+    lam: float = 0.5,
+    levels=(0.2, 0.4, 0.6, 0.8),
+    ax=None,
+    title: str | None = None,
+):
+    """Results in the corrected precision–recall space.
+
+    Each result is drawn at :math:`(rec^c, pre^c)` with
+
+    .. math::
+
+        pre^c = \\frac{|D|\\,pre - |B|}{|D| - |B|}, \\qquad
+        rec^c = \\frac{|D|\\,rec - |X|}{|D| - |X|}
+
+    (see :func:`daskbicl.kernels.bicluster.corrected_precision_recall`).  A
+    random result sits at the origin (the two ``random`` lines
+    :math:`pre^c = 0`, :math:`rec^c = 0`); results worse than random on an axis
+    fall in the shaded ``worse-than-random`` region.  The isolines are those
+    of the corrected-space index, i.e. the index applied to
+    :math:`(pre^c, rec^c)` in the positive quadrant.
+
+    Parameters
+    ----------
+    pre_c, rec_c : array_like, shape (n,)
+        Corrected precision and recall (<= 1, may be negative).
+    names, index, lam, levels, ax, title
+        As in :func:`plot_pr_space`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = plot_corrected_pr_space([0.4, -0.1], [0.7, -0.05])
+    >>> fig.axes[0].get_xlabel()
+    'corrected recall  rec$^c$'
+    """
+    _check_index(index)
+    p, r = _points(pre_c, rec_c, names, -np.inf)
+    fig, ax = new_axes(ax)
+    lo = min(-0.1, 1.1 * float(min(p.min(), r.min())))
+    ax.axvspan(lo, 0, color="0.88", zorder=0, gid="worse-than-random", label="worse than random")
+    ax.axhspan(lo, 0, color="0.88", zorder=0)
+    ax.axhline(0, color="C3", ls="--", lw=1.2, gid="random", label="random result")
+    ax.axvline(0, color="C3", ls="--", lw=1.2, gid="random")
+    _isolines(ax, index, lam, levels)
+    _draw_points(ax, p, r, names)
+    ax.set_xlim(lo, 1.02)
+    ax.set_ylim(lo, 1.02)
+    ax.set_xlabel("corrected recall  rec$^c$")
+    ax.set_ylabel("corrected precision  pre$^c$")
+    ax.set_title(
+        title if title is not None else f"Corrected PR space — {_LABELS[index]} isolines (λ = {lam:g})"
+    )
+    ax.legend(loc="lower right", fontsize=8)
+    return fig

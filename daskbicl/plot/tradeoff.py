@@ -1,0 +1,282 @@
+"""Tradeoff-space figures: index value against λ (the importance of recall).
+
+Artists carry a ``gid``: ``curve`` (one per result), ``optimal`` (the bold
+optimal tradeoff curve), ``breakpoints``, ``maximal`` / ``minimal`` (the
+trivial results' curves), ``uninformative`` (shaded), and
+``algorithm:<name>`` / ``winner-band`` in comparisons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..kernels.tradeoff import (
+    ApplicationDomain,
+    Comparison,
+    Tradeoff,
+    application_domain,
+    optimal_tradeoff,
+)
+from ._common import LABELS as _LABELS
+from ._common import new_axes
+
+__all__ = ["envelope_grid", "plot_comparison", "plot_tradeoff", "plot_tradeoff_space"]
+
+
+def envelope_grid(breakpoints, n_grid: int = 501) -> np.ndarray:
+    """Even λ grid on [0, 1] with the breakpoints inserted (sorted, unique).
+
+    Examples
+    --------
+    >>> envelope_grid([0.3], 3).tolist()
+    [0.0, 0.3, 0.5, 1.0]
+    """
+    if n_grid < 2:
+        raise InputError(f"n_grid must be >= 2, got {n_grid}")
+    return np.union1d(np.linspace(0, 1, n_grid), np.asarray(breakpoints, dtype=np.float64))
+
+
+def plot_tradeoff(
+    tradeoff: Tradeoff,
+    *,
+    domain: ApplicationDomain | None = None,
+    ax=None,
+    n_grid: int = 501,
+    show_curves: bool = True,
+    title: str | None = None,
+):
+    """Each result's curve, the optimal tradeoff curve and its breakpoints.
+
+    Draws :math:`I_\\lambda(pre_i, rec_i)` for every result (thin), the
+    optimal curve :math:`\\max_i I_\\lambda` in bold on a grid that contains
+    the breakpoints, and a marker at each breakpoint.  With an
+    :class:`~daskbicl.kernels.tradeoff.ApplicationDomain` it also draws the
+    maximal (X = D, dashed) and minimal (one true cell, dotted) results'
+    curves and shades the region *under the maximal curve*: a result whose
+    curve enters it is uninformative at those λ (SPEC §5).
+
+    Parameters
+    ----------
+    tradeoff : Tradeoff
+        From :func:`daskbicl.kernels.tradeoff.optimal_tradeoff`.
+    domain : ApplicationDomain, optional
+        Must use the same index.
+    ax : matplotlib.axes.Axes, optional
+    n_grid : int
+        Points of the even λ grid (the breakpoints are added).
+    show_curves : bool
+        Draw each result's curve (turn off for huge sweeps).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.tradeoff import optimal_tradeoff
+    >>> t = optimal_tradeoff([0.9, 0.3], [0.2, 0.95], index="kulczynski")
+    >>> ax = plot_tradeoff(t).axes[0]
+    >>> [ln.get_gid() for ln in ax.lines]
+    ['curve', 'curve', 'optimal', 'breakpoints']
+    >>> ax.lines[-1].get_xdata().round(4).tolist()
+    [0.4444]
+    """
+    if domain is not None and domain.index != tradeoff.index:
+        raise InputError(f"domain is for {domain.index!r}, tradeoff for {tradeoff.index!r}")
+    fig, ax = new_axes(ax)
+    lam = envelope_grid(tradeoff.breakpoints, n_grid)
+    if domain is not None:
+        mx = domain.maximal_curve(lam)
+        ax.fill_between(
+            lam, 0, mx, color="0.9", zorder=0, gid="uninformative", label="uninformative (under X = D)"
+        )
+        ax.plot(
+            lam,
+            mx,
+            color="C3",
+            ls="--",
+            lw=1.2,
+            gid="maximal",
+            label=f"maximal result X = D ({domain.maximal[0]:.3g}, 1)",
+        )
+        ax.plot(
+            lam,
+            domain.minimal_curve(lam),
+            color="C2",
+            ls=":",
+            lw=1.4,
+            gid="minimal",
+            label=f"minimal result (1, {domain.minimal[1]:.3g})",
+        )
+    if show_curves:
+        curves = tradeoff.curves(lam)
+        few = curves.shape[1] <= 8
+        for name in curves.columns:
+            ax.plot(
+                lam,
+                curves[name].to_numpy(),
+                lw=0.9,
+                alpha=0.7,
+                gid="curve",
+                label=f"result {name}" if few else None,
+            )
+    ax.plot(
+        lam,
+        tradeoff.envelope(lam),
+        color="black",
+        lw=3,
+        gid="optimal",
+        label=f"optimal tradeoff (AUC = {tradeoff.auc:.3f})",
+    )
+    bp = tradeoff.breakpoints
+    ax.plot(
+        bp,
+        tradeoff.envelope(bp),
+        ls="none",
+        marker="o",
+        ms=7,
+        mfc="white",
+        mec="black",
+        zorder=6,
+        gid="breakpoints",
+        label="breakpoints",
+    )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("λ (importance of recall)")
+    ax.set_ylabel(f"weighted {_LABELS[tradeoff.index]}")
+    ax.set_title(title if title is not None else f"Tradeoff space — {_LABELS[tradeoff.index]}")
+    ax.legend(loc="best", fontsize=7)
+    return fig
+
+
+def plot_tradeoff_space(
+    pre,
+    rec,
+    *,
+    names=None,
+    index: str | Sequence[str] = "fmeasure",
+    truth_size: int | None = None,
+    n_cells: int | None = None,
+    pre_min: float | None = None,
+    rec_min: float | None = None,
+    n_grid: int = 501,
+    ax=None,
+):
+    """Tradeoff space of a set of results, one panel per index.
+
+    Computes :func:`~daskbicl.kernels.tradeoff.optimal_tradeoff` (and, when
+    ``truth_size`` and ``n_cells`` are given,
+    :func:`~daskbicl.kernels.tradeoff.application_domain`) for each index and
+    draws it with :func:`plot_tradeoff`.
+
+    Parameters
+    ----------
+    pre, rec : array_like, shape (n,)
+    names : sequence, optional
+    index : str or sequence of str
+        One panel per index, e.g. ``["fmeasure", "jaccard"]``.
+    truth_size, n_cells : int, optional
+        :math:`|B|`, :math:`|D|` for the application domain.
+    pre_min, rec_min : float, optional
+        Constraints on the results.
+    n_grid : int
+    ax : matplotlib.axes.Axes, optional
+        Only with a single index.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> fig = plot_tradeoff_space([0.9, 0.5], [0.3, 0.8], index=["fmeasure", "jaccard"])
+    >>> [a.get_title() for a in fig.axes]
+    ['Tradeoff space — F-measure', 'Tradeoff space — Jaccard']
+    """
+    indices = [index] if isinstance(index, str) else list(index)
+    if not indices:
+        raise InputError("index: give at least one index")
+    if ax is not None and len(indices) != 1:
+        raise InputError("ax= can only be used with a single index")
+    if (truth_size is None) != (n_cells is None):
+        raise InputError("give both truth_size and n_cells, or neither")
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(5.2 * len(indices), 4.5), layout="constrained")
+        axes = fig.subplots(1, len(indices), squeeze=False)[0]
+    else:
+        fig, axes = ax.figure, [ax]
+    for a, idx in zip(axes, indices):
+        t = optimal_tradeoff(pre, rec, names=names, index=idx, pre_min=pre_min, rec_min=rec_min)
+        dom = None
+        if truth_size is not None:
+            dom = application_domain(
+                t.results["pre"],
+                t.results["rec"],
+                names=t.results["name"],
+                truth_size=truth_size,
+                n_cells=n_cells,
+                index=idx,
+            )
+        plot_tradeoff(t, domain=dom, ax=a, n_grid=n_grid)
+    return fig
+
+
+def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title: str | None = None):
+    """Optimal tradeoff curves of several algorithms and where each is best.
+
+    Each algorithm's optimal curve is drawn (``gid = "algorithm:<name>"``);
+    a coloured band under the axis marks, for each interval of
+    ``comparison.intervals``, the algorithm whose curve is highest there
+    (``gid = "winner-band"``), and dotted vertical lines mark the λ where the
+    best algorithm changes.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        From :func:`daskbicl.kernels.tradeoff.compare_algorithms`.
+    ax : matplotlib.axes.Axes, optional
+    n_grid : int
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.tradeoff import compare_algorithms
+    >>> c = compare_algorithms({"A": ([0.9], [0.3]), "B": ([0.3], [0.9])})
+    >>> ax = plot_comparison(c).axes[0]
+    >>> [ln.get_gid() for ln in ax.lines]
+    ['algorithm:A', 'algorithm:B', 'switch']
+    """
+    fig, ax = new_axes(ax)
+    colors = {a: f"C{k % 10}" for k, a in enumerate(comparison.tradeoffs)}
+    for name, t in comparison.tradeoffs.items():
+        lam = envelope_grid(t.breakpoints, n_grid)
+        ax.plot(
+            lam,
+            t.envelope(lam),
+            lw=2.2,
+            color=colors[name],
+            gid=f"algorithm:{name}",
+            label=f"{name} (AUC = {t.auc:.3f})",
+        )
+    for lo, hi, alg in comparison.intervals[["lam_lo", "lam_hi", "algorithm"]].itertuples(index=False):
+        ax.axvspan(lo, hi, ymin=0, ymax=0.03, color=colors[alg], alpha=0.9, gid="winner-band")
+    for x in comparison.breakpoints:
+        ax.axvline(x, color="0.3", ls=":", lw=1, gid="switch")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("λ (importance of recall)")
+    ax.set_ylabel(f"weighted {_LABELS[comparison.index]}")
+    ax.set_title(title if title is not None else f"Algorithm comparison — {_LABELS[comparison.index]}")
+    ax.legend(loc="best", fontsize=8)
+    return fig

@@ -1,0 +1,241 @@
+"""Tests of daskbicl.plot: render real files and check what was drawn."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from daskbicl.errors import InputError  # noqa: E402
+from daskbicl.kernels.bicluster import corrected_precision_recall  # noqa: E402
+from daskbicl.kernels.tradeoff import (  # noqa: E402
+    application_domain,
+    compare_algorithms,
+    optimal_tradeoff,
+    weighted_index,
+)
+from daskbicl.plot import (  # noqa: E402
+    plot_comparison,
+    plot_corrected_pr_space,
+    plot_pr_space,
+    plot_tradeoff,
+    plot_tradeoff_space,
+    save,
+)
+
+PRE = np.array([0.9, 0.75, 0.55, 0.35, 0.2])
+REC = np.array([0.15, 0.4, 0.6, 0.8, 0.97])
+NAMES = ["s1", "s2", "s3", "s4", "s5"]
+
+
+def _by_gid(ax, gid):
+    return [a for a in ax.get_children() if a.get_gid() == gid]
+
+
+def _legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def _render(fig, tmp_path, stem):
+    """Save as PNG and SVG; check the files are real images; return the SVG text."""
+    png = save(fig, tmp_path / "sub" / f"{stem}.png")
+    svg = save(fig, tmp_path / f"{stem}.svg")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    text = svg.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    return text
+
+
+# ---------------------------------------------------------------- PR space
+def test_pr_space(tmp_path):
+    b, D = 30, 600
+    fig = plot_pr_space(
+        PRE,
+        REC,
+        names=NAMES,
+        index="jaccard",
+        lam=0.3,
+        levels=(0.25, 0.5),
+        truth_size=b,
+        n_cells=D,
+        title="my title",
+    )
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "recall" and ax.get_ylabel() == "precision"
+    assert ax.get_title() == "my title"
+    (pts,) = _by_gid(ax, "results")
+    np.testing.assert_array_equal(pts.get_offsets(), np.column_stack([REC, PRE]))
+    assert sorted(t.get_text() for t in ax.texts if t.get_text() in NAMES) == NAMES
+    # isolines: the requested levels, and every vertex lies on its level
+    (cs,) = _by_gid(ax, "isolines")
+    assert list(cs.levels) == [0.25, 0.5]
+    for level, path in zip(cs.levels, cs.get_paths()):
+        v = path.vertices
+        assert len(v) > 10
+        np.testing.assert_allclose(weighted_index(v[:, 1], v[:, 0], 0.3, "jaccard"), level, atol=5e-3)
+    # random line at |B|/|D| and the unreachable triangle under pre = rec |B|/|D|
+    (rnd,) = _by_gid(ax, "random")
+    assert isinstance(rnd, Line2D) and set(rnd.get_ydata()) == {b / D}
+    (tri,) = _by_gid(ax, "unreachable")
+    verts = tri.get_paths()[0].vertices
+    assert verts[:, 1].max() == pytest.approx(b / D)
+    assert {(0.0, 0.0), (1.0, 0.0)} <= {tuple(x) for x in verts.round(12).tolist()}
+    legend = _legend_texts(ax)
+    assert "unreachable" in legend and "results" in legend
+    assert any(t.startswith("random result (pre = |B|/|D| = 0.05)") for t in legend)
+    svg = _render(fig, tmp_path, "pr")
+    for gid in ("results", "isolines", "random", "unreachable"):
+        assert f'id="{gid}' in svg
+
+
+def test_pr_space_without_sizes_and_into_given_axes(tmp_path):
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    left, right = fig.subplots(1, 2)
+    out = plot_pr_space(PRE, REC, ax=right)
+    assert out is fig and not left.has_data() and right.has_data()
+    assert _by_gid(right, "random") == [] and _by_gid(right, "unreachable") == []
+    assert right.get_title().startswith("PR space — F-measure isolines (λ = 0.5)")
+    _render(fig, tmp_path, "pr2")
+
+
+def test_corrected_pr_space(tmp_path):
+    rs = np.array([[3, 1, 0], [2, 2, 1]])
+    cs = np.array([[4, 2, 1], [1, 3, 3]])
+    pc, rc = corrected_precision_recall(rs, cs, [3, 2], [4, 3], [3, 2, 1], [5, 3, 3], 100)
+    fig = plot_corrected_pr_space(pc.ravel(), rc.ravel(), index="fmeasure")
+    ax = fig.axes[0]
+    (pts,) = _by_gid(ax, "results")
+    np.testing.assert_allclose(pts.get_offsets(), np.column_stack([rc.ravel(), pc.ravel()]))
+    assert "rec$^c$" in ax.get_xlabel() and "pre$^c$" in ax.get_ylabel()
+    rnd = _by_gid(ax, "random")
+    assert len(rnd) == 2 and {tuple(ln.get_ydata()) for ln in rnd} >= {(0, 0)}
+    assert ax.get_xlim()[0] <= min(pc.min(), rc.min()) and ax.get_xlim()[1] >= 1
+    assert "worse than random" in _legend_texts(ax)
+    svg = _render(fig, tmp_path, "corrected")
+    assert 'id="worse-than-random' in svg
+
+
+# ---------------------------------------------------------------- tradeoff
+@pytest.mark.parametrize("index", ["kulczynski", "fmeasure", "folke", "jaccard"])
+def test_tradeoff_plot_draws_the_computed_envelope(index, tmp_path):
+    t = optimal_tradeoff(PRE, REC, names=NAMES, index=index)
+    dom = application_domain(PRE, REC, names=NAMES, truth_size=30, n_cells=600, index=index)
+    fig = plot_tradeoff(t, domain=dom, n_grid=301)
+    ax = fig.axes[0]
+    lines = [a for a in ax.get_children() if isinstance(a, Line2D)]
+    assert len(lines) == len(PRE) + 4  # curves + optimal + breakpoints + maximal + minimal
+    assert [ln.get_gid() for ln in lines].count("curve") == len(PRE)
+    (opt,) = _by_gid(ax, "optimal")
+    x, y = opt.get_xdata(), opt.get_ydata()
+    assert set(t.breakpoints) <= set(x) and x[0] == 0 and x[-1] == 1 and x.size >= 301
+    np.testing.assert_allclose(y, t.envelope(x), atol=0)
+    curves = weighted_index(PRE[None, :], REC[None, :], x[:, None], index)
+    np.testing.assert_allclose(y, curves.max(axis=1), atol=1e-12)
+    assert opt.get_linewidth() > max(ln.get_linewidth() for ln in _by_gid(ax, "curve"))
+    (bp,) = _by_gid(ax, "breakpoints")
+    np.testing.assert_array_equal(bp.get_xdata(), t.breakpoints)
+    np.testing.assert_allclose(bp.get_ydata(), t.envelope(t.breakpoints))
+    assert t.breakpoints.size >= 1
+    # application domain: the shade lies exactly under the maximal curve
+    (mx,) = _by_gid(ax, "maximal")
+    np.testing.assert_allclose(mx.get_ydata(), dom.maximal_curve(mx.get_xdata()))
+    (shade,) = _by_gid(ax, "uninformative")
+    top = shade.get_paths()[0].vertices
+    np.testing.assert_allclose(top[:, 1].max(), dom.maximal_curve(1.0))
+    (mn,) = _by_gid(ax, "minimal")
+    np.testing.assert_allclose(mn.get_ydata(), dom.minimal_curve(mn.get_xdata()))
+    legend = _legend_texts(ax)
+    assert f"optimal tradeoff (AUC = {t.auc:.3f})" in legend
+    assert "breakpoints" in legend and "result s3" in legend
+    assert ax.get_xlabel() == "λ (importance of recall)"
+    svg = _render(fig, tmp_path, f"tradeoff-{index}")
+    assert 'id="optimal' in svg and 'id="breakpoints' in svg
+
+
+def test_tradeoff_space_one_panel_per_index(tmp_path):
+    indices = ["fmeasure", "jaccard", "folke"]
+    fig = plot_tradeoff_space(PRE, REC, names=NAMES, index=indices, truth_size=30, n_cells=600, rec_min=0.3)
+    assert len(fig.axes) == 3
+    for ax, idx in zip(fig.axes, indices):
+        t = optimal_tradeoff(PRE, REC, names=NAMES, index=idx, rec_min=0.3)
+        assert len(_by_gid(ax, "curve")) == 4  # s1 removed by rec_min
+        (bp,) = _by_gid(ax, "breakpoints")
+        np.testing.assert_array_equal(bp.get_xdata(), t.breakpoints)
+        assert len(_by_gid(ax, "maximal")) == 1
+    _render(fig, tmp_path, "panels")
+
+
+def test_tradeoff_space_single_index_into_ax(tmp_path):
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot_tradeoff_space(PRE, REC, index="kulczynski", ax=ax) is fig
+    assert _by_gid(ax, "maximal") == [] and len(_by_gid(ax, "optimal")) == 1
+
+
+def test_huge_sweep_hides_per_result_curves():
+    rng = np.random.default_rng(3)
+    t = optimal_tradeoff(rng.uniform(0.05, 1, 300), rng.uniform(0.05, 1, 300))
+    ax = plot_tradeoff(t, show_curves=False).axes[0]
+    assert _by_gid(ax, "curve") == [] and len(ax.lines) == 2
+
+
+def test_comparison_plot(tmp_path):
+    comp = compare_algorithms(
+        {"A": (PRE[:3], REC[:3]), "B": (PRE[3:] * 0.9, REC[3:]), "C": ([0.6], [0.62])},
+        index="fmeasure",
+    )
+    fig = plot_comparison(comp)
+    ax = fig.axes[0]
+    for name, t in comp.tradeoffs.items():
+        (ln,) = _by_gid(ax, f"algorithm:{name}")
+        np.testing.assert_allclose(ln.get_ydata(), t.envelope(ln.get_xdata()))
+    bands = _by_gid(ax, "winner-band")
+    assert len(bands) == len(comp.intervals)
+    got = [(r.get_x(), r.get_x() + r.get_width()) for r in bands]
+    want = comp.intervals[["lam_lo", "lam_hi"]].to_numpy()
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    switches = _by_gid(ax, "switch")
+    np.testing.assert_allclose(sorted(ln.get_xdata()[0] for ln in switches), comp.breakpoints)
+    assert any(t.startswith("A (AUC = ") for t in _legend_texts(ax))
+    _render(fig, tmp_path, "comparison")
+
+
+# ---------------------------------------------------------------- errors
+def test_save_formats(tmp_path):
+    fig = plot_pr_space([0.5], [0.5])
+    assert save(fig, tmp_path / "a" / "b" / "x.PDF").read_bytes()[:4] == b"%PDF"
+    with pytest.raises(InputError, match="use a .png, .svg or .pdf suffix"):
+        save(fig, tmp_path / "x.jpeg")
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: plot_pr_space([0.5, 0.2], [0.5]), "same length"),
+        (lambda: plot_pr_space([1.5], [0.5]), r"within \[0, 1\]"),
+        (lambda: plot_pr_space([0.5], [0.5], truth_size=3), "both truth_size and n_cells"),
+        (lambda: plot_pr_space([0.5], [0.5], truth_size=30, n_cells=3), "truth_size <= n_cells"),
+        (lambda: plot_pr_space([0.5], [0.5], names=["a", "b"]), "2 names for 1"),
+        (lambda: plot_corrected_pr_space([1.5], [0.5]), r"within \[-inf, 1\]"),
+        (lambda: plot_tradeoff_space([0.5], [0.5], index=["fmeasure", "folke"], ax=object()), "single index"),
+        (lambda: plot_tradeoff_space([0.5], [0.5], index=[]), "at least one index"),
+        (
+            lambda: plot_tradeoff(
+                optimal_tradeoff([0.5], [0.5]),
+                domain=application_domain([0.5], [0.5], truth_size=2, n_cells=9, index="folke"),
+            ),
+            "domain is for",
+        ),
+    ],
+)
+def test_errors(call, match):
+    with pytest.raises(InputError, match=match):
+        call()
