@@ -32,6 +32,22 @@ def test_bicluster_benchmark_runs_tiny():
     assert "read-once floor_s" in proc.stdout and "sklearn_s" in proc.stdout
 
 
+def test_micro_benchmark_runs_tiny():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "micro.py"), "--quick"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "all four measures at scale" in proc.stdout and "agree" in proc.stdout
+
+
+def test_figures_example_runs(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "figures.py"), str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(list(tmp_path.glob("*.png"))) >= 3
+
+
 def test_quickstart_example_runs():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "quickstart.py")], capture_output=True, text=True, timeout=300
