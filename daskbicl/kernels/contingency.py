@@ -157,11 +157,22 @@ class Table:
         """Number of objects counted (exact)."""
         return int(self.counts.sum(dtype=np.int64))
 
+    def memo(self, key, compute):
+        """Cache a derived quantity on this (immutable) table.
+
+        Every measure finalized from the same table shares margins, mutual
+        information and assignments instead of recomputing them.
+        """
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
     def truth_sizes(self) -> np.ndarray:
-        return _sum_by(self.rows, self.counts, self.shape[0])
+        return self.memo("truth_sizes", lambda: _sum_by(self.rows, self.counts, self.shape[0]))
 
     def pred_sizes(self) -> np.ndarray:
-        return _sum_by(self.cols, self.counts, self.shape[1])
+        return self.memo("pred_sizes", lambda: _sum_by(self.cols, self.counts, self.shape[1]))
 
     def dense(self, limit: int = DENSE_LIMIT) -> np.ndarray:
         """The dense ``(H, H')`` int64 table; refuses tables above ``limit`` cells."""
@@ -182,7 +193,13 @@ class Table:
 
 
 def _sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
-    """Exact int64 group sums (``np.bincount`` with weights would go through float64)."""
+    """Exact int64 group sums.
+
+    ``np.bincount`` with weights sums in float64, exact while the total stays
+    below 2**53; beyond that the slower exact ``np.add.at`` is used.
+    """
+    if values.size == 0 or int(values.max()) * values.size < (1 << 53):
+        return np.rint(np.bincount(index, weights=values, minlength=size)).astype(np.int64)
     out = np.zeros(size, dtype=np.int64)
     np.add.at(out, index, values)
     return out

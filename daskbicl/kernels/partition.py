@@ -134,11 +134,14 @@ def matched_count(table: Table, dense_limit: int = DENSE_LIMIT) -> int:
     >>> matched_count(Table.from_labels([0, 0, 0, 1, 1], [5, 5, 6, 6, 6]))
     4
     """
-    from scipy.optimize import linear_sum_assignment  # imported when needed: 0.3 s
+    def solve():
+        from scipy.optimize import linear_sum_assignment  # imported when needed: 0.3 s
 
-    dense = table.dense(limit=dense_limit)
-    r, c = linear_sum_assignment(dense, maximize=True)
-    return int(dense[r, c].sum(dtype=np.int64))
+        dense = table.dense(limit=dense_limit)
+        r, c = linear_sum_assignment(dense, maximize=True)
+        return int(dense[r, c].sum(dtype=np.int64))
+
+    return table.memo(("matched", dense_limit), solve)
 
 
 def _ce_fraction(rows: Table, cols: Table, dense_limit: int) -> Fraction:
@@ -197,12 +200,15 @@ def mutual_info(table: Table) -> float:
     >>> round(mutual_info(Table.from_labels([0, 0, 1, 1], [0, 0, 1, 1])), 10)  # log 2
     0.6931471806
     """
-    n = float(table.n)
-    a = table.truth_sizes().astype(np.float64)[table.rows]
-    b = table.pred_sizes().astype(np.float64)[table.cols]
-    c = table.counts.astype(np.float64)
-    terms = xlogy(c / n, (n * c) / (a * b))
-    return max(float(np.sum(terms)), 0.0)
+    def compute():
+        n = float(table.n)
+        a = table.truth_sizes().astype(np.float64)[table.rows]
+        b = table.pred_sizes().astype(np.float64)[table.cols]
+        c = table.counts.astype(np.float64)
+        terms = xlogy(c / n, (n * c) / (a * b))
+        return max(float(np.sum(terms)), 0.0)
+
+    return table.memo("mutual_info", compute)
 
 
 def entropy(sizes: np.ndarray) -> float:
@@ -216,7 +222,7 @@ def entropy(sizes: np.ndarray) -> float:
 
 
 def _entropies(table: Table) -> tuple[float, float]:
-    return entropy(table.truth_sizes()), entropy(table.pred_sizes())
+    return table.memo("entropies", lambda: (entropy(table.truth_sizes()), entropy(table.pred_sizes())))
 
 
 def _ratio(num: float, den: float) -> float:
