@@ -1,0 +1,142 @@
+"""Batch scoring: N pred stores against one truth, against scoring them one by one.
+
+Writes one truth co-clustering and N perturbed copies (``--rows`` x ``--cols``)
+as Zarr stores, starts one LocalCluster (2 worker processes, 1 thread each)
+and times, end to end as a user runs them:
+
+* ``batch_s``         — ``daskbicl batch MANIFEST --scheduler ADDR``: every pair in
+                        one Dask computation, the truth read once;
+* ``rerun_s``         — the same command again with nothing changed: fingerprints
+                        only, no computation;
+* ``batch_local_s``   — ``daskbicl batch MANIFEST`` starting its own local cluster
+                        (what a cron line without ``--scheduler`` does);
+* ``score_each_s``    — ``daskbicl score TRUTH PRED --json --scheduler ADDR`` run N
+                        times (one process each: what a shell loop does);
+* ``score_api_s``     — ``daskbicl.score(truth, pred)`` N times in one Python
+                        process on the same cluster (no interpreter start-up:
+                        what batching saves beyond process start-up);
+* ``score_local_each_s`` — ``daskbicl score TRUTH PRED`` starting a local cluster
+                        each time, timed on ``--local-sample`` preds and scaled
+                        to N (marked ``~``).
+
+Every way computes the 8 co-clustering measures; the batch values are checked
+against ``daskbicl.score``.
+
+Run:  python benchmarks/batch.py                  (100 preds, 10^6 x 10^4; ~15 minutes)
+      python benchmarks/batch.py --quick          (seconds; what the test runs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import machine, print_table, versions  # noqa: E402
+
+import daskbicl  # noqa: E402
+
+
+def cli(*args) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "daskbicl", *map(str, args)], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"daskbicl {' '.join(map(str, args))} failed ({proc.returncode}):\n{proc.stderr}")
+    return elapsed
+
+
+def generate(folder: str, n_preds: int, rows: int, cols: int) -> tuple[str, list[str]]:
+    truth = daskbicl.save(daskbicl.random_partition(rows, cols, 10, 5, seed=0), os.path.join(folder, "truth.zarr"))
+    lazy = daskbicl.open(truth)
+    preds = []
+    for k in range(n_preds):
+        pred = daskbicl.perturb(lazy, 0.1, seed=k + 1)
+        preds.append(daskbicl.save(pred, os.path.join(folder, "preds", f"pred-{k:03d}.zarr")))
+    return truth, preds
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preds", type=int, default=100, help="number of pred stores (default 100)")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--cols", type=int, default=10_000)
+    parser.add_argument("--local-sample", type=int, default=5,
+                        help="preds scored with a fresh local cluster each, scaled to --preds (0: skip)")
+    parser.add_argument("--no-local", action="store_true", help="skip the ways that start a local cluster")
+    parser.add_argument("--quick", action="store_true",
+                        help="2 preds of 20,000 x 1,000, no local-cluster ways (what the test runs)")
+    parser.add_argument("--dir", help="folder for the stores (default: a temporary folder)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.preds, args.rows, args.cols, args.no_local = 2, 20_000, 1_000, True
+    args.local_sample = 0 if args.no_local else min(args.local_sample, args.preds)
+
+    from distributed import Client, LocalCluster
+
+    folder = args.dir or tempfile.mkdtemp(prefix="daskbicl-bench-batch-")
+    os.makedirs(os.path.join(folder, "preds"), exist_ok=True)
+    start = time.perf_counter()
+    truth, preds = generate(folder, args.preds, args.rows, args.cols)
+    generate_s = time.perf_counter() - start
+    manifest = os.path.join(folder, "manifest.toml")
+    with open(manifest, "w") as f:
+        f.write('[truth]\nsim = "truth.zarr"\n\n[pred]\nruns = "preds/pred-*.zarr"\n\n'
+                '[[pairs]]\ntruth = "sim"\npred = "runs"\n')
+    results = os.path.join(folder, "scores.sqlite")
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as lc, Client(lc) as client:
+        address = lc.scheduler_address
+        client.run(lambda: __import__("daskbicl"))  # warm the workers' imports for every way alike
+
+        batch_s = cli("batch", manifest, "--scheduler", address, "--results", results)
+        rerun_s = cli("batch", manifest, "--scheduler", address, "--results", results)
+        with sqlite3.connect(results) as con:
+            n_rows = con.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
+            sample = dict(con.execute("SELECT measure, value FROM scores WHERE pred = ?", (preds[-1],)).fetchall())
+        expected = daskbicl.score(truth, preds[-1])
+        assert sample == expected, (sample, expected)
+        assert n_rows == 8 * args.preds, n_rows
+
+        score_each_s = sum(cli("score", truth, p, "--json", "--scheduler", address) for p in preds)
+        start = time.perf_counter()
+        for p in preds:
+            daskbicl.score(truth, p)
+        score_api_s = time.perf_counter() - start
+
+    batch_local_s = None
+    if not args.no_local:
+        os.remove(results)
+        batch_local_s = cli("batch", manifest, "--results", results)
+    local = [cli("score", truth, p, "--json") for p in preds[: args.local_sample]]
+    local_each = sum(local) / len(local) * args.preds if local else None
+
+    print(f"machine: {machine()}\nversions: {versions()}")
+    print(f"{args.preds} pred stores of {args.rows:,} x {args.cols:,} against one truth; "
+          f"stores written in {generate_s:.1f} s to {folder}\n")
+    row = {
+        "preds": args.preds,
+        "batch_s": f"{batch_s:.1f}",
+        "rerun_s": f"{rerun_s:.1f}",
+        "batch_local_s": "-" if batch_local_s is None else f"{batch_local_s:.1f}",
+        "score_each_s": f"{score_each_s:.1f}",
+        "score_api_s": f"{score_api_s:.1f}",
+        "score_local_each_s": "-" if local_each is None else f"~{local_each:.0f}",
+        "speedup": f"{score_each_s / batch_s:.1f}x",
+    }
+    print_table([row], list(row))
+    print(f"\nbatch values equal daskbicl.score; {n_rows} rows; speedup = score_each_s / batch_s")
+    if args.quick and not args.dir:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

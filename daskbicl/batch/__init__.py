@@ -1,0 +1,38 @@
+"""Batch and scheduled evaluation: many (truth, pred) pairs from a TOML manifest.
+
+``daskbicl batch MANIFEST.toml`` scores every pair the manifest names in one
+Dask computation (each store read once), records one row per (truth, pred,
+measure, parameters) in an SQLite file, and on the next run skips what is
+already scored for the same input fingerprints.  ``daskbicl results FILE``
+exports the rows.
+
+Modules:
+
+* :mod:`~daskbicl.batch.manifest`    -- parse and validate the manifest (errors name the line);
+* :mod:`~daskbicl.batch.fingerprint` -- content fingerprints of Zarr stores;
+* :mod:`~daskbicl.batch.results`     -- the SQLite results file;
+* :mod:`~daskbicl.batch.runner`      -- plan (what to score) and execute (on a Client);
+* :mod:`~daskbicl.batch.cli`         -- the ``batch`` and ``results`` subcommands.
+"""
+
+from .fingerprint import StoreInfo, fingerprint, fingerprint_stores
+from .manifest import Manifest, ManifestError, Request, load_manifest, parse_manifest
+from .results import ResultsDB
+from .runner import BatchReport, Plan, execute, plan, run_batch
+
+__all__ = [
+    "BatchReport",
+    "Manifest",
+    "ManifestError",
+    "Plan",
+    "Request",
+    "ResultsDB",
+    "StoreInfo",
+    "execute",
+    "fingerprint",
+    "fingerprint_stores",
+    "load_manifest",
+    "parse_manifest",
+    "plan",
+    "run_batch",
+]

@@ -1,0 +1,187 @@
+"""``daskbicl batch`` and ``daskbicl results`` (registered by :mod:`daskbicl.cli`).
+
+Exit codes a scheduler can act on: 0 every pair scored (or already scored),
+1 some pairs failed (each recorded with its reason; the others scored),
+2 bad manifest or usage (nothing was run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import sys
+
+from ..errors import DaskbiclError
+
+__all__ = ["add_parsers", "cmd_batch", "cmd_results"]
+
+FORMATS = ("table", "csv", "json", "parquet")
+_TABLE_SCORES = ("truth", "pred", "measure", "params", "value", "scored_at")
+_TABLE_FAILURES = ("truth", "pred", "measures", "reason", "failed_at")
+
+
+def _progress_wanted(args) -> bool:
+    return sys.stderr.isatty() if args.progress is None else args.progress
+
+
+def _quiet_worker_logs() -> None:
+    """On a local cluster's workers: a failed task is reported once, by the batch, not with a traceback."""
+    import logging
+
+    logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
+
+
+def cmd_batch(args) -> int:
+    from ..cli import cluster
+    from .manifest import load_manifest
+    from .results import ResultsDB
+    from .runner import execute, plan
+
+    manifest = load_manifest(args.manifest)  # every manifest error, before any work
+    results = args.results or manifest.results
+    if args.dry_run and not os.path.exists(results):
+        results = ":memory:"  # a dry run creates nothing
+    with ResultsDB(results) as db:
+        the_plan = plan(manifest, db, force=args.force)
+        print(the_plan.describe(), file=sys.stderr)
+        if args.dry_run:
+            for job in the_plan.jobs:
+                state = "score" if job.work else ("fail" if job.errors else "skip")
+                detail = "; ".join(reason for _, reason in job.errors)
+                print(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else ""))
+            return 0
+        if the_plan.to_score:
+            with cluster(args.scheduler, args.workers) as client:
+                if not args.scheduler:
+                    client.run(_quiet_worker_logs)
+                report = execute(the_plan, db, client, progress=_progress_wanted(args))
+        else:  # nothing to compute: no cluster is started
+            report = execute(the_plan, db, None)
+    for truth, pred, reason in report.failures:
+        print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({
+            "pairs": report.pairs, "scored": report.scored, "skipped": report.skipped,
+            "failed": report.failed, "rows": report.rows, "seconds": round(report.seconds, 3),
+            "results": report.results, "run_id": report.run_id,
+            "failures": [{"truth": t, "pred": p, "reason": r} for t, p, r in report.failures],
+        }))
+    else:
+        print(report.summary())
+    return report.exit_code
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6f}" if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _table(rows: list[dict], columns) -> str:
+    text = [[_cell(r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(t[i]) for t in text)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(t.ljust(w) for t, w in zip(row, widths)).rstrip() for row in text]
+    return "\n".join(lines) + "\n"
+
+
+def _json_value(v):
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def _write_parquet(rows: list[dict], columns, output: str) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise DaskbiclError(
+            "parquet export needs pyarrow, which is not installed: pip install 'daskbicl[parquet]' "
+            "(or use --format csv)"
+        ) from None
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=list(columns))
+    try:
+        frame.to_parquet(output, index=False)
+    except OSError as exc:
+        raise DaskbiclError(f"cannot write {output}: {exc}") from exc
+
+
+def cmd_results(args) -> int:
+    from .results import FAILURE_COLUMNS, SCORE_COLUMNS, ResultsDB
+
+    if args.format == "parquet" and not args.output:
+        raise DaskbiclError("parquet is a binary format: pass --output FILE.parquet")
+    filters = dict(truth=args.truth or (), pred=args.pred or (), measure=args.measure or ())
+    with ResultsDB(args.file, create=False) as db:
+        if args.failures:
+            rows, columns, table_columns = db.failures(**filters), FAILURE_COLUMNS, _TABLE_FAILURES
+        else:
+            rows, columns, table_columns = db.scores(**filters, latest=args.latest), SCORE_COLUMNS, _TABLE_SCORES
+    if args.format == "parquet":
+        _write_parquet(rows, columns, args.output)
+        print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
+        return 0
+    if args.format == "table":
+        text = _table(rows, table_columns) if rows else ""
+    elif args.format == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buf.getvalue()
+    else:
+        text = json.dumps([{k: _json_value(v) for k, v in r.items()} for r in rows], indent=1) + "\n"
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+        except OSError as exc:
+            raise DaskbiclError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+        print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if not rows:
+        print("no matching rows", file=sys.stderr)
+    return 0
+
+
+def add_parsers(sub, common) -> None:
+    """Add ``batch`` and ``results`` to the ``daskbicl`` subcommands."""
+    p = sub.add_parser(
+        "batch",
+        help="score every pair a TOML manifest names, in one Dask computation; record results in SQLite",
+        description="Score every (truth, pred) pair of MANIFEST. Pairs already scored at the same input "
+        "fingerprints and parameters are skipped. Exit status: 0 all scored, 1 some pairs failed "
+        "(recorded with their reason), 2 bad manifest or usage.",
+    )
+    p.add_argument("manifest", help="TOML manifest (see examples/batch/manifest.toml)")
+    p.add_argument("--results", metavar="FILE",
+                   help="SQLite results file (default: the manifest's 'results', else MANIFEST.sqlite)")
+    p.add_argument("--force", action="store_true", help="rescore pairs already scored")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print what would be scored, skipped or fail, and compute nothing")
+    p.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (pairs and tasks done) on stderr (default: when stderr is a terminal)")
+    common(p)
+    p.set_defaults(func=cmd_batch)
+
+    p = sub.add_parser("results", help="export the scores recorded by 'daskbicl batch'")
+    p.add_argument("file", help="SQLite results file")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    p.add_argument("--truth", action="append", metavar="PATTERN",
+                   help="only truth stores matching this path or shell pattern (repeat for several)")
+    p.add_argument("--pred", action="append", metavar="PATTERN", help="only pred stores matching (repeatable)")
+    p.add_argument("--measure", action="append", metavar="NAME", help="only this measure (repeatable)")
+    p.add_argument("--latest", action="store_true",
+                   help="only the most recent score of each (truth, pred, measure, params)")
+    p.add_argument("--failures", action="store_true", help="export the recorded failures instead of scores")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet)")
+    p.set_defaults(func=cmd_results)

@@ -1,0 +1,544 @@
+"""The batch manifest: which pred stores are scored against which truth stores, and how.
+
+A manifest is a TOML file::
+
+    results = "scores.sqlite"              # optional; default: <manifest name>.sqlite beside it
+
+    [truth]                                # name = path, URL or glob (or a list of them)
+    sim = "data/truth.zarr"
+
+    [pred]
+    nmf = "runs/nmf-*.zarr"
+    lbm = ["runs/lbm-*.zarr", "s3://bucket/lbm/run-*.zarr"]
+
+    [[pairs]]                              # every pred of these groups against every truth of these
+    truth = "sim"
+    pred = ["nmf", "lbm"]
+    measures = ["cari", "nce"]             # optional: default, every measure that applies
+    params = { }                           # optional: measure parameters (needs `measures`)
+
+    [storage_options]                      # optional: fsspec options for URLs (anon = true, ...)
+
+Relative paths and globs are relative to the manifest's folder (so a cron job
+may run from anywhere); ``~`` is expanded; ``file://`` URLs are local paths.
+A glob selects folders locally and any matching prefix for URLs (through
+fsspec).  A literal path is not checked here: a missing store is a failed
+pair at run time, not a bad manifest.
+
+Everything that can be checked without reading data is checked before any
+work starts, and every problem is reported with its line: TOML syntax (from
+:mod:`tomllib`), unknown keys, unknown group names, unknown measures,
+parameters no listed measure accepts or of the wrong type or range (each
+distinct request is run once on a tiny in-memory pair, so the measures' own
+checks apply), and globs that match nothing.  :mod:`tomllib` reports no line
+for such semantic errors, so :class:`_Locator` finds keys in the source text.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+
+from ..errors import DaskbiclError
+from ..io.store import is_remote
+
+try:  # Python >= 3.11
+    import tomllib
+except ImportError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key"]
+
+TOP_KEYS = ("results", "storage_options", "truth", "pred", "pairs")
+PAIR_KEYS = ("truth", "pred", "measures", "params")
+_MAGIC = set("*?[")
+
+
+class ManifestError(DaskbiclError, ValueError):
+    """The manifest is malformed; the message names the line of every problem."""
+
+
+def params_key(params: dict) -> str:
+    """Canonical text of a measure's parameters (the ``params`` column of the results).
+
+    Numbers are floats (``beta = 1`` and ``beta = 1.0`` are one parameter
+    set), booleans stay booleans, keys are sorted.
+
+    >>> params_key({"beta": 2, "clip": False})
+    '{"beta":2.0,"clip":false}'
+    """
+    return json.dumps({k: _canonical(v) for k, v in params.items()}, sort_keys=True, separators=(",", ":"))
+
+
+def _canonical(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Request:
+    """The measures (None: all that apply) and parameters to score one pair with."""
+
+    measures: tuple[str, ...] | None
+    params: tuple[tuple[str, object], ...] = ()
+    line: int = field(default=0, compare=False)
+
+    def resolve(self, kind_truth: str, kind_pred: str) -> list[tuple[object, dict]]:
+        """``[(Measure, full parameter dict), ...]`` for inputs of these kinds.
+
+        Raises :class:`~daskbicl.MeasureError` when a measure does not apply
+        to the kinds (e.g. ``cari`` on a biclustering).
+        """
+        from ..measures import select_measures
+
+        selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
+        given = dict(self.params)
+        return [(m, {k: _canonical(given.get(k, v)) for k, v in m.params.items()}) for m in selected]
+
+
+@dataclass
+class Manifest:
+    """A validated manifest with its globs expanded.
+
+    ``pairs`` maps ``(truth, pred)`` store locations (absolute local paths or
+    URLs) to the requests scored on that pair, in manifest order.
+    """
+
+    path: str | None
+    results: str | None
+    storage_options: dict
+    pairs: dict[tuple[str, str], tuple[Request, ...]]
+
+    @property
+    def stores(self) -> list[str]:
+        """Every distinct store, each once."""
+        return list(dict.fromkeys(s for pair in self.pairs for s in pair))
+
+
+# --------------------------------------------------------------------------- line numbers
+
+
+class _Locator:
+    """Line spans of the keys and table headers of a TOML text.
+
+    Paths are tuples as in the parsed document: ``("pairs", 1, "measures")``
+    is the ``measures`` key of the second ``[[pairs]]`` table.  A small
+    scanner that knows strings, comments, brackets and headers; the text has
+    already been parsed by :mod:`tomllib`, so it is valid TOML.
+    """
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.spans: dict[tuple, tuple[int, int]] = {}
+        table: tuple = ()
+        aot: dict[tuple, int] = {}
+        string, depth = None, 0
+        open_key = None
+        for n, line in enumerate(self.lines, 1):
+            if string is None and depth == 0:
+                stripped = line.strip()
+                if stripped.startswith("["):
+                    double = stripped.startswith("[[")
+                    inner = stripped[2 : stripped.index("]]")] if double else stripped[1 : stripped.index("]")]
+                    raw = tuple(_split_key(inner))
+                    if double:
+                        aot[raw] = aot.get(raw, -1) + 1
+                    table = self._resolve(raw, aot)
+                    self.spans.setdefault(table, (n, n))
+                    continue
+                split = _key_and_value(line)
+                if split is not None:
+                    key, rest = split
+                    open_key = table + tuple(_split_key(key))
+                    self.spans[open_key] = (n, n)
+                    string, depth = _scan(rest, string, depth)
+                    if string is None and depth == 0:
+                        open_key = None
+                    continue
+            string, depth = _scan(line, string, depth)
+            if open_key is not None:
+                self.spans[open_key] = (self.spans[open_key][0], n)
+                if string is None and depth == 0:
+                    open_key = None
+
+    @staticmethod
+    def _resolve(raw: tuple, aot: dict) -> tuple:
+        out: list = []
+        for i, part in enumerate(raw):
+            out.append(part)
+            if raw[: i + 1] in aot:
+                out.append(aot[raw[: i + 1]])
+        return tuple(out)
+
+    def line(self, path: tuple, token: str | None = None) -> int:
+        """Line of ``path`` (or of its nearest recorded parent); of ``token`` within it if found."""
+        for k in range(len(path), 0, -1):
+            span = self.spans.get(tuple(path[:k]))
+            if span is None:
+                continue
+            if token is not None:
+                for quoted in (f'"{token}"', f"'{token}'", token):
+                    for n in range(span[0], span[1] + 1):
+                        if quoted in self.lines[n - 1]:
+                            return n
+            return span[0]
+        return 1
+
+
+def _scan(text: str, string: str | None, depth: int) -> tuple[str | None, int]:
+    """Carry (open string delimiter, bracket depth) over ``text``; comments ignored."""
+    i = 0
+    while i < len(text):
+        if string is not None:
+            if string in ('"', '"""') and text[i] == "\\":
+                i += 2
+                continue
+            if text.startswith(string, i):
+                i += len(string)
+                string = None
+                continue
+            i += 1
+            continue
+        c = text[i]
+        if c == "#":
+            break
+        if text.startswith('"""', i) or text.startswith("'''", i):
+            string = text[i : i + 3]
+            i += 3
+            continue
+        if c in "\"'":
+            string = c
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        i += 1
+    if string in ('"', "'"):  # one-line strings end with their line
+        string = None
+    return string, depth
+
+
+def _key_and_value(line: str) -> tuple[str, str] | None:
+    quote = None
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            return None
+        elif c == "=":
+            key = line[:i].strip()
+            return (key, line[i + 1 :]) if key else None
+    return None
+
+
+def _split_key(text: str) -> list[str]:
+    parts, current, quote = [], "", None
+    for c in text:
+        if quote:
+            if c == quote:
+                quote = None
+            else:
+                current += c
+        elif c in "\"'":
+            quote = c
+        elif c == ".":
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += c
+    parts.append(current.strip())
+    return parts
+
+
+# --------------------------------------------------------------------------- validation
+
+
+class _Checker:
+    def __init__(self, text: str, source: str):
+        self.locator = _Locator(text)
+        self.source = source
+        self.errors: list[tuple[int, str]] = []
+
+    def error(self, path: tuple, message: str, token: str | None = None) -> None:
+        self.errors.append((self.locator.line(path, token), message))
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            lines = [f"{self.source}, line {n}: {msg}" for n, msg in sorted(set(self.errors))]
+            head = "" if len(lines) == 1 else f"{len(lines)} problems in the manifest:\n"
+            raise ManifestError(head + "\n".join(lines))
+
+
+def _where(path: tuple) -> str:
+    if len(path) >= 2 and path[0] == "pairs" and isinstance(path[1], int):
+        rest = ".".join(map(str, path[2:]))
+        return f"[[pairs]] #{path[1] + 1}" + (f" key {rest!r}" if rest else "")
+    return ".".join(map(str, path))
+
+
+def _names(value, path: tuple, check: _Checker, what: str) -> list[str] | None:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(x, str) and x for x in items):
+        check.error(path, f"{_where(path)} must be a {what} or a non-empty list of them")
+        return None
+    return items
+
+
+def _check_groups(doc: dict, check: _Checker) -> dict[str, dict[str, list[str]]]:
+    groups: dict[str, dict[str, list[str]]] = {}
+    for role in ("truth", "pred"):
+        table = doc.get(role)
+        if table is None:
+            check.error((), f"missing [{role}] table (name = store path, URL or glob)")
+            groups[role] = {}
+            continue
+        if not isinstance(table, dict) or not table:
+            check.error((role,), f"[{role}] must be a table of name = store path, URL or glob")
+            groups[role] = {}
+            continue
+        groups[role] = {}
+        for name, value in table.items():
+            items = _names(value, (role, name), check, "store path, URL or glob")
+            if items is not None:
+                groups[role][name] = items
+    return groups
+
+
+def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _Checker) -> dict | None:
+    from ..measures import get
+
+    params = entry.get("params", {})
+    ppath = path + ("params",)
+    if not isinstance(params, dict):
+        check.error(ppath, "params must be a table, e.g. params = { beta = 0.5 }")
+        return None
+    if params and measures is None:
+        check.error(ppath, "params needs an explicit measures list (which measures the parameters are for)")
+        return None
+    defaults: dict = {}
+    for name in measures or []:
+        for k, v in get(name).params.items():
+            defaults.setdefault(k, v)
+    ok = True
+    for k, v in params.items():
+        if k not in defaults:
+            accepted = ", ".join(sorted(defaults)) or "none"
+            check.error(ppath + (k,), f"parameter {k!r} is not accepted by {', '.join(measures)} "
+                        f"(they accept: {accepted})", token=k)
+            ok = False
+        elif isinstance(defaults[k], bool) and not isinstance(v, bool):
+            check.error(ppath + (k,), f"parameter {k!r} must be true or false, got {v!r}", token=k)
+            ok = False
+        elif not isinstance(defaults[k], bool) and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            check.error(ppath + (k,), f"parameter {k!r} must be a number, got {v!r}", token=k)
+            ok = False
+    return dict(params) if ok else None
+
+
+def _check_pair(entry, i: int, groups: dict, check: _Checker) -> tuple | None:
+    from ..measures import get
+
+    path = ("pairs", i)
+    if not isinstance(entry, dict):
+        check.error(("pairs",), "pairs must be an array of tables: write [[pairs]] headers")
+        return None
+    ok = True
+    for key in entry:
+        if key not in PAIR_KEYS:
+            check.error(path + (key,), f"unknown key {key!r} in {_where(path)} (allowed: {', '.join(PAIR_KEYS)})")
+            ok = False
+    chosen = {}
+    for role in ("truth", "pred"):
+        if role not in entry:
+            check.error(path, f"{_where(path)} has no {role!r} key (a name from [{role}] or a list of them)")
+            ok = False
+            continue
+        names = _names(entry[role], path + (role,), check, f"name from [{role}]")
+        if names is None:
+            ok = False
+            continue
+        for name in names:
+            if name not in groups[role]:
+                known = ", ".join(sorted(groups[role])) or "none"
+                check.error(path + (role,), f"{role} {name!r} is not defined in [{role}] (defined: {known})", token=name)
+                ok = False
+        chosen[role] = names
+    measures = None
+    if "measures" in entry:
+        measures = _names(entry["measures"], path + ("measures",), check, "measure name")
+        if measures is None:
+            return None
+        for name in measures:
+            try:
+                get(name)
+            except DaskbiclError as exc:
+                check.error(path + ("measures",), str(exc), token=name)
+                ok = False
+        measures = list(dict.fromkeys(measures))
+    params = _check_params(entry, path, measures, check) if ok else None
+    if not ok or params is None:
+        return None
+    request = Request(
+        tuple(measures) if measures else None,
+        tuple(sorted((k, _canonical(v)) for k, v in params.items())),
+        check.locator.line(path),
+    )
+    return chosen["truth"], chosen["pred"], request
+
+
+def _tiny(kind: str):
+    from .. import biclustering, partition
+
+    if kind == "partition":
+        return partition([0, 0, 1, 1], [0, 1, 1]), partition([1, 1, 0, 0], [2, 3, 3])
+    truth = biclustering([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 1, 0], [0, 1, 1]])
+    pred = biclustering([[1, 1, 1, 0], [0, 0, 1, 1]], [[1, 0, 0], [0, 1, 1]])
+    return truth, pred
+
+
+def dry_run(request: Request) -> str | None:
+    """Run ``request`` on a tiny in-memory pair; the error message, or None when it works.
+
+    The measures' own parameter checks (``beta > 0``, ...) run here, before
+    any store is read, so a bad value is a manifest error and not one failure
+    per pair.
+    """
+    import dask
+
+    from ..measures import PROVIDERS, finalize, get, prepare
+
+    if request.measures is None:
+        return None
+    kinds = None
+    for name in request.measures:
+        accepted = set(PROVIDERS[get(name).needs].kinds)
+        kinds = accepted if kinds is None else kinds & accepted
+    if not kinds:
+        return f"measures {', '.join(request.measures)} cannot score the same kind of input"
+    truth, pred = _tiny("partition" if "partition" in kinds else "biclustering")
+    try:
+        selected, per_measure, graphs = prepare(truth, pred, list(request.measures), **dict(request.params))
+        tables = dask.compute(*graphs.values(), scheduler="sync")
+        finalize(selected, per_measure, dict(zip(graphs, tables)))
+    except (DaskbiclError, ValueError, TypeError) as exc:
+        return str(exc)
+    return None
+
+
+def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
+    """Store locations a path, URL or glob names (a literal is returned as is, not checked)."""
+    if is_remote(pattern):  # through fsspec, so a literal URL and a glob's match are spelled alike
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(pattern, **storage_options)
+        if not _MAGIC & set(pattern):
+            return [fs.unstrip_protocol(path).rstrip("/")]
+        return sorted(fs.unstrip_protocol(p).rstrip("/") for p in fs.glob(path))
+    local = pattern[len("file://") :] if pattern.startswith("file://") else pattern
+    local = os.path.expanduser(local)
+    if not os.path.isabs(local):
+        local = os.path.join(base_dir, local)
+    if not _MAGIC & set(pattern):
+        return [os.path.normpath(local)]
+    return sorted(os.path.normpath(p) for p in glob.glob(local, recursive=True) if os.path.isdir(p))
+
+
+def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") -> Manifest:
+    """Validate a manifest's text and expand its globs.
+
+    Raises
+    ------
+    ManifestError
+        With one line per problem, each naming ``source`` and the line.
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{source}: invalid TOML: {exc}") from None
+    check = _Checker(text, source)
+    for key in doc:
+        if key not in TOP_KEYS:
+            check.error((key,), f"unknown key {key!r} (allowed at the top level: {', '.join(TOP_KEYS)})")
+    results = doc.get("results")
+    if results is not None and not (isinstance(results, str) and results):
+        check.error(("results",), "results must be the path of the results file")
+    storage_options = doc.get("storage_options", {})
+    if not isinstance(storage_options, dict):
+        check.error(("storage_options",), "storage_options must be a table of fsspec options")
+        storage_options = {}
+    groups = _check_groups(doc, check)
+    entries = doc.get("pairs")
+    if entries is None:
+        check.error((), "no [[pairs]] table: say which pred groups are scored against which truth groups")
+        entries = []
+    elif not isinstance(entries, list):
+        check.error(("pairs",), "pairs must be an array of tables: write [[pairs]] headers")
+        entries = []
+    checked = [_check_pair(entry, i, groups, check) for i, entry in enumerate(entries)]
+    seen: list[Request] = []
+    for i, c in enumerate(checked):
+        if c is not None and c[2] not in seen:
+            seen.append(c[2])
+            problem = dry_run(c[2])
+            if problem:
+                check.error(("pairs", i, "params" if c[2].params else "measures"), problem)
+
+    base_dir = os.path.abspath(base_dir)
+    expanded: dict[tuple[str, str], list[str]] = {}
+    for role in ("truth", "pred"):
+        for name, patterns in groups[role].items():
+            stores: list[str] = []
+            for pattern in patterns:
+                try:
+                    found = _expand(pattern, base_dir, storage_options)
+                except Exception as exc:  # fsspec: unknown protocol, missing backend, no credentials, ...
+                    check.error((role, name), f"cannot expand {pattern!r}: {type(exc).__name__}: {exc}", token=pattern)
+                    continue
+                if not found:
+                    check.error((role, name), f"{role} {name!r}: {pattern!r} matches nothing", token=pattern)
+                stores.extend(found)
+            expanded[(role, name)] = list(dict.fromkeys(stores))
+    if results is not None and is_remote(results):
+        check.error(("results",), f"results must be a local file (SQLite), got {results!r}")
+    check.raise_if_any()
+
+    pairs: dict[tuple[str, str], list[Request]] = {}
+    for truth_names, pred_names, request in checked:
+        for tn in truth_names:
+            for pn in pred_names:
+                for t in expanded[("truth", tn)]:
+                    for p in expanded[("pred", pn)]:
+                        requests = pairs.setdefault((t, p), [])
+                        if request not in requests:
+                            requests.append(request)
+    if results is not None:
+        results = os.path.normpath(os.path.join(base_dir, os.path.expanduser(results)))
+    return Manifest(
+        path=None,
+        results=results,
+        storage_options=dict(storage_options),
+        pairs={k: tuple(v) for k, v in pairs.items()},
+    )
+
+
+def load_manifest(path) -> Manifest:
+    """Read, validate and expand the manifest file at ``path``."""
+    text_path = os.fspath(path)
+    try:
+        with open(text_path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise ManifestError(f"cannot read manifest {text_path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"manifest {text_path} is not UTF-8 text: {exc}") from None
+    manifest = parse_manifest(text, base_dir=os.path.dirname(os.path.abspath(text_path)), source=text_path)
+    manifest.path = os.path.abspath(text_path)
+    if manifest.results is None:
+        manifest.results = os.path.splitext(manifest.path)[0] + ".sqlite"
+    return manifest

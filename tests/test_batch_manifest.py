@@ -1,0 +1,302 @@
+"""Batch building blocks without a cluster: the manifest, fingerprints, the results file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import textwrap
+
+import numpy as np
+import pytest
+
+import daskbicl
+from daskbicl.batch import (
+    ManifestError,
+    ResultsDB,
+    fingerprint,
+    fingerprint_stores,
+    load_manifest,
+    parse_manifest,
+)
+from daskbicl.batch.manifest import Request, _Locator, params_key
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    root = tmp_path_factory.mktemp("manifest-stores")
+    truth = daskbicl.random_partition(3000, 200, 4, 3, seed=0, chunk=1000)
+    daskbicl.save(truth, root / "truth.zarr")
+    for k in range(3):
+        daskbicl.save(daskbicl.perturb(daskbicl.open(root / "truth.zarr"), 0.2, seed=k + 1), root / f"run-{k}.zarr")
+    (root / "notes.txt").write_text("not a store")
+    return root
+
+
+def write(folder, text, name="m.toml"):
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+GOOD = """
+results = "out/scores.sqlite"
+
+[truth]
+sim = "truth.zarr"
+
+[pred]
+runs = "run-*.zarr"               # a glob, relative to this file
+extra = ["run-0.zarr", "missing.zarr"]
+
+[[pairs]]
+truth = "sim"
+pred = ["runs", "extra"]
+measures = ["cari", "nce"]
+
+[[pairs]]
+truth = ["sim"]
+pred = "runs"
+measures = ["fmeasure"]
+params = { beta = 2 }
+"""
+
+
+def test_manifest_expands_globs_relative_to_its_folder_and_merges_requests(stores, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # cron runs from anywhere
+    m = load_manifest(write(stores, GOOD))
+    truth = str(stores / "truth.zarr")
+    runs = [str(stores / f"run-{k}.zarr") for k in range(3)]
+    assert list(m.pairs) == [(truth, p) for p in runs] + [(truth, str(stores / "missing.zarr"))]
+    assert m.pairs[(truth, runs[0])] == (
+        Request(("cari", "nce")),
+        Request(("fmeasure",), (("beta", 2.0),)),
+    )
+    assert m.pairs[(truth, str(stores / "missing.zarr"))] == (Request(("cari", "nce")),)
+    assert m.results == str(stores / "out" / "scores.sqlite")
+    assert m.stores == [truth, *runs, str(stores / "missing.zarr")]
+
+
+def test_default_results_file_is_beside_the_manifest(stores):
+    path = write(stores, GOOD.replace('results = "out/scores.sqlite"', ""), "nightly.toml")
+    assert load_manifest(path).results == str(stores / "nightly.sqlite")
+
+
+# Each case: manifest text, the line reported, a fragment of the message.
+BAD = {
+    "unknown top-level key": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\ncolour = 1\n[[pairs]]\ntruth = "t"\npred = "p"\nlimit = 3\n',
+                              9, "unknown key 'limit'"),
+    "unknown key in pairs": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasure = ["cari"]\n',
+                             8, "unknown key 'measure' in [[pairs]] #1"),
+    "unknown measure in a multi-line list": (
+        '[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = [\n  "cari",\n  "carri",\n]\n',
+        10, "unknown measure 'carri'. Did you mean 'cari'"),
+    "glob matching nothing": ('[truth]\nt = "truth.zarr"\n[pred]\np = [\n  "run-0.zarr",\n  "runs/*.zarr",\n]\n[[pairs]]\ntruth = "t"\npred = "p"\n',
+                              6, "'runs/*.zarr' matches nothing"),
+    "undefined group": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n\n[[pairs]]\ntruth = "t"\npred = "p"\n\n[[pairs]]\ntruth = "t"\npred = ["p", "q"]\n',
+                        12, "pred 'q' is not defined in [pred] (defined: p)"),
+    "parameter out of range": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["fmeasure"]\nparams = { beta = -1 }\n',
+                               9, "beta must be a finite number > 0"),
+    "parameter of the wrong type": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["fmeasure"]\n[pairs.params]\nbeta = "2"\n',
+                                    10, "parameter 'beta' must be a number"),
+    "parameter no measure accepts": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["cari"]\nparams = { beta = 2 }\n',
+                                     9, "parameter 'beta' is not accepted by cari"),
+    "params without measures": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nparams = { beta = 2 }\n',
+                                8, "params needs an explicit measures list"),
+    "missing pred key": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\n', 5, "has no 'pred' key"),
+    "pairs as a table": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[pairs]\ntruth = "t"\npred = "p"\n', 5, "write [[pairs]]"),
+    "no pairs": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n', 1, "no [[pairs]] table"),
+    "empty group list": ('[truth]\nt = "truth.zarr"\n[pred]\np = []\n[[pairs]]\ntruth = "t"\npred = "p"\n', 4, "non-empty list"),
+    "measures of different kinds": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["cari", "fmeasure"]\nparams = { beta = 0 }\n',
+                                    9, "beta must be a finite number > 0"),
+    "TOML syntax": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr\n', 4, "invalid TOML"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_malformed_manifest_is_rejected_naming_the_line(stores, case):
+    text, line, fragment = BAD[case]
+    path = write(stores, text, "bad.toml")
+    with pytest.raises(ManifestError) as err:
+        load_manifest(path)
+    message = str(err.value)
+    assert fragment in message
+    assert isinstance(err.value, daskbicl.DaskbiclError)
+    if case == "TOML syntax":  # tomllib's own position
+        assert f"line {line}" in message
+    else:
+        assert f"bad.toml, line {line}: " in message, message
+
+
+def test_every_problem_is_listed_in_line_order(stores):
+    text = (
+        'colour = "blue"\n'                       # 1
+        '[truth]\nt = "truth.zarr"\n'             # 2-3
+        '[pred]\np = "nothing-*.zarr"\n'          # 4-5
+        '[[pairs]]\ntruth = "t"\npred = "p"\n'    # 6-8
+        'measures = ["bogus"]\n'                  # 9
+    )
+    with pytest.raises(ManifestError) as err:
+        parse_manifest(text, base_dir=str(stores), source="x.toml")
+    lines = str(err.value).splitlines()
+    assert lines[0] == "3 problems in the manifest:"
+    assert [ln.split(":")[0] for ln in lines[1:]] == ["x.toml, line 1", "x.toml, line 5", "x.toml, line 9"]
+
+
+def test_locator_handles_strings_comments_and_nested_tables():
+    text = textwrap.dedent('''
+        # [not] a header
+        title = "a = b # not a comment"
+        [truth]
+        "quoted.key" = 'x'
+        [[pairs]]
+        measures = [  # a comment ] with brackets
+          "cari",
+          """a [multi-line
+          string = 1""",
+        ]
+        after = 1
+        [[pairs]]
+        params.beta = 2
+        [pairs.inner]
+        k = 1
+    ''').lstrip("\n")
+    loc = _Locator(text)
+    assert loc.line(("title",)) == 2
+    assert loc.line(("truth", "quoted.key")) == 4
+    assert loc.spans[("pairs", 0, "measures")] == (6, 10)
+    assert loc.line(("pairs", 0, "measures"), token="cari") == 7
+    assert loc.line(("pairs", 0, "after")) == 11
+    assert loc.line(("pairs", 1, "params", "beta")) == 13
+    assert loc.line(("pairs", 1, "inner", "k")) == 15
+    assert loc.line(("pairs", 1, "nope")) == 12  # falls back to the table header
+
+
+def test_url_globs_are_expanded_with_fsspec():
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    for name in ("a.zarr", "b.zarr", "c.txt"):
+        fs.pipe(f"/bucket/{name}/zarr.json", b"{}")
+    text = '[truth]\nt = "memory://bucket/a.zarr"\n[pred]\np = "memory://bucket/*.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\n'
+    m = parse_manifest(text)
+    a, b = fs.unstrip_protocol("/bucket/a.zarr"), fs.unstrip_protocol("/bucket/b.zarr")
+    assert list(m.pairs) == [(a, a), (a, b)]  # the literal and the glob's match are one store
+    with pytest.raises(ManifestError, match="line 4: pred 'p': 'memory://bucket/none-\\*' matches nothing"):
+        parse_manifest(text.replace("*.zarr", "none-*"))
+
+
+def test_params_are_canonical_and_requests_resolve_defaults():
+    assert params_key({"beta": 1, "clip": False}) == params_key({"clip": False, "beta": 1.0})
+    resolved = Request(("fmeasure", "cari"), (("beta", 2.0),)).resolve("partition", "partition")
+    assert [(m.name, p) for m, p in resolved] == [("fmeasure", {"beta": 2.0, "drop_empty": False}), ("cari", {})]
+    with pytest.raises(daskbicl.MeasureError, match="needs co-clusterings"):
+        Request(("cari",)).resolve("biclustering", "partition")
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+
+def test_fingerprint_sees_every_content_change_and_nothing_else(tmp_path):
+    z = np.arange(5000) % 7
+    w = np.arange(300) % 3
+    path = tmp_path / "a.zarr"
+    daskbicl.save(daskbicl.partition(z, w), path, chunk=1000)
+    first = fingerprint(path)
+    assert len(first) == 32
+    daskbicl.save(daskbicl.partition(z, w), path, chunk=1000, overwrite=True)  # identical rewrite
+    os.utime(path / "zarr.json")
+    assert fingerprint(path) == first
+
+    changed = z.copy()
+    changed[4321] = 6 - changed[4321]  # one label: the chunk's compressed bytes change
+    daskbicl.save(daskbicl.partition(changed, w), path, chunk=1000, overwrite=True)
+    assert fingerprint(path) != first
+
+    daskbicl.save(daskbicl.partition(z, w), path, chunk=500, overwrite=True)  # same labels, other chunking
+    assert fingerprint(path) != first
+
+    daskbicl.save(daskbicl.partition(z, w), path, chunk=1000, overwrite=True)
+    assert fingerprint(path) == first
+    (path / "zarr.json").write_text((path / "zarr.json").read_text().replace('"partition"', '"partition", "note": 1'))
+    assert fingerprint(path) != first  # metadata (attributes) are part of it
+
+    daskbicl.save(daskbicl.partition(z, w), path, chunk=1000, overwrite=True)
+    chunk = path / "row_labels" / "c" / "0"
+    data = bytearray(chunk.read_bytes())
+    data[-1] ^= 0xFF  # same size, one byte flipped
+    chunk.write_bytes(bytes(data))
+    assert fingerprint(path) != first
+
+
+def test_fingerprint_reports_bad_stores_without_raising(stores, tmp_path):
+    foreign = tmp_path / "foreign.zarr"
+    foreign.mkdir()
+    (foreign / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    broken = tmp_path / "broken.zarr"
+    broken.mkdir()
+    (broken / "zarr.json").write_text("{not json")
+    paths = [stores / "truth.zarr", tmp_path / "missing.zarr", stores / "notes.txt", foreign, broken, tmp_path]
+    info = fingerprint_stores(paths)
+    good = info[str(stores / "truth.zarr")]
+    assert good.error is None and good.kind == "partition" and good.nbytes > 0
+    assert good.objects == 3 + 3 + 1  # zarr.json of the group and 2 arrays, 3 row chunks, 1 col chunk
+    assert "no such file or directory" in info[str(tmp_path / "missing.zarr")].error
+    assert "is a file, not a Zarr store" in info[str(stores / "notes.txt")].error
+    assert "not a daskbicl store" in info[str(foreign)].error
+    assert "invalid JSON" in info[str(broken)].error
+    assert "not a Zarr store (no zarr.json" in info[str(tmp_path)].error
+    with pytest.raises(daskbicl.StoreError, match="no such file"):
+        fingerprint(tmp_path / "missing.zarr")
+
+
+# --------------------------------------------------------------------------- results file
+
+
+def test_results_file_upserts_and_filters(tmp_path):
+    path = tmp_path / "r.sqlite"
+    with ResultsDB(path) as db:
+        assert db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        rows = [("cari", "{}", 0.5), ("nce", "{}", float("nan"))]
+        db.record_pair("/t.zarr", "/p1.zarr", "T1", "P1", rows, run_id="r1")
+        db.record_pair("/t.zarr", "/p1.zarr", "T1", "P1", [("cari", "{}", 0.75)], run_id="r2")  # same key: updated
+        db.record_pair("/t.zarr", "/p1.zarr", "T1", "P2", [("cari", "{}", 0.25)])  # changed pred: new row
+        db.record_pair("/t.zarr", "/p2.zarr", "T1", "Q", [("mocice_bcubed.f1", "{}", 0.9)])
+        assert db.scored("/t.zarr", "/p1.zarr", "T1", "P1") == {("cari", "{}"), ("nce", "{}")}
+        assert db.scored("/t.zarr", "/p2.zarr", "T1", "Q") == {("mocice_bcubed", "{}")}
+        everything = db.scores()
+        assert len(everything) == 4
+        assert [r["value"] for r in everything[:2]] == [0.75, None]
+        assert len(db.scores(latest=True)) == 3  # the P1 cari row is superseded by the P2 one
+        assert {r["pred_fp"] for r in db.scores(latest=True, measure=["cari"], pred=["/p1.zarr"])} == {"P2"}
+        assert len(db.scores(pred=["*/p2*"])) == 1
+        assert len(db.scores(measure=["mocice_bcubed"])) == 1
+        db.record_failure("/t.zarr", "/p3.zarr", "T1", None, "cari", "{}", "pred: no such file", run_id="r3")
+        assert db.failures(pred=["/p3.zarr"])[0]["reason"] == "pred: no such file"
+    con = sqlite3.connect(path)
+    with pytest.raises(sqlite3.IntegrityError):  # the UNIQUE key holds whatever writes the file
+        con.execute(
+            "INSERT INTO scores (truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at) "
+            "VALUES ('/t.zarr', '/p1.zarr', 'cari', '{}', 'T1', 'P1', 0, 'x', 'y')"
+        )
+
+
+def test_results_file_errors(tmp_path):
+    with pytest.raises(daskbicl.DaskbiclError, match="no such results file"):
+        ResultsDB(tmp_path / "none.sqlite", create=False)
+    with pytest.raises(daskbicl.DaskbiclError, match="folder .* does not exist"):
+        ResultsDB(tmp_path / "no" / "r.sqlite")
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(daskbicl.DaskbiclError, match="not a usable SQLite results file"):
+        ResultsDB(junk)
+
+
+def test_the_example_manifest_is_valid(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = open(os.path.join(root, "examples", "batch", "manifest.toml")).read()
+    (tmp_path / "data").mkdir()
+    for name in ("truth", "pred-000", "pred-001", "pred-002"):
+        daskbicl.save(daskbicl.partition([0, 1, 1], [0, 0]), tmp_path / "data" / f"{name}.zarr")
+    path = write(tmp_path, text, "manifest.toml")
+    m = load_manifest(path)
+    assert len(m.pairs) == 3 and m.results == str(tmp_path / "scores.sqlite")
+    assert {len(requests) for requests in m.pairs.values()} == {2}
