@@ -120,6 +120,8 @@ __all__ = [
     "bcubed_block",
     "bcubed_finalize",
     "bcubed_plan",
+    "bicluster_overlap",
+    "coverage",
     "e4sc",
     "jaccard_table",
     "micro_ce",
