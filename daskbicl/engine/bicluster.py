@@ -15,7 +15,7 @@ import xarray as xr
 
 from ..io.convert import as_biclustering
 from ..kernels.masks import BiclusterTables, intersect_counts, merge_mask_counts, tables_from_partitions
-from .core import map_chunks, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, tree_reduce
 from .partition import partition_tables
 
 __all__ = ["bicluster_tables", "mask_counts_graph"]
@@ -23,7 +23,8 @@ __all__ = ["bicluster_tables", "mask_counts_graph"]
 
 def mask_counts_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed :class:`~daskbicl.kernels.masks.MaskCounts` of two (K, n) and (L, n) masks."""
-    parts = map_chunks(intersect_counts, (truth_mask, pred_mask))
+    blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
+    parts = map_blocks_delayed(intersect_counts, blocks)
     return tree_reduce(parts, merge_mask_counts, split_every=split_every)
 
 

@@ -66,50 +66,6 @@ def map_blocks_delayed(func, blocks, *args):
     return [dask.delayed(func, pure=False)(*args, *block) for block in blocks]
 
 
-def _wrap(func, args, *blocks):
-    out = np.empty(1, dtype=object)
-    out[0] = func(*args, *blocks)
-    return out
-
-
-def map_chunks(func, arrays, *args, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list:
-    """Apply ``func(*args, *blocks)`` to aligned chunks; one Delayed result per chunk.
-
-    For dask inputs this is a ``map_blocks`` over the arrays, so dask fuses
-    each chunk's read (e.g. from Zarr) into the task that consumes it: a chunk
-    is loaded only when it is about to be counted, and memory stays at a few
-    chunks per worker however many chunks there are.  numpy inputs are cut
-    into views (:func:`aligned_blocks`).
-    """
-    if not any(isinstance(a, da.Array) for a in arrays):
-        return map_blocks_delayed(func, aligned_blocks(*arrays, axis=axis, chunk=chunk), *args)
-    lead = next(a for a in arrays if isinstance(a, da.Array))
-    target = lead.chunks[axis % lead.ndim]
-    unified = []
-    for arr in arrays:
-        if not isinstance(arr, da.Array):
-            arr = da.from_array(np.asarray(arr), chunks=-1)
-        chunks = tuple(target if i == arr.ndim - 1 else (arr.shape[i],) for i in range(arr.ndim))
-        if arr.chunks != chunks:
-            arr = arr.rechunk(chunks)
-        unified.append(arr)
-    ndim = max(a.ndim for a in unified)
-    # Bring every input to the same number of dimensions (leading axes of one chunk).
-    unified = [a[(None,) * (ndim - a.ndim)] if a.ndim < ndim else a for a in unified]
-    out = da.map_blocks(
-        _wrap, func, args, *unified,
-        dtype=object,
-        drop_axis=list(range(ndim - 1)),
-        chunks=((1,) * len(target),),
-        meta=np.empty(0, dtype=object),
-    )
-    return [dask.delayed(_first, pure=False)(block) for block in out.to_delayed().reshape(-1)]
-
-
-def _first(block):
-    return block[0]
-
-
 def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
     """Combine delayed ``parts`` with ``combine(*group)`` in a tree of fan-in ``split_every``.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import xarray as xr
 
 from ..kernels.contingency import PairCounts, Table, count_pairs, merge_pairs
-from .core import map_chunks, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, tree_reduce
 
 __all__ = ["contingency_graph", "partition_tables"]
 
@@ -31,7 +31,8 @@ def contingency_graph(truth_labels, pred_labels, *, names=("truth labels", "pred
     """A Delayed :class:`Table` counting two aligned 1-D label arrays."""
     import dask
 
-    parts = map_chunks(_count_block, (truth_labels, pred_labels), names)
+    blocks = aligned_blocks(truth_labels, pred_labels)
+    parts = map_blocks_delayed(_count_block, blocks, names)
     root = tree_reduce(parts, merge_pairs, split_every=split_every)
     return dask.delayed(_finalize, pure=False)(root)
 

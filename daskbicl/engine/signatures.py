@@ -18,7 +18,7 @@ import xarray as xr
 from ..io.convert import as_biclustering
 from ..kernels.micro import PRF, MicroTables, bcubed_block, bcubed_finalize, bcubed_plan
 from ..kernels.signatures import merge_signature_counts, signature_counts
-from .core import map_chunks, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, tree_reduce
 
 __all__ = ["MicroResult", "micro_graph", "signature_graph"]
 
@@ -35,7 +35,8 @@ class MicroResult(NamedTuple):
 
 def signature_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.signatures.SignatureClasses`."""
-    parts = map_chunks(signature_counts, (truth_mask, pred_mask))
+    blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
+    parts = map_blocks_delayed(signature_counts, blocks)
     return tree_reduce(parts, merge_signature_counts, split_every=split_every)
 
 
