@@ -28,10 +28,6 @@ from .errors import (
 from .io import as_dataset, save
 from .io.store import open_store as open
 from .io.synthetic import perturb, random_partition
-from .measures import REGISTRY as _REGISTRY
-from .measures import score
-from .measures.bicluster import pair_scores
-from .sweep import SweepTradeoff, tradeoff
 from .kernels.tradeoff import (
     application_domain,
     compare_algorithms,
@@ -41,8 +37,12 @@ from .kernels.tradeoff import (
     tradeoff_curves,
     weighted_index,
 )
+from .measures import REGISTRY as _REGISTRY
+from .measures import score
+from .measures.bicluster import pair_scores
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
+from .sweep import SweepTradeoff, tradeoff
 
 #: Registered measures: name -> :class:`daskbicl.measures.Measure`.
 MEASURES = dict(_REGISTRY)
