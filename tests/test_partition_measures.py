@@ -126,3 +126,54 @@ def test_trivial_partitions(h, l_):
     s = daskbicl.score((z, w), (z, w))
     assert s["cari"] == s["ari_rows"] == s["ari_cols"] == 1.0
     assert s["ce"] == 0.0 and s["nce"] == 1.0 and s["conmi"] == 1.0 and s["enmi"] == 2.0
+
+
+@given(coclustering_pair(max_rows=9, max_cols=8))
+@settings(max_examples=60)
+def test_sparse_matching_equals_permutation_oracle(pair):
+    """Forcing the sparse LAPJVsp path (dense limit 0) gives the oracle's CE exactly."""
+    import dask
+
+    z, zp, w, wp = _as_lists(pair)
+    with dask.config.set({"daskbicl.dense_limit": 0}):
+        got = daskbicl.score(*pair, measures=["ce", "nce"])
+    assert got["ce"] == float(O.ce(z, zp, w, wp))
+    assert got["nce"] == float(O.nce(z, zp, w, wp))
+
+
+def test_sparse_and_dense_matching_agree_on_random_tables():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        h, hp = (int(x) for x in rng.integers(1, 15, 2))
+        dense = rng.integers(0, 6, (h, hp)) * (rng.random((h, hp)) < rng.random())
+        dense[rng.integers(h), rng.integers(hp)] += 1
+        table = Table.from_dense(dense)
+        assert K.matched_count(table, dense_limit=0) == K.matched_count(table)
+
+
+def test_ce_on_many_clusters_needs_no_dense_table():
+    """All-distinct labels: a 20,000 x 20,000 table (3.2 GB dense) is matched sparse."""
+    n = 20_000
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(n)
+    merged = perm.copy()
+    merged[:100] = merged[0]  # 100 singletons merged into one cluster: 99 rows unmatched
+    got = daskbicl.score((np.arange(n), [0, 1]), (merged, [5, 6]), measures=["ce", "nce", "cari"])
+    assert got["ce"] == 99 / n
+    assert daskbicl.score((np.arange(n), [0, 1]), (perm, [5, 6]), measures=["ce"])["ce"] == 0.0
+
+
+@given(coclustering_pair(max_rows=12, max_cols=10))
+@settings(max_examples=60)
+def test_normalized_mi_exactly_one_for_relabelings_and_exactly_symmetric(pair):
+    (z, w), (zp, wp) = pair
+    rng = np.random.default_rng(len(z) * 31 + len(w))
+    relabel_rows = rng.permutation(100) + 7
+    relabel_cols = rng.permutation(100) * 3
+    zi = np.unique(z, return_inverse=True)[1]
+    wi = np.unique(w, return_inverse=True)[1]
+    same = daskbicl.score((z, w), (relabel_rows[zi], relabel_cols[wi]))
+    assert same["conmi"] == 1.0 and same["enmi"] == 2.0
+    ab = daskbicl.score((z, w), (zp, wp), measures=["comi", "conmi", "enmi"])
+    ba = daskbicl.score((zp, wp), (z, w), measures=["comi", "conmi", "enmi"])
+    assert ab == ba

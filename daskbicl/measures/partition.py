@@ -12,7 +12,6 @@ import dask
 
 from ..engine.partition import partition_tables
 from ..kernels import partition as K
-from ..kernels.contingency import DENSE_LIMIT
 from .registry import Measure, Provider, register, register_provider
 
 register_provider(
@@ -26,7 +25,8 @@ register_provider(
 
 
 def _dense_limit() -> int:
-    return int(dask.config.get("daskbicl.dense_limit", DENSE_LIMIT))
+    """Tables above this many cells are matched with the sparse solver (config ``daskbicl.dense_limit``)."""
+    return int(dask.config.get("daskbicl.dense_limit", K.DENSE_MATCH_LIMIT))
 
 
 _REF_CARI = (
