@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import textwrap
 
@@ -225,6 +226,26 @@ def test_fingerprint_sees_every_content_change_and_nothing_else(tmp_path):
     data[-1] ^= 0xFF  # same size, one byte flipped
     chunk.write_bytes(bytes(data))
     assert fingerprint(path) != first
+
+
+def test_fingerprint_follows_symlinked_folders_and_stops_at_link_cycles(tmp_path):
+    z, w = np.arange(5000) % 7, np.arange(300) % 3
+    daskbicl.save(daskbicl.partition(z, w), tmp_path / "plain.zarr", chunk=1000)
+    # The same store with its row_labels array kept elsewhere and linked in (a common layout on shared disks).
+    shutil.copytree(tmp_path / "plain.zarr", tmp_path / "linked.zarr")
+    shutil.move(tmp_path / "linked.zarr" / "row_labels", tmp_path / "elsewhere")
+    (tmp_path / "linked.zarr" / "row_labels").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "linked.zarr" / "loop").symlink_to(tmp_path / "linked.zarr", target_is_directory=True)  # a cycle
+    info = fingerprint_stores([tmp_path / "plain.zarr", tmp_path / "linked.zarr"])
+    plain, linked = info[str(tmp_path / "plain.zarr")], info[str(tmp_path / "linked.zarr")]
+    assert linked.error is None and linked.objects == plain.objects == 3 + 5 + 1
+    assert linked.fingerprint == plain.fingerprint  # the same content, wherever its folders live
+
+    chunk = tmp_path / "elsewhere" / "c" / "3"
+    data = bytearray(chunk.read_bytes())
+    data[-1] ^= 0xFF  # a changed chunk behind the link is a changed input
+    chunk.write_bytes(bytes(data))
+    assert fingerprint(tmp_path / "linked.zarr") != linked.fingerprint
 
 
 def test_fingerprint_reports_bad_stores_without_raising(stores, tmp_path):
