@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dask.array as da
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 import zarr
@@ -39,7 +40,12 @@ CASES = {
     "string dtype": (_bad(row=np.array(["a", "b", "a", "b"])), LabelError, "(strings)"),
     "huge label": (_bad(row=np.array([0, 2**64 - 1, 1, 1], dtype=np.uint64)), LabelError,
                    "larger than the largest supported label 2**63 - 1"),
-    "python int beyond int64": (_bad(row=[0, 2**70, 1, 1]), LabelError, "dtype object"),
+    "python int beyond int64": (_bad(row=[0, 2**70, 1, 1]), LabelError,
+                                "label 1180591620717411303424, larger than the largest supported label"),
+    "python int 2**63": (_bad(row=[0, 2**63, 1, 1]), LabelError, "label 9223372036854775808, larger than"),
+    "negative python int": (_bad(row=[0, -1, 2**63, 1]), LabelError, "negative label -1"),
+    "empty list axis": (_bad(row=[]), InputError, "empty 'row' axis"),
+    "pandas NA label": (_bad(row=pd.array([0, None, 1, 1], dtype="Int64")), LabelError, "1 missing values (NA)"),
     "different lengths": (_bad(row=np.array([0, 1, 1])), AlignmentError, "truth has 4 rows but pred has 3"),
     "empty axis": (_bad(col=np.array([], dtype=np.int64)), InputError, "empty 'col' axis"),
     "2-D labels": (_bad(row=np.zeros((2, 2), dtype=np.int64)), InputError, "must be 1-D"),
@@ -121,3 +127,20 @@ def _escape(text):
     import re
 
     return re.escape(text)
+
+
+def test_pandas_nullable_integers_without_missing_values_are_labels():
+    got = daskbicl.score((pd.array([0, 0, 1, 1], dtype="Int64"), pd.Series([0, 1, 1])), GOOD, measures=["cari"])
+    assert got == {"cari": 1.0}
+
+
+def test_unknown_chunk_sizes_are_named():
+    z = da.from_array(np.array([0, 0, 1, 1]), chunks=2)
+    z = z[z >= 0]  # unknown chunk sizes
+    with pytest.raises(AlignmentError, match="unknown number of rows.*compute_chunk_sizes"):
+        daskbicl.score((z, GOOD[1]), GOOD)
+
+
+def test_partition_with_duplicated_coordinates_names_the_call():
+    with pytest.raises(AlignmentError, match=r"partition\(\) has 1 duplicated 'row'"):
+        daskbicl.partition([0, 1, 1], [0], row=["a", "b", "a"])

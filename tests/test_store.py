@@ -84,3 +84,84 @@ def test_generated_data_is_deterministic(tmp_path):
     assert daskbicl.score(a, p)["cari"] == 1.0
     noisy = daskbicl.score(a, daskbicl.perturb(a, 0.3, seed=1))["cari"]
     assert 0.0 < noisy < 1.0
+
+
+def test_a_deleted_chunk_is_an_error_not_zeros(tmp_path):
+    """Zarr reads a missing chunk as its fill value (0, a valid label): a store
+    written by save() has every chunk, and open() says which are missing."""
+    path = daskbicl.save((np.zeros(100, dtype=np.int64), np.arange(10)), tmp_path / "t.zarr", chunk=10)
+    assert len(os.listdir(os.path.join(path, "row_labels", "c"))) == 10  # all-zero chunks written too
+    daskbicl.open(path)
+    os.remove(os.path.join(path, "row_labels", "c", "3"))
+    with pytest.raises(StoreError, match="'row_labels' is missing 1 of its 10 chunks"):
+        daskbicl.open(path)
+
+
+def test_all_false_mask_chunks_are_written_and_checked(tmp_path):
+    rm = np.zeros((2, 40), dtype=bool)
+    rm[0, :3] = True
+    path = daskbicl.save(daskbicl.biclustering(rm, np.ones((2, 5), dtype=bool)), tmp_path / "b.zarr", chunk=10)
+    assert len(os.listdir(os.path.join(path, "row_mask", "c", "0"))) == 4
+    os.remove(os.path.join(path, "row_mask", "c", "0", "2"))
+    with pytest.raises(StoreError, match="'row_mask' is missing 1"):
+        daskbicl.score(path, path)
+
+
+def test_overwrite_replaces_only_a_daskbicl_store(tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "sub" / "file.txt").write_text("precious")
+    with pytest.raises(StoreError, match="is not a daskbicl store"):
+        daskbicl.save(([0, 1], [0]), victim, overwrite=True)
+    assert (victim / "sub" / "file.txt").read_text() == "precious"
+    (tmp_path / "empty").mkdir()
+    daskbicl.save(([0, 1], [0]), tmp_path / "empty", overwrite=True)  # an empty folder is fine
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(StoreError, match="is a file"):
+        daskbicl.save(([0, 1], [0]), tmp_path / "f", overwrite=True)
+
+
+def test_user_attributes_are_kept(tmp_path):
+    ds = daskbicl.partition([0, 1], [0]).assign_attrs(algorithm="LBM", seed=3)
+    back = daskbicl.open(daskbicl.save(ds, tmp_path / "t.zarr"))
+    assert back.attrs["algorithm"] == "LBM" and back.attrs["seed"] == 3
+    assert back.attrs["daskbicl_kind"] == "partition"
+
+
+def test_a_fill_value_does_not_mask_label_zero(tmp_path):
+    """A store written by other tools with _FillValue = 0 keeps label 0 (no CF masking)."""
+    import xarray as xr
+
+    ds = xr.Dataset({"row_labels": ("row", np.array([0, 1, 0])), "col_labels": ("col", np.array([0, 0]))})
+    ds.row_labels.encoding = {"_FillValue": 0}
+    ds.attrs["daskbicl_kind"] = "partition"
+    ds.to_zarr(tmp_path / "x.zarr", consolidated=False)
+    back = daskbicl.open(tmp_path / "x.zarr")
+    assert back.row_labels.dtype.kind == "i"
+    np.testing.assert_array_equal(back.row_labels.values, [0, 1, 0])
+
+
+def test_repeated_failed_writes_leave_no_temporary_folders(tmp_path):
+    """The failing chunk raises while another thread still writes the next one:
+    that writer must not re-create the temporary folder after it was removed."""
+
+    def explode(block, block_info=None):
+        if block_info[0]["chunk-location"][0] == 2:
+            raise RuntimeError("disk on fire")
+        return block
+
+    bad = da.from_array(np.arange(8) % 3, chunks=2).map_blocks(explode, dtype=np.int64)
+    lazy = daskbicl.partition(bad, da.from_array(np.array([0, 1]), chunks=1))
+    daskbicl.save(([7, 7, 7, 7, 7, 7, 7, 7], [0, 1]), tmp_path / "s.zarr")
+    for _ in range(8):
+        with pytest.raises(RuntimeError, match="disk on fire"):
+            daskbicl.save(lazy, tmp_path / "s.zarr", overwrite=True)
+    assert sorted(os.listdir(tmp_path)) == ["s.zarr"]
+
+
+def test_damaged_array_metadata_is_named(tmp_path):
+    path = daskbicl.save(([0, 1], [0]), tmp_path / "t.zarr")
+    with open(os.path.join(path, "row_labels", "zarr.json"), "w") as fh:
+        fh.write("{not json")
+    with pytest.raises(StoreError, match="row_labels/zarr.json is damaged"):
+        daskbicl.open(path)

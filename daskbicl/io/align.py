@@ -9,13 +9,15 @@ missing on each side; there is never a silent inner join.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from ..errors import AlignmentError
 
-__all__ = ["align"]
+__all__ = ["align", "check_unique"]
 
 
 def _examples(values, k: int = 3) -> str:
@@ -23,8 +25,24 @@ def _examples(values, k: int = 3) -> str:
     return f" (e.g. {shown})" if shown else ""
 
 
+def check_unique(index: pd.Index, role: str, dim: str) -> None:
+    """Coordinate labels must be unique to match rows/columns by label."""
+    if not index.is_unique:
+        dup = index[index.duplicated()].unique()
+        raise AlignmentError(
+            f"{role} has {len(dup):,} duplicated '{dim}' coordinate labels{_examples(dup)}; "
+            "each row/column label must be unique"
+        )
+
+
 def _align_dim(truth: xr.Dataset, pred: xr.Dataset, dim: str) -> xr.Dataset:
     n_t, n_p = truth.sizes[dim], pred.sizes[dim]
+    for role, n in (("truth", n_t), ("pred", n_p)):
+        if math.isnan(n):
+            raise AlignmentError(
+                f"{role} has an unknown number of {dim}s (a dask array with unknown chunk "
+                "sizes); call .compute_chunk_sizes() on it first"
+            )
     t_has, p_has = dim in truth.indexes, dim in pred.indexes
     if not (t_has and p_has):
         if n_t != n_p:
@@ -35,13 +53,8 @@ def _align_dim(truth: xr.Dataset, pred: xr.Dataset, dim: str) -> xr.Dataset:
         return pred
     t_idx: pd.Index = truth.indexes[dim]
     p_idx: pd.Index = pred.indexes[dim]
-    for name, idx in (("truth", t_idx), ("pred", p_idx)):
-        if not idx.is_unique:
-            dup = idx[idx.duplicated()].unique()
-            raise AlignmentError(
-                f"{name} has {len(dup):,} duplicated '{dim}' coordinate labels{_examples(dup)}; "
-                "each row/column label must be unique"
-            )
+    check_unique(t_idx, "truth", dim)
+    check_unique(p_idx, "pred", dim)
     if t_idx.equals(p_idx):
         return pred
     missing_in_pred = t_idx.difference(p_idx, sort=False)

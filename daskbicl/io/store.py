@@ -4,8 +4,15 @@ A daskbicl store is a Zarr group written by :func:`save`, with the attribute
 ``daskbicl_kind`` (``"partition"`` or ``"biclustering"``).  That attribute is
 written *last*, after every array, so a store whose writer died midway is
 never mistaken for a valid one.  On a local filesystem :func:`save` also
-writes into a hidden sibling folder and renames it into place, so readers see
-either the old store or the complete new one.
+writes into a hidden sibling folder and renames it into place; replacing an
+existing store takes two renames, so a reader sees the old store, the
+complete new one, or (between the two renames) no store, never a partial one.
+
+Zarr does not write a chunk equal to its fill value, and 0 (or False) is a
+valid label (mask value), so a *deleted* chunk would read back as a chunk of
+zeros and score silently wrong.  :func:`save` therefore writes every chunk and
+marks the store ``daskbicl_chunks = "complete"``; :func:`open_store` checks
+that every chunk of such a store is present.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from ..errors import InputError, StoreError
 __all__ = ["open_store", "save", "is_remote"]
 
 KIND_ATTR = "daskbicl_kind"
+#: Set by :func:`save` once every chunk is written; :func:`open_store` then checks them.
+CHUNKS_ATTR = "daskbicl_chunks"
 
 #: Default chunk length along row/col when saving in-memory data.
 DEFAULT_CHUNK = 1 << 21
@@ -70,15 +79,51 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
             "attribute); write it with daskbicl.save() or 'daskbicl generate'"
         )
     try:
-        ds = xr.open_zarr(text, chunks={}, consolidated=False, storage_options=storage_options)
+        # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
+        # would otherwise turn label 0 into NaN and the labels into floats).
+        ds = xr.open_zarr(
+            text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
+        )
     except Exception as exc:
+        where = _unreadable_metadata(text) if not is_remote(text) else None
         raise StoreError(
-            f"{role}: {text} is marked as a daskbicl store but cannot be read "
-            f"({type(exc).__name__}: {exc})"
+            f"{role}: {text} is marked as a daskbicl store but cannot be read"
+            + (f": {where} is damaged" if where else "")
+            + f" ({type(exc).__name__}: {exc})"
         ) from exc
+    if attrs.get(CHUNKS_ATTR) == "complete":
+        _check_complete(group, text, role)
     from .validate import as_dataset
 
     return as_dataset(ds, role)
+
+
+def _unreadable_metadata(folder: str) -> str | None:
+    """The first metadata file under ``folder`` that is not valid JSON, if any."""
+    import json
+
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            if name in ("zarr.json", ".zarray", ".zattrs", ".zgroup"):
+                full = os.path.join(root, name)
+                try:
+                    with open(full, encoding="utf-8") as fh:
+                        json.load(fh)
+                except (OSError, ValueError):
+                    return os.path.relpath(full, folder)
+    return None
+
+
+def _check_complete(group, text: str, role: str) -> None:
+    """Every chunk of every array of a store written by :func:`save` is present."""
+    for name, array in group.arrays():
+        missing = array.nchunks - array.nchunks_initialized
+        if missing:
+            raise StoreError(
+                f"{role}: {text}: array {name!r} is missing {missing:,} of its {array.nchunks:,} "
+                "chunks (deleted or not copied?); daskbicl.save wrote every chunk, so the store "
+                "is incomplete and would read missing chunks as zeros. Copy or write it again."
+            )
 
 
 def _chunked(ds: xr.Dataset, chunk: int) -> xr.Dataset:
@@ -125,7 +170,8 @@ def save(
     ds = as_dataset(ds, "dataset to save")
     kind = ds.attrs[KIND_ATTR]
     ds = ds.copy()
-    ds.attrs = {}
+    # The kind (and the completeness marker) are written last, by _write_kind.
+    ds.attrs = {k: v for k, v in ds.attrs.items() if k not in (KIND_ATTR, CHUNKS_ATTR)}
     if any(v.chunks is None for v in ds.data_vars.values()):
         ds = _chunked(ds, chunk)
     for var in ds.variables.values():
@@ -140,13 +186,13 @@ def save(
     final = _local(text)
     if final.exists() and not overwrite:
         raise StoreError(f"{final} already exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    if final.exists():
+        _check_replaceable(final)
     if not final.parent.exists():
         raise StoreError(f"cannot write {final}: folder {final.parent} does not exist")
     tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:12]}"
     try:
-        from ..engine.core import compute
-
-        compute(ds.to_zarr(tmp, mode="w-", consolidated=False, compute=False), progress=progress)
+        _run_writes(ds.to_zarr(tmp, mode="w-", consolidated=False, compute=False, write_empty_chunks=True), progress)
         _write_kind(str(tmp), kind, None)
         if final.exists():
             old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:12]}"
@@ -156,9 +202,80 @@ def save(
         else:
             os.replace(tmp, final)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_when_quiet(tmp)
         raise
     return str(final)
+
+
+def _check_replaceable(final: Path) -> None:
+    """``overwrite=True`` replaces a daskbicl store or an empty folder, nothing else."""
+    if not final.is_dir():
+        raise StoreError(f"{final} exists and is a file, not a daskbicl store; refusing to replace it")
+    if not any(final.iterdir()):
+        return
+    import zarr
+
+    try:
+        is_store = KIND_ATTR in zarr.open_group(str(final), mode="r").attrs
+    except Exception:
+        is_store = False
+    if not is_store:
+        raise StoreError(
+            f"{final} exists and is not a daskbicl store; overwrite=True only replaces a daskbicl "
+            "store (or an empty folder). Choose another path or remove it yourself."
+        )
+
+
+def _run_writes(writes, progress: bool) -> None:
+    """Compute the chunk writes; on failure, return only once no write is still running.
+
+    dask's local scheduler re-raises the first error while its pool threads
+    may still be writing other chunks; running it on a pool of our own that
+    is shut down before returning means the caller can remove the folder
+    without another thread re-creating part of it.
+    """
+    from ..engine.core import active_client, compute
+
+    if active_client() is not None:
+        compute(writes, progress=progress)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dask
+
+    pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+    try:
+        with dask.config.set(scheduler="threads", pool=pool):
+            compute(writes, progress=progress)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0) -> None:
+    """Remove ``folder``, making sure no straggling writer re-creates it.
+
+    Locally :func:`_run_writes` has already waited for every writer.  On a
+    distributed cluster a chunk write already running on a worker cannot be
+    cancelled, so the folder is removed again until it stays absent for
+    ``settle`` seconds (for at most ``timeout`` seconds).
+    """
+    import time
+
+    shutil.rmtree(folder, ignore_errors=True)
+    if not _has_client():
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(settle)
+        if not folder.exists():
+            return
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _has_client() -> bool:
+    from ..engine.core import active_client
+
+    return active_client() is not None
 
 
 def _save_remote(ds, kind, url, overwrite, storage_options, progress) -> str:
@@ -166,7 +283,10 @@ def _save_remote(ds, kind, url, overwrite, storage_options, progress) -> str:
 
     mode = "w" if overwrite else "w-"
     try:
-        writes = ds.to_zarr(url, mode=mode, consolidated=False, storage_options=storage_options, compute=False)
+        writes = ds.to_zarr(
+            url, mode=mode, consolidated=False, storage_options=storage_options, compute=False,
+            write_empty_chunks=True,
+        )
         compute(writes, progress=progress)
     except FileExistsError as exc:
         raise StoreError(f"{url} already exists; pass overwrite=True to replace it") from exc
@@ -180,4 +300,4 @@ def _write_kind(store, kind: str, storage_options) -> None:
     if kind not in ("partition", "biclustering"):
         raise InputError(f"unknown kind {kind!r}")
     group = zarr.open_group(store, mode="r+", storage_options=storage_options)
-    group.attrs[KIND_ATTR] = kind
+    group.attrs.update({CHUNKS_ATTR: "complete", KIND_ATTR: kind})

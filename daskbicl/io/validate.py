@@ -64,7 +64,13 @@ def kind_of(ds: xr.Dataset, role: str = "input") -> str:
 
 def check_label_dtype(values, name: str) -> None:
     """Reject dtypes that cannot hold cluster labels, with a specific message."""
-    dtype = np.dtype(values.dtype)
+    try:
+        dtype = np.dtype(values.dtype)
+    except TypeError:
+        raise LabelError(
+            f"{name} has dtype {values.dtype!r}, which is not a numpy dtype; labels must be "
+            "non-negative integers (convert with .to_numpy('int64'))"
+        ) from None
     if dtype.kind in "iu":
         return
     if dtype.kind == "b":
@@ -98,6 +104,7 @@ def _kind_name(dtype: np.dtype) -> str:
     return {
         "O": "Python objects",
         "U": "strings",
+        "T": "strings",
         "S": "bytes",
         "c": "complex numbers",
         "M": "datetimes",
@@ -113,13 +120,12 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
         )
     arrays = []
     for axis, values in zip(("row", "col"), obj):
+        name = f"{role} {axis}_labels"
         if isinstance(values, xr.DataArray):
             values = values.data
+        values = _pandas_to_numpy(values, name)
         if not hasattr(values, "dtype"):
-            try:
-                values = np.asarray(values)
-            except (OverflowError, ValueError) as exc:
-                raise LabelError(f"{role} {axis}_labels cannot be read as an integer array: {exc}") from exc
+            values = _sequence_to_array(values, name)
         if getattr(values, "ndim", None) != 1:
             raise InputError(
                 f"{role} {axis}_labels must be 1-D, got shape {tuple(values.shape)}"
@@ -129,6 +135,41 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
         {"row_labels": ("row", arrays[0]), "col_labels": ("col", arrays[1])},
         attrs={"daskbicl_kind": PARTITION},
     )
+
+
+def _pandas_to_numpy(values, name: str):
+    """pandas Series/Index/extension arrays (e.g. nullable ``Int64``) to numpy."""
+    if isinstance(values, np.ndarray) or not hasattr(values, "to_numpy") or not hasattr(values, "isna"):
+        return values
+    n_missing = int(np.asarray(values.isna()).sum())
+    if n_missing:
+        raise LabelError(
+            f"{name} has {n_missing:,} missing values (NA); every row/column needs a label "
+            "(give unclustered ones a label of their own)"
+        )
+    dtype = getattr(values, "dtype", None)
+    kind = getattr(dtype, "kind", "O")
+    return values.to_numpy(dtype=np.int64 if kind in "iu" and str(dtype) != "uint64" else None)
+
+
+def _sequence_to_array(values, name: str) -> np.ndarray:
+    """A Python sequence of labels to an integer array, with the kernel's messages.
+
+    ``np.asarray`` would turn ``[0, 2**63]`` into float64 (merging distinct
+    huge labels) and ``[]`` into float64; integers are checked as Python ints.
+    """
+    from ..kernels.contingency import check_label_bounds
+
+    items = list(values)
+    if not items:
+        return np.zeros(0, dtype=np.int64)
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in items):
+        check_label_bounds(min(int(v) for v in items), max(int(v) for v in items), name)
+        return np.asarray(items, dtype=np.int64)
+    try:
+        return np.asarray(items)
+    except (OverflowError, ValueError) as exc:
+        raise LabelError(f"{name} cannot be read as an integer array: {exc}") from exc
 
 
 def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS) -> xr.Dataset:
@@ -170,18 +211,18 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS) -> xr.
     if kind not in kinds:
         raise InputError(f"{role} is a {kind}, but this operation needs a {' or '.join(kinds)}")
     for var, dims in LAYOUT[kind].items():
-        da_ = ds[var]
-        if tuple(da_.dims) != dims:
+        if tuple(ds[var].dims) != dims:
             raise InputError(
-                f"{role}: variable {var!r} must have dimensions {dims}, got {tuple(da_.dims)}"
+                f"{role}: variable {var!r} must have dimensions {dims}, got {tuple(ds[var].dims)}"
             )
-        if kind == PARTITION:
-            check_label_dtype(da_.data, f"{role} {var}")
-        else:
-            check_mask_dtype(da_.data, f"{role} {var}")
     for dim in ("row", "col"):
         if ds.sizes.get(dim, 0) == 0:
             raise InputError(f"{role} has an empty '{dim}' axis (0 {dim}s); nothing to score")
+    for var in LAYOUT[kind]:
+        if kind == PARTITION:
+            check_label_dtype(ds[var].data, f"{role} {var}")
+        else:
+            check_mask_dtype(ds[var].data, f"{role} {var}")
     if kind == BICLUSTERING and ds.sizes.get("bicluster", 0) == 0:
         raise InputError(f"{role} has no biclusters")
     if ds.attrs.get("daskbicl_kind") != kind:

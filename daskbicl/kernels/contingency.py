@@ -27,7 +27,9 @@ import numpy as np
 
 from ..errors import LabelError, TooLargeError
 
-__all__ = ["PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels"]
+__all__ = [
+    "PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
+]
 
 #: Largest label value accepted (labels are stored and compared as int64).
 MAX_LABEL = np.iinfo(np.int64).max
@@ -205,16 +207,8 @@ def _sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def check_labels(values: np.ndarray, name: str) -> tuple[int, int]:
-    """Validate one chunk of labels and return its ``(min, max)`` as Python ints.
-
-    Raises :class:`~daskbicl.errors.LabelError` for a negative label or a label
-    above ``2**63 - 1`` (possible only for unsigned input).
-    """
-    if values.dtype.kind not in "iu":
-        raise LabelError(f"{name} must hold integers, got dtype {values.dtype}")
-    lo = int(values.min())
-    hi = int(values.max())
+def check_label_bounds(lo: int, hi: int, name: str) -> None:
+    """Raise :class:`~daskbicl.errors.LabelError` unless ``0 <= lo <= hi <= 2**63 - 1``."""
     if lo < 0:
         raise LabelError(
             f"{name} contains the negative label {lo}; labels must be non-negative integers"
@@ -225,6 +219,19 @@ def check_labels(values: np.ndarray, name: str) -> tuple[int, int]:
             f"2**63 - 1 = {MAX_LABEL}; relabel the clusters (any distinct non-negative "
             "integers work)"
         )
+
+
+def check_labels(values: np.ndarray, name: str) -> tuple[int, int]:
+    """Validate one chunk of labels and return its ``(min, max)`` as Python ints.
+
+    Raises :class:`~daskbicl.errors.LabelError` for a negative label or a label
+    above ``2**63 - 1`` (possible only for unsigned input).
+    """
+    if values.dtype.kind not in "iu":
+        raise LabelError(f"{name} must hold integers, got dtype {values.dtype}")
+    lo = int(values.min())
+    hi = int(values.max())
+    check_label_bounds(lo, hi, name)
     return lo, hi
 
 
