@@ -83,9 +83,10 @@ def partition(row_labels, col_labels, *, row=None, col=None):
             coords[dim] = values
     if coords:
         ds = ds.assign_coords(coords)
-        from .io.align import align
+        from .io.align import check_unique
 
-        align(ds, ds)  # rejects duplicated coordinate labels now, not at scoring time
+        for dim in coords:  # reject duplicated coordinate labels now, not at scoring time
+            check_unique(ds.indexes[dim], "partition()", dim)
     return xr.Dataset(ds.data_vars, coords=ds.coords, attrs=ds.attrs)
 
 
