@@ -413,10 +413,11 @@ def test_compare_accepts_tradeoff_objects_and_names():
         ),
         (lambda: compare_algorithms({}), InputError, "at least one algorithm"),
         (
-            lambda: compare_algorithms({"A": ([0.9], [0.9]), "B": ([0.1], [0.9])}, pre_min=0.5),
+            lambda: compare_algorithms({"A": ([0.4], [0.9]), "B": ([0.1], [0.9])}, pre_min=0.5),
             InputError,
-            "algorithm 'B': no result satisfies",
+            "no algorithm has a result satisfying the constraints pre >= 0.5$",
         ),
+        (lambda: optimal_tradeoff([0.1], [0.2], rec_min="x"), InputError, "rec_min must be a number"),
     ],
 )
 def test_errors(call, err, match):
@@ -429,3 +430,55 @@ def test_results_are_inspectable():
     assert isinstance(t.intervals, pd.DataFrame)
     assert list(t.intervals.columns) == ["lam_lo", "lam_hi", "winner", "pre", "rec", "area"]
     assert isinstance(t.auc, float)
+
+
+# ---------------------------------------------------------------- review fixes
+def test_constraint_message_names_only_the_given_bounds():
+    with pytest.raises(InputError) as err:
+        optimal_tradeoff([0.9, 0.6], [0.2, 0.6], pre_min=0.95)
+    assert str(err.value) == "no result satisfies the constraints pre >= 0.95"
+    with pytest.raises(InputError) as err:
+        optimal_tradeoff([0.9, 0.6], [0.2, 0.6], rec_min=0.7)
+    assert str(err.value) == "no result satisfies the constraints rec >= 0.7"
+    with pytest.raises(InputError) as err:
+        optimal_tradeoff([0.9, 0.6], [0.2, 0.6], pre_min=0.95, rec_min=0.1)
+    assert str(err.value) == "no result satisfies the constraints pre >= 0.95 and rec >= 0.1"
+
+
+def test_compare_excludes_an_algorithm_without_admissible_results():
+    algs = {"A": ([0.9, 0.6], [0.2, 0.6]), "B": ([0.3], [0.95]), "C": ([0.7], [0.7])}
+    comp = compare_algorithms(algs, index="fmeasure", pre_min=0.5)
+    assert comp.excluded == ("B",)
+    assert list(comp.tradeoffs) == ["A", "C"] and list(comp.auc.index) == ["A", "C"]
+    assert set(comp.intervals["algorithm"]) <= {"A", "C"}
+    # the comparison of the others is what it would be without B
+    alone = compare_algorithms({"A": algs["A"], "C": algs["C"]}, index="fmeasure", pre_min=0.5)
+    pd.testing.assert_frame_equal(comp.intervals, alone.intervals)
+    assert compare_algorithms(algs).excluded == ()
+
+
+@pytest.mark.parametrize("index", INDICES)
+@settings(max_examples=30, deadline=None, database=None)
+@given(result_sets())
+def test_winner_at_agrees_with_envelope_at_the_end_points(index, pr):
+    pre, rec = pr
+    # add results that are 0 on (0, 1) but may be the best at an end point
+    pre = np.r_[pre, 1.0, 0.0]
+    rec = np.r_[rec, 0.0, 1.0]
+    t = optimal_tradeoff(pre, rec, index=index)
+    names = t.results["name"].tolist()
+    for lam, column in ((0.0, "pre"), (1.0, "rec")):
+        w = t.winner_at(lam)
+        value = t.results[column].iat[names.index(w)]
+        assert value == t.envelope([lam])[0]
+        assert weighted_index(t.results["pre"].iat[names.index(w)], t.results["rec"].iat[names.index(w)],
+                              lam, index) == t.envelope([lam])[0]
+    ws = t.winner_at(np.array([0.0, 0.5, 1.0]))
+    assert ws[0] == t.winner_at(0.0) and ws[2] == t.winner_at(1.0)
+
+
+def test_winner_at_end_points_specific_case():
+    t = optimal_tradeoff([1.0, 0.6, 0.0], [0.0, 0.5, 1.0], names=["r0", "b", "p0"], index="fmeasure")
+    assert t.intervals["winner"].tolist() == ["b"]
+    assert t.winner_at([0.0, 0.3, 1.0]).tolist() == ["r0", "b", "p0"]
+    np.testing.assert_array_equal(t.envelope([0.0, 1.0]), [1.0, 1.0])

@@ -54,6 +54,7 @@ __all__ = [
     "application_domain",
     "beta_from_lambda",
     "compare_algorithms",
+    "constraint_text",
     "lambda_from_R",
     "lambda_from_beta",
     "optimal_tradeoff",
@@ -451,10 +452,35 @@ class Tradeoff:
         return self.intervals["lam_lo"].to_numpy()[1:]
 
     def winner_at(self, lam) -> np.ndarray:
-        """Name of the best result at each λ (the left interval at a breakpoint)."""
+        """Name of the best result at each λ (the left interval at a breakpoint).
+
+        Consistent with :meth:`envelope` everywhere, end points included:
+        at λ = 0 the winner is a result of largest ``pre`` and at λ = 1 one
+        of largest ``rec`` — the interval's winner when it is one of them,
+        otherwise the first listed (a result with ``rec = 0`` or ``pre = 0``
+        is 0 on (0, 1), so it never appears in :attr:`intervals`, but it can
+        be the best at an end point).
+
+        Examples
+        --------
+        >>> t = optimal_tradeoff([1.0, 0.6], [0.0, 0.5], names=["r0", "b"])
+        >>> t.winner_at([0.0, 0.5, 1.0]).tolist(), t.envelope([0.0, 0.5, 1.0]).round(3).tolist()
+        (['r0', 'b', 'b'], [1.0, 0.545, 0.5])
+        """
         lam = _check_unit("lam", lam)
-        k = np.searchsorted(self.intervals["lam_hi"].to_numpy(), lam, side="left")
-        return self.intervals["winner"].to_numpy()[np.minimum(k, len(self.intervals) - 1)]
+        flat = lam.ravel()
+        k = np.searchsorted(self.intervals["lam_hi"].to_numpy(), flat, side="left")
+        out = self.intervals["winner"].to_numpy()[np.minimum(k, len(self.intervals) - 1)]
+        out[flat == 0] = self._end_winner("pre", 0)
+        out[flat == 1] = self._end_winner("rec", -1)
+        return out[0] if lam.ndim == 0 else out.reshape(lam.shape)
+
+    def _end_winner(self, column: str, row: int):
+        """The best result at λ = 0 (``column="pre"``) or λ = 1 (``"rec"``)."""
+        values = self.results[column].to_numpy()
+        if self.intervals[column].iat[row] >= values.max():
+            return self.intervals["winner"].iat[row]
+        return self.results["name"].iat[int(np.argmax(values))]
 
     def envelope(self, lam) -> np.ndarray:
         """The optimal curve :math:`\\max_i I_\\lambda(pre_i, rec_i)` at ``lam``."""
@@ -532,14 +558,36 @@ def _weighted_auc(t: Tradeoff, density, grid) -> float:
     return float(np.trapezoid(env * rho, grid) / np.trapezoid(rho, grid))
 
 
-def _constrain(res: pd.DataFrame, pre_min, rec_min) -> tuple[pd.DataFrame, tuple]:
+def constraint_text(pre_min=None, rec_min=None) -> str:
+    """The given bounds as text, e.g. ``"pre >= 0.3 and rec >= 0.5"`` (``""`` for none).
+
+    Examples
+    --------
+    >>> constraint_text(rec_min=0.5)
+    'rec >= 0.5'
+    """
+    parts = [f"{k} >= {v:g}" for k, v in (("pre", pre_min), ("rec", rec_min)) if v is not None]
+    return " and ".join(parts)
+
+
+def _kept(res: pd.DataFrame, pre_min, rec_min) -> np.ndarray:
     keep = np.ones(len(res), dtype=bool)
-    if pre_min is not None:
-        keep &= res["pre"].to_numpy() >= pre_min
-    if rec_min is not None:
-        keep &= res["rec"].to_numpy() >= rec_min
+    for column, bound in (("pre", pre_min), ("rec", rec_min)):
+        if bound is not None:
+            try:
+                bound = float(bound)
+            except (TypeError, ValueError):
+                raise InputError(f"{column}_min must be a number, got {bound!r}") from None
+            if math.isnan(bound):
+                raise InputError(f"{column}_min must be a number, got nan")
+            keep &= res[column].to_numpy() >= bound
+    return keep
+
+
+def _constrain(res: pd.DataFrame, pre_min, rec_min) -> tuple[pd.DataFrame, tuple]:
+    keep = _kept(res, pre_min, rec_min)
     if not keep.any():
-        raise InputError(f"no result satisfies the constraints pre >= {pre_min}, rec >= {rec_min}")
+        raise InputError(f"no result satisfies the constraints {constraint_text(pre_min, rec_min)}")
     return res[keep].reset_index(drop=True), tuple(res["name"][~keep].tolist())
 
 
@@ -723,6 +771,9 @@ class Comparison:
         ``lam_lo, lam_hi, algorithm, winner, pre, rec, area``.
     auc : pandas.Series
         AUC of each algorithm's optimal curve.
+    excluded : tuple
+        Algorithms left out because none of their results satisfies the
+        ``pre_min`` / ``rec_min`` constraints (they have no optimal curve).
     """
 
     index: str
@@ -730,6 +781,7 @@ class Comparison:
     intervals: pd.DataFrame
     segments: pd.DataFrame
     auc: pd.Series
+    excluded: tuple = field(default=())
 
     @property
     def breakpoints(self) -> np.ndarray:
@@ -756,7 +808,9 @@ def compare_algorithms(
         (whose kept results are used).
     index : str
     pre_min, rec_min : float, optional
-        Constraints applied to every algorithm.
+        Constraints applied to every algorithm.  An algorithm none of whose
+        results satisfies them is left out of the comparison and listed in
+        :attr:`Comparison.excluded` (an error only when every algorithm is).
 
     Returns
     -------
@@ -768,11 +822,14 @@ def compare_algorithms(
     ...                        index="kulczynski")
     >>> c.intervals[["lam_lo", "lam_hi", "algorithm"]].round(4).values.tolist()
     [[0.0, 0.4615, 'A'], [0.4615, 1.0, 'B']]
+    >>> c = compare_algorithms({"A": ([0.9, 0.6], [0.2, 0.6]), "B": ([0.3], [0.95])}, pre_min=0.5)
+    >>> c.excluded, c.intervals["algorithm"].tolist()
+    (('B',), ['A'])
     """
     _check_index(index)
     if len(algorithms) < 1:
         raise InputError("need at least one algorithm")
-    tradeoffs = {}
+    tradeoffs, excluded = {}, []
     for name, spec in algorithms.items():
         if isinstance(spec, Tradeoff):
             pre, rec, names = spec.results["pre"], spec.results["rec"], spec.results["name"]
@@ -780,11 +837,18 @@ def compare_algorithms(
             pre, rec, *rest = spec
             names = rest[0] if rest else None
         try:
+            if not _kept(_results(pre, rec, names), pre_min, rec_min).any():
+                excluded.append(name)
+                continue
             tradeoffs[name] = optimal_tradeoff(
                 pre, rec, names=names, index=index, pre_min=pre_min, rec_min=rec_min
             )
         except InputError as err:
             raise InputError(f"algorithm {name!r}: {err}") from None
+    if not tradeoffs:
+        raise InputError(
+            f"no algorithm has a result satisfying the constraints {constraint_text(pre_min, rec_min)}"
+        )
     frames = [t.results.assign(algorithm=[a] * len(t.results)) for a, t in tradeoffs.items()]
     res = pd.concat(frames, ignore_index=True)
     label = res["algorithm"].tolist()
@@ -804,4 +868,4 @@ def compare_algorithms(
         .reset_index(drop=True)
     )
     auc = pd.Series({a: t.auc for a, t in tradeoffs.items()}, name="auc")
-    return Comparison(index, tradeoffs, iv, segments, auc)
+    return Comparison(index, tradeoffs, iv, segments, auc, tuple(excluded))
