@@ -161,3 +161,33 @@ def test_distributed_equals_local(client):
         local = daskbicl.score(_ds(truth), _ds(pred))
     for k in local:
         assert on_cluster[k] == pytest.approx(local[k], abs=1e-12), k
+
+
+@pytest.mark.parametrize("name", BICLUSTER)
+def test_clip_and_drop_empty_are_accepted_by_every_bicluster_measure(name):
+    # a prediction worse than random, so that clip matters for the corrected values
+    truth = _ds(([[1, 1, 0, 0, 0, 0]], [[1, 1, 0, 0]]))
+    pred = _ds(([[1, 0, 1, 1, 1, 1], [0, 0, 1, 1, 1, 0]], [[0, 1, 1, 1], [0, 0, 1, 1]]))
+    plain = daskbicl.score(truth, pred, measures=[name])[name]
+    clipped = daskbicl.score(truth, pred, measures=[name], clip=True, drop_empty=False)[name]
+    if name.endswith(("_corrected", "_space")):
+        assert clipped == max(plain, 0.0)
+    else:  # no effect on raw measures (already >= 0)
+        assert clipped == plain
+    assert getattr(daskbicl, name)(truth, pred, clip=True) == clipped
+    assert daskbicl.MEASURES[name].params["clip"] is False
+
+
+def test_one_parameter_set_works_for_any_selection_of_bicluster_measures():
+    truth = _ds(([[1, 1, 0, 0]], [[1, 1, 0]]))
+    pred = _ds(([[1, 1, 1, 0]], [[1, 0, 0]]))
+    params = {"clip": True, "drop_empty": True}
+    everything = daskbicl.score(truth, pred, measures=BICLUSTER, **params)
+    for name in BICLUSTER:
+        assert daskbicl.score(truth, pred, measures=[name], **params) == {name: everything[name]}
+
+
+def test_jaccard_corrected_documents_the_approximate_expectation():
+    doc = daskbicl.jaccard_corrected.__doc__
+    assert "approximation" in doc and "≈" in doc
+    assert "not the exact expectation" in " ".join(doc.split())

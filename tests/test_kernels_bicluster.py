@@ -388,3 +388,9 @@ def test_aggregate_errors():
         best_match_mean({"dice": np.zeros((0, 3))}, ["dice"])
     with pytest.raises(InputError, match="missing"):
         best_match_mean({"dice": np.zeros((1, 3))}, ["jaccard"])
+
+
+def test_pair_measures_documents_the_approximate_jaccard_expectation():
+    doc = " ".join(pair_measures.__doc__.split())
+    assert "*approximation*" in doc and '"≈" row' in doc
+    assert "not the exact expectation" in doc

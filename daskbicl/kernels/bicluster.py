@@ -293,7 +293,10 @@ def pair_measures(
 
     Dice is :math:`F_1`.  ``*_corrected`` is
     :math:`M^c = (M - E[M]) / (1 - E[M])` with :math:`E[M]` from SPEC §4
-    (Goodness: :math:`(R|B| + |X|)/(|D|(R+1))`, the erratum form), and
+    (Goodness: :math:`(R|B| + |X|)/(|D|(R+1))`, the erratum form; Jaccard:
+    SPEC's *approximation* :math:`E[J] \\approx |B||X| / (|D||B| + |D||X| -
+    |B||X|)`, the "≈" row — expected intersection over expected union, not
+    the exact expectation of the Jaccard index, see Notes), and
     ``*_space`` is the uncorrected formula fed :math:`pre^c, rec^c` (see
     :func:`corrected_precision_recall`).  In closed form, with
     :math:`N = |D||B \\cap X| - |B||X|`,
@@ -351,6 +354,14 @@ def pair_measures(
     with :math:`D^c` the corrected Dice, so corrected Jaccard and corrected
     Dice can rank two predictions differently (raw and corrected-space
     Jaccard are :math:`F_1/(2-F_1)` and rank like Dice).
+
+    ``jaccard_corrected`` uses SPEC §4's approximate expectation
+    :math:`E[J] \\approx |B||X| / (|D||B| + |D||X| - |B||X|)` (the ratio of
+    the expected intersection :math:`|B||X|/|D|` to the expected union), as
+    SPEC prescribes; the exact expectation of :math:`J` over random X of
+    size :math:`|X|` differs (the mean of a ratio is not the ratio of the
+    means), so a random result's ``jaccard_corrected`` is 0 only
+    approximately.  Goodness and F-measure use exact expectations.
 
     Examples
     --------

@@ -19,7 +19,7 @@ from ..kernels import bicluster as KB
 from ..kernels.masks import BiclusterTables
 from .registry import Measure, Provider, register, register_provider
 
-__all__ = ["pair_scores", "prepare_tables"]
+__all__ = ["DROP_EMPTY_HINT", "pair_scores", "prepare_tables"]
 
 register_provider(
     Provider(
@@ -33,24 +33,39 @@ register_provider(
 GROUP_PARAMS = {"R": 1.0, "beta": 1.0, "clip": False, "drop_empty": False}
 
 
-def prepare_tables(tables: BiclusterTables, drop_empty: bool = False) -> BiclusterTables:
-    """Reject (or, with ``drop_empty``, drop) biclusters with no row or no column."""
+#: How ``score`` and the ``daskbicl score`` command spell the drop_empty option.
+DROP_EMPTY_HINT = "drop_empty=True (CLI: --param drop_empty=1)"
+
+
+def prepare_tables(
+    tables: BiclusterTables,
+    drop_empty: bool = False,
+    *,
+    roles: tuple[str, str] = ("truth", "pred"),
+    hint: str = DROP_EMPTY_HINT,
+) -> BiclusterTables:
+    """Reject (or, with ``drop_empty``, drop) biclusters with no row or no column.
+
+    ``roles`` name the two sides in messages (e.g. ``("truth", "sweep 'a'")``)
+    and ``hint`` is how the caller spells the option that drops them.
+    """
     keep = []
     for side, sizes_r, sizes_c, ids in (
-        ("truth", tables.rows.truth_sizes, tables.cols.truth_sizes, tables.truth_ids),
-        ("pred", tables.rows.pred_sizes, tables.cols.pred_sizes, tables.pred_ids),
+        (roles[0], tables.rows.truth_sizes, tables.cols.truth_sizes, tables.truth_ids),
+        (roles[1], tables.rows.pred_sizes, tables.cols.pred_sizes, tables.pred_ids),
     ):
         empty = (np.asarray(sizes_r) == 0) | (np.asarray(sizes_c) == 0)
         if empty.any() and not drop_empty:
             names = ", ".join(repr(x) for x in np.asarray(ids)[empty][:5].tolist())
             raise InputError(
                 f"{side} has {int(empty.sum())} empty bicluster(s) (no row or no column): {names}; "
-                "pass drop_empty=True (CLI: --param drop_empty=1) to ignore them"
+                f"pass {hint} to ignore them"
             )
         keep.append(np.flatnonzero(~empty))
     if drop_empty:
-        if keep[0].size == 0:
-            raise InputError("truth has no non-empty bicluster left after drop_empty")
+        for side, kept in zip(roles, keep):
+            if kept.size == 0:
+                raise InputError(f"{side} has no non-empty bicluster left after drop_empty")
         tables = tables.drop(keep[0], keep[1])
     return tables
 
@@ -136,13 +151,30 @@ _VARIANTS = {
                "(SPEC §4: 0 when pre^c ≤ 0 or rec^c ≤ 0 for F and Jaccard)"),
 }
 
+_NOTES = {
+    "jaccard_corrected": """
+.. note::
+    :math:`E[J]` is SPEC §4's *approximation* (the "≈" row of its table),
+
+    .. math::
+        E[J] \\approx \\frac{|B||X|}{|D||B| + |D||X| - |B||X|},
+
+    the expected intersection :math:`|B||X|/|D|` divided by the expected
+    union, not the exact expectation of the Jaccard index of a random X of
+    size :math:`|X|` (the mean of a ratio is not the ratio of the means).
+    So a random result's corrected Jaccard is only approximately 0.
+""",
+}
+
 for _base, (_formula, _own, _math) in _BASE.items():
     for _suffix, (_what, _bounds, _detail) in _VARIANTS.items():
         _name = _base + _suffix
         _params = {p: GROUP_PARAMS[p] for p in _own}
-        if _suffix:  # clipping applies to the corrected values only
-            _params["clip"] = False
+        # every bicluster measure accepts clip and drop_empty, so one parameter
+        # set works for any selection; clip only changes corrected values
+        _params["clip"] = False
         _params["drop_empty"] = False
+        _note = _NOTES.get(_name, "")
         register(
             Measure(
                 name=_name,
@@ -166,10 +198,11 @@ Hanczar & Nadif's {_base} between a true bicluster B and an estimated X,
 
 with :math:`pre = |B \\cap X|/|X|`, :math:`rec = |B \\cap X|/|B|`.  Exact
 definitions and errata: SPEC §4.  Finalized from the K x L shared-row and
-shared-column tables; ``clip`` clips negative corrected values at 0,
+shared-column tables; ``clip`` clips negative corrected and corrected-space
+values at 0 (accepted, with no effect, by the raw measures),
 ``drop_empty`` ignores biclusters with no row or no column (otherwise they
 are an error naming the bicluster).
-
+{_note}
 Examples
 --------
 >>> import daskbicl
