@@ -239,3 +239,117 @@ def test_save_formats(tmp_path):
 def test_errors(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+# ---------------------------------------------------------------- review fixes
+def _extents(fig, *artists):
+    """Window extents (display pixels) after a real Agg draw with the final layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    return [a.get_window_extent(renderer) for a in artists]
+
+
+def test_pr_space_rejects_points_in_the_unreachable_region():
+    b, D = 30, 600  # pre >= rec * 0.05 for any real result
+    with pytest.raises(InputError, match=r"unreachable region .*do not match \|B\| = 30 and \|D\| = 600"):
+        plot_pr_space([0.5, 0.01], [0.5, 0.9], names=["ok", "bad"], truth_size=b, n_cells=D)
+    with pytest.raises(InputError, match="result 'bad'"):
+        plot_pr_space([0.5, 0.01], [0.5, 0.9], names=["ok", "bad"], truth_size=b, n_cells=D)
+    # the boundary itself is reachable: X = D has pre = |B|/|D| at rec = 1
+    ax = plot_pr_space([b / D, 0.045], [1.0, 0.9], truth_size=b, n_cells=D).axes[0]
+    (pts,) = _by_gid(ax, "results")
+    np.testing.assert_allclose(pts.get_offsets(), [[1.0, b / D], [0.9, 0.045]])
+
+
+def test_pr_space_groups_get_their_own_colour_and_legend(tmp_path):
+    groups = ["A", "A", "B", "B", "B"]
+    fig = plot_pr_space(PRE, REC, names=NAMES, groups=groups, truth_size=30, n_cells=600)
+    ax = fig.axes[0]
+    pts = _by_gid(ax, "results")
+    assert [p.get_label() for p in pts] == ["A", "B"]
+    np.testing.assert_array_equal(pts[0].get_offsets(), np.column_stack([REC[:2], PRE[:2]]))
+    np.testing.assert_array_equal(pts[1].get_offsets(), np.column_stack([REC[2:], PRE[2:]]))
+    assert not np.allclose(pts[0].get_facecolor(), pts[1].get_facecolor())
+    assert {"A", "B"} <= set(_legend_texts(ax))
+    fig = plot_corrected_pr_space(PRE - 0.1, REC - 0.1, groups=groups)
+    assert [p.get_label() for p in _by_gid(fig.axes[0], "results")] == ["A", "B"]
+    with pytest.raises(InputError, match="1 groups for 5"):
+        plot_pr_space(PRE, REC, groups=["A"])
+
+
+@pytest.mark.parametrize("plot", ["pr", "corrected", "tradeoff", "comparison"])
+def test_legend_is_outside_the_axes(plot, tmp_path):
+    if plot == "pr":
+        fig = plot_pr_space(PRE, REC, names=NAMES, truth_size=30, n_cells=600)
+    elif plot == "corrected":
+        fig = plot_corrected_pr_space(PRE - 0.2, REC - 0.1, names=NAMES)
+    elif plot == "tradeoff":
+        t = optimal_tradeoff(PRE, REC, names=NAMES)
+        fig = plot_tradeoff(t, domain=application_domain(PRE, REC, names=NAMES, truth_size=30, n_cells=600))
+    else:
+        fig = plot_comparison(compare_algorithms({"A": (PRE[:3], REC[:3]), "B": (PRE[3:], REC[3:])}))
+    ax = fig.axes[0]
+    leg, box = _extents(fig, ax.get_legend(), ax)
+    assert leg.y1 <= box.y0  # entirely below the axes: it covers no curve or point
+    assert box.height > 150  # and the axes were not squashed to make room
+    _render(fig, tmp_path, f"legend-{plot}")
+
+
+def test_many_results_have_each_interval_winner_named(tmp_path):
+    rng = np.random.default_rng(11)
+    pre, rec = rng.uniform(0.05, 1, 25), rng.uniform(0.05, 1, 25)
+    names = [f"r{k}" for k in range(25)]
+    t = optimal_tradeoff(pre, rec, names=names, index="fmeasure")
+    assert len(t.intervals) >= 3
+    ax = plot_tradeoff(t).axes[0]
+    labels = _by_gid(ax, "winner-label")
+    assert [a.get_text() for a in labels] == [str(w) for w in t.intervals["winner"]]
+    mids = ((t.intervals["lam_lo"] + t.intervals["lam_hi"]) / 2).to_numpy()
+    np.testing.assert_allclose([a.xy[0] for a in labels], mids)
+    np.testing.assert_allclose([a.xy[1] for a in labels], t.envelope(mids))
+    assert not any(t_.startswith("result ") for t_ in _legend_texts(ax))  # > 8: no per-result entries
+    svg = _render(ax.figure, tmp_path, "many")
+    for w in t.intervals["winner"]:
+        assert f"<!-- {w} -->" in svg  # matplotlib marks each drawn text in the SVG
+
+
+def test_application_domain_is_shaded_apart_from_the_uninformative_region(tmp_path):
+    t = optimal_tradeoff(PRE, REC, names=NAMES, index="kulczynski")
+    dom = application_domain(PRE, REC, names=NAMES, truth_size=30, n_cells=600, index="kulczynski")
+    ax = plot_tradeoff(t, domain=dom, n_grid=201).axes[0]
+    (band,) = _by_gid(ax, "application-domain")
+    (shade,) = _by_gid(ax, "uninformative")
+    v = band.get_paths()[0].vertices
+    lam = np.unique(v[:, 0])
+    lo, hi = np.minimum(dom.maximal_curve(lam), dom.minimal_curve(lam)), np.maximum(
+        dom.maximal_curve(lam), dom.minimal_curve(lam)
+    )
+    for x, y in v:  # every vertex of the band lies on the lower or the upper curve
+        k = np.searchsorted(lam, x)
+        assert min(abs(y - lo[k]), abs(y - hi[k])) < 1e-12
+    assert np.ptp(v[:, 1]) > 0.5
+    # the two regions look different: a fill colour for the domain, a hatch for the other
+    assert band.get_hatch() in (None, "") and shade.get_hatch()
+    assert band.get_facecolor()[0, 3] > 0.2
+    face = shade.get_facecolor()
+    assert face.size == 0 or face[0, 3] == 0  # hatch only: the domain colour shows through
+    legend = _legend_texts(ax)
+    assert "application domain (between minimal and maximal)" in legend
+    assert "uninformative (under X = D)" in legend
+    svg = _render(ax.figure, tmp_path, "domain")
+    assert 'id="application-domain' in svg and 'id="uninformative' in svg
+
+
+def test_comparison_names_the_winner_of_each_interval():
+    comp = compare_algorithms(
+        {"A": (PRE[:3], REC[:3]), "B": (PRE[3:] * 0.9, REC[3:]), "C": ([0.6], [0.62])}, index="fmeasure"
+    )
+    ax = plot_comparison(comp).axes[0]
+    labels = _by_gid(ax, "winner-label")
+    assert [a.get_text() for a in labels] == list(comp.intervals["algorithm"])
+    mids = ((comp.intervals["lam_lo"] + comp.intervals["lam_hi"]) / 2).to_numpy()
+    best = np.max([t.envelope(mids) for t in comp.tradeoffs.values()], axis=0)
+    np.testing.assert_allclose([a.xy[1] for a in labels], best)

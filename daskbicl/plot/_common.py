@@ -24,6 +24,25 @@ def new_axes(ax=None, figsize=(5.5, 4.5)):
     return fig, fig.add_subplot()
 
 
+def legend_below(ax, *, fontsize: int = 7):
+    """The axes' legend, centred under the axes (it never covers the data).
+
+    Constrained layout (used by every daskbicl figure) makes room for it.
+    """
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    ncol = 2 if len(handles) > 3 else 1
+    return ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.13),
+        ncol=ncol,
+        fontsize=fontsize,
+        frameon=False,
+        borderaxespad=0.0,
+    )
+
+
 def save(fig, path, *, dpi: int = 150, **kwargs) -> Path:
     """Write ``fig`` to ``path``; the format follows the suffix (.png, .svg, .pdf).
 

@@ -12,12 +12,12 @@ import numpy as np
 from ..errors import InputError
 from ..kernels.tradeoff import _check_index, weighted_index
 from ._common import LABELS as _LABELS
-from ._common import new_axes
+from ._common import legend_below, new_axes
 
 __all__ = ["plot_corrected_pr_space", "plot_pr_space"]
 
 
-def _points(pre, rec, names, lo: float):
+def _points(pre, rec, names, lo: float, groups=None):
     p = np.asarray(pre, dtype=np.float64).ravel()
     r = np.asarray(rec, dtype=np.float64).ravel()
     if p.shape != r.shape or p.size == 0:
@@ -28,11 +28,22 @@ def _points(pre, rec, names, lo: float):
         raise InputError(f"pre and rec must lie within [{lo:g}, 1]")
     if names is not None and len(names) != p.size:
         raise InputError(f"got {len(names)} names for {p.size} results")
+    if groups is not None and len(groups) != p.size:
+        raise InputError(f"got {len(groups)} groups for {p.size} results")
     return p, r
 
 
-def _draw_points(ax, p, r, names):
-    ax.scatter(r, p, s=36, color="C0", edgecolor="black", zorder=5, label="results", gid="results")
+def _draw_points(ax, p, r, names, groups=None):
+    if groups is None:
+        ax.scatter(r, p, s=36, color="C0", edgecolor="black", zorder=5, label="results", gid="results")
+    else:
+        groups = np.asarray(list(groups), dtype=object)
+        for k, g in enumerate(dict.fromkeys(groups.tolist())):
+            sel = groups == g
+            ax.scatter(
+                r[sel], p[sel], s=36, color=f"C{k % 10}", marker="osD^v<>"[k % 7], edgecolor="black",
+                zorder=5, label=str(g), gid="results",
+            )
     if names is not None:
         for x, y, name in zip(r, p, names):
             ax.annotate(str(name), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8)
@@ -59,6 +70,7 @@ def plot_pr_space(
     levels=(0.2, 0.4, 0.6, 0.8),
     truth_size: int | None = None,
     n_cells: int | None = None,
+    groups=None,
     ax=None,
     title: str | None = None,
 ):
@@ -71,6 +83,8 @@ def plot_pr_space(
     (the expected precision of a random bicluster) and the shaded
     unreachable triangle :math:`pre < rec\\,|B|/|D|` (no X ⊆ D has
     :math:`|X| > |D|`; the thin strip :math:`0 < rec < 1/|B|` is not drawn).
+    A point inside that triangle cannot come from a truth bicluster of size
+    |B| in a matrix of |D| cells: it raises :class:`~daskbicl.InputError`.
 
     Parameters
     ----------
@@ -83,12 +97,20 @@ def plot_pr_space(
     levels : sequence of float
     truth_size, n_cells : int, optional
         :math:`|B|` and :math:`|D|` (both or neither).
+    groups : sequence, optional
+        One label per result (e.g. its algorithm): one colour and marker
+        per group, named in the legend.
     ax : matplotlib.axes.Axes, optional
     title : str, optional
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    InputError
+        Bad shapes or values, or a point in the unreachable region.
 
     Examples
     --------
@@ -101,14 +123,16 @@ def plot_pr_space(
     ['isolines', 'random', 'results', 'unreachable']
     """
     _check_index(index)
-    p, r = _points(pre, rec, names, 0.0)
+    p, r = _points(pre, rec, names, 0.0, groups)
     if (truth_size is None) != (n_cells is None):
         raise InputError("give both truth_size and n_cells, or neither")
-    fig, ax = new_axes(ax)
     if truth_size is not None:
         b, D = int(truth_size), int(n_cells)
         if not 1 <= b <= D:
             raise InputError(f"need 1 <= truth_size <= n_cells, got {b} and {D}")
+        _check_reachable(p, r, b, D, names)
+    fig, ax = new_axes(ax)
+    if truth_size is not None:
         ax.fill_between(
             [0, 1], [0, 0], [0, b / D], color="0.85", zorder=0, label="unreachable", gid="unreachable"
         )
@@ -121,14 +145,27 @@ def plot_pr_space(
             label=f"random result (pre = |B|/|D| = {b / D:.3g})",
         )
     _isolines(ax, index, lam, levels)
-    _draw_points(ax, p, r, names)
+    _draw_points(ax, p, r, names, groups)
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
     ax.set_title(title if title is not None else f"PR space — {_LABELS[index]} isolines (λ = {lam:g})")
-    ax.legend(loc="lower left", fontsize=8)
+    legend_below(ax, fontsize=8)
     return fig
+
+
+def _check_reachable(p, r, b: int, D: int, names) -> None:
+    """Every point must satisfy pre >= rec |B|/|D| (i.e. |X| = rec |B| / pre <= |D|)."""
+    bad = np.flatnonzero(p * D < r * b * (1 - 1e-9))
+    if bad.size:
+        k = int(bad[0])
+        which = f"result {names[k]!r}" if names is not None else f"result {k}"
+        raise InputError(
+            f"{bad.size} result(s) lie in the unreachable region pre < rec·|B|/|D| "
+            f"(first: {which} with pre = {p[k]:.6g}, rec = {r[k]:.6g}): the inputs do not match "
+            f"|B| = {b:,} and |D| = {D:,} (a result of size |X| = rec·|B|/pre would exceed |D|)"
+        )
 
 
 def plot_corrected_pr_space(
@@ -139,6 +176,7 @@ def plot_corrected_pr_space(
     index: str = "fmeasure",
     lam: float = 0.5,
     levels=(0.2, 0.4, 0.6, 0.8),
+    groups=None,
     ax=None,
     title: str | None = None,
 ):
@@ -162,7 +200,7 @@ def plot_corrected_pr_space(
     ----------
     pre_c, rec_c : array_like, shape (n,)
         Corrected precision and recall (<= 1, may be negative).
-    names, index, lam, levels, ax, title
+    names, index, lam, levels, groups, ax, title
         As in :func:`plot_pr_space`.
 
     Returns
@@ -176,7 +214,7 @@ def plot_corrected_pr_space(
     'corrected recall  rec$^c$'
     """
     _check_index(index)
-    p, r = _points(pre_c, rec_c, names, -np.inf)
+    p, r = _points(pre_c, rec_c, names, -np.inf, groups)
     fig, ax = new_axes(ax)
     lo = min(-0.1, 1.1 * float(min(p.min(), r.min())))
     ax.axvspan(lo, 0, color="0.88", zorder=0, gid="worse-than-random", label="worse than random")
@@ -184,7 +222,7 @@ def plot_corrected_pr_space(
     ax.axhline(0, color="C3", ls="--", lw=1.2, gid="random", label="random result")
     ax.axvline(0, color="C3", ls="--", lw=1.2, gid="random")
     _isolines(ax, index, lam, levels)
-    _draw_points(ax, p, r, names)
+    _draw_points(ax, p, r, names, groups)
     ax.set_xlim(lo, 1.02)
     ax.set_ylim(lo, 1.02)
     ax.set_xlabel("corrected recall  rec$^c$")
@@ -192,5 +230,5 @@ def plot_corrected_pr_space(
     ax.set_title(
         title if title is not None else f"Corrected PR space — {_LABELS[index]} isolines (λ = {lam:g})"
     )
-    ax.legend(loc="lower right", fontsize=8)
+    legend_below(ax, fontsize=8)
     return fig

@@ -1,9 +1,12 @@
 """Tradeoff-space figures: index value against λ (the importance of recall).
 
 Artists carry a ``gid``: ``curve`` (one per result), ``optimal`` (the bold
-optimal tradeoff curve), ``breakpoints``, ``maximal`` / ``minimal`` (the
-trivial results' curves), ``uninformative`` (shaded), and
-``algorithm:<name>`` / ``winner-band`` in comparisons.
+optimal tradeoff curve), ``breakpoints``, ``winner-label`` (the name of each
+interval's winner, on the optimal curve), ``maximal`` / ``minimal`` (the
+trivial results' curves), ``application-domain`` (shaded between them),
+``uninformative`` (hatched, under the maximal curve), and
+``algorithm:<name>`` / ``winner-band`` / ``winner-label`` in comparisons.
+Legends sit below the axes so that they never cover a curve.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ..kernels.tradeoff import (
     optimal_tradeoff,
 )
 from ._common import LABELS as _LABELS
-from ._common import new_axes
+from ._common import legend_below, new_axes
 
 __all__ = ["envelope_grid", "plot_comparison", "plot_tradeoff", "plot_tradeoff_space"]
 
@@ -52,11 +55,15 @@ def plot_tradeoff(
 
     Draws :math:`I_\\lambda(pre_i, rec_i)` for every result (thin), the
     optimal curve :math:`\\max_i I_\\lambda` in bold on a grid that contains
-    the breakpoints, and a marker at each breakpoint.  With an
-    :class:`~daskbicl.kernels.tradeoff.ApplicationDomain` it also draws the
-    maximal (X = D, dashed) and minimal (one true cell, dotted) results'
-    curves and shades the region *under the maximal curve*: a result whose
-    curve enters it is uninformative at those λ (SPEC §5).
+    the breakpoints, a marker at each breakpoint and the name of each
+    interval's winner on the optimal curve (``winner-label``; so the winners
+    are named even when a large sweep's curves have no legend entry).  With
+    an :class:`~daskbicl.kernels.tradeoff.ApplicationDomain` it also draws
+    the maximal (X = D, dashed) and minimal (one true cell, dotted) results'
+    curves, shades the application domain between them
+    (``application-domain``) and hatches the region *under the maximal
+    curve* (``uninformative``): a result whose curve enters it is
+    uninformative at those λ (SPEC §5).  The legend sits below the axes.
 
     Parameters
     ----------
@@ -84,6 +91,8 @@ def plot_tradeoff(
     ['curve', 'curve', 'optimal', 'breakpoints']
     >>> ax.lines[-1].get_xdata().round(4).tolist()
     [0.4444]
+    >>> [a.get_text() for a in ax.texts if a.get_gid() == "winner-label"]
+    ['0', '1']
     """
     if domain is not None and domain.index != tradeoff.index:
         raise InputError(f"domain is for {domain.index!r}, tradeoff for {tradeoff.index!r}")
@@ -91,8 +100,29 @@ def plot_tradeoff(
     lam = envelope_grid(tradeoff.breakpoints, n_grid)
     if domain is not None:
         mx = domain.maximal_curve(lam)
+        mn = domain.minimal_curve(lam)
         ax.fill_between(
-            lam, 0, mx, color="0.9", zorder=0, gid="uninformative", label="uninformative (under X = D)"
+            lam,
+            np.minimum(mx, mn),
+            np.maximum(mx, mn),
+            facecolor="#9ecae1",
+            edgecolor="none",
+            alpha=0.45,
+            zorder=0,
+            gid="application-domain",
+            label="application domain (between minimal and maximal)",
+        )
+        ax.fill_between(
+            lam,
+            0,
+            mx,
+            facecolor="none",
+            edgecolor="0.6",
+            hatch="////",
+            linewidth=0,
+            zorder=0.5,
+            gid="uninformative",
+            label="uninformative (under X = D)",
         )
         ax.plot(
             lam,
@@ -105,7 +135,7 @@ def plot_tradeoff(
         )
         ax.plot(
             lam,
-            domain.minimal_curve(lam),
+            mn,
             color="C2",
             ls=":",
             lw=1.4,
@@ -145,13 +175,39 @@ def plot_tradeoff(
         gid="breakpoints",
         label="breakpoints",
     )
+    _label_intervals(ax, tradeoff.intervals, "winner", lambda x: tradeoff.envelope(x))
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
+    ax.set_ylim(0, 1.1)
     ax.set_xlabel("λ (importance of recall)")
     ax.set_ylabel(f"weighted {_LABELS[tradeoff.index]}")
     ax.set_title(title if title is not None else f"Tradeoff space — {_LABELS[tradeoff.index]}")
-    ax.legend(loc="best", fontsize=7)
+    legend_below(ax)
     return fig
+
+
+def _label_intervals(ax, intervals, column: str, height, colors=None):
+    """Name each interval's winner at its middle, on the curve ``height(λ)``.
+
+    Labels of neighbouring intervals are staggered vertically so that
+    narrow intervals stay readable.
+    """
+    mids = ((intervals["lam_lo"] + intervals["lam_hi"]) / 2).to_numpy()
+    ys = np.asarray(height(mids), dtype=np.float64)
+    for k, (x, y, name) in enumerate(zip(mids, ys, intervals[column])):
+        ann = ax.annotate(
+            str(name),
+            (x, y),
+            xytext=(0, 7 + 10 * (k % 2)),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            color=colors[name] if colors else "black",
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.7", "lw": 0.5, "alpha": 0.85},
+            arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.5},
+            zorder=7,
+        )
+        ann.set_gid("winner-label")
 
 
 def plot_tradeoff_space(
@@ -234,8 +290,9 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
     Each algorithm's optimal curve is drawn (``gid = "algorithm:<name>"``);
     a coloured band under the axis marks, for each interval of
     ``comparison.intervals``, the algorithm whose curve is highest there
-    (``gid = "winner-band"``), and dotted vertical lines mark the λ where the
-    best algorithm changes.
+    (``gid = "winner-band"``), its name is written on the best curve at
+    the middle of the interval (``gid = "winner-label"``), and dotted
+    vertical lines mark the λ where the best algorithm changes.
 
     Parameters
     ----------
@@ -273,10 +330,15 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
         ax.axvspan(lo, hi, ymin=0, ymax=0.03, color=colors[alg], alpha=0.9, gid="winner-band")
     for x in comparison.breakpoints:
         ax.axvline(x, color="0.3", ls=":", lw=1, gid="switch")
+
+    def best(x):
+        return np.max([t.envelope(x) for t in comparison.tradeoffs.values()], axis=0)
+
+    _label_intervals(ax, comparison.intervals, "algorithm", best, colors)
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
+    ax.set_ylim(0, 1.1)
     ax.set_xlabel("λ (importance of recall)")
     ax.set_ylabel(f"weighted {_LABELS[comparison.index]}")
     ax.set_title(title if title is not None else f"Algorithm comparison — {_LABELS[comparison.index]}")
-    ax.legend(loc="best", fontsize=8)
+    legend_below(ax, fontsize=8)
     return fig
