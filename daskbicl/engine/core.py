@@ -117,6 +117,8 @@ def compute(*objs, progress: bool = False):
     if progress:
         from distributed import progress as show_progress
 
-        show_progress(futures, multi=False)
-        sys.stdout.flush()
+        # distributed's text bar writes to sys.stdout: send it to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            show_progress(futures, multi=False)
+            sys.stderr.flush()
     return tuple(client.gather(futures))
