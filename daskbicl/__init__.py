@@ -29,7 +29,9 @@ from .io import as_dataset, save
 from .io.store import open_store as open
 from .io.synthetic import perturb, random_partition
 from .kernels.tradeoff import (
+    R_from_lambda,
     application_domain,
+    beta_from_lambda,
     compare_algorithms,
     lambda_from_beta,
     lambda_from_R,
@@ -137,6 +139,8 @@ __all__ = [
     "MEASURES",
     "SweepTradeoff",
     "application_domain",
+    "R_from_lambda",
+    "beta_from_lambda",
     "compare_algorithms",
     "lambda_from_R",
     "lambda_from_beta",

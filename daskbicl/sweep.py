@@ -6,19 +6,28 @@ bicluster.  :func:`tradeoff` counts each sweep against the truth (one K x L
 table pass per sweep, all in one computation), takes every result's
 (precision, recall) and returns the optimal tradeoff curve of each sweep,
 its application domain and, for two or more sweeps, their comparison — as
-data (pandas / xarray), with figures one call away.
+data (pandas / xarray), with figures one call away.  A co-clustering (truth
+or sweep) is accepted as the biclustering of its non-empty blocks (SPEC §1).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from .errors import InputError
 from .kernels import tradeoff as KT
 
 __all__ = ["SweepTradeoff", "tradeoff"]
+
+#: How :func:`tradeoff` and ``daskbicl tradeoff`` spell the drop_empty option.
+DROP_EMPTY_HINT = "drop_empty=True (CLI: daskbicl tradeoff --drop-empty)"
+
+#: Above this many results the PR-space figures do not annotate each point.
+_MAX_POINT_NAMES = 30
 
 
 @dataclass(frozen=True)
@@ -31,11 +40,14 @@ class SweepTradeoff:
         The weighted index (kulczynski, fmeasure, folke, jaccard).
     results : pandas.DataFrame
         One row per result: ``algorithm``, ``result``, ``pre``, ``rec``,
-        ``size`` (|X|), ``fraction_uninformative`` (share of λ ∈ [0, 1] where
-        the result scores below predicting the whole matrix).
+        ``size`` (|X|), ``pre_corrected``, ``rec_corrected`` (SPEC §4
+        corrected precision and recall), ``kept`` (satisfies ``pre_min`` /
+        ``rec_min``) and ``fraction_uninformative`` (share of λ ∈ [0, 1]
+        where the result scores below predicting the whole matrix).
     optimal : dict
         Algorithm -> :class:`~daskbicl.kernels.tradeoff.Tradeoff` (intervals
-        with exact breakpoints and winners, AUC, partial and weighted AUC).
+        with exact breakpoints and winners, AUC, partial and weighted AUC),
+        for every algorithm not in :attr:`excluded`.
     domain : dict
         Algorithm -> :class:`~daskbicl.kernels.tradeoff.ApplicationDomain`.
     comparison : Comparison or None
@@ -43,6 +55,13 @@ class SweepTradeoff:
         optimal curve is highest.
     truth_size, n_cells : int
         |B| and |D|.
+    pre_min, rec_min : float or None
+        The constraints the analysis was made with.
+    excluded : tuple
+        Algorithms with no result satisfying the constraints (only with two
+        or more sweeps; with one sweep that is an error).
+    dropped : dict
+        Algorithm -> names of the empty results ignored with ``drop_empty``.
     """
 
     index: str
@@ -52,6 +71,29 @@ class SweepTradeoff:
     comparison: object
     truth_size: int
     n_cells: int
+    pre_min: float | None = None
+    rec_min: float | None = None
+    excluded: tuple = ()
+    dropped: dict = field(default_factory=dict)
+
+    @property
+    def algorithms(self) -> list[str]:
+        """Every sweep's name, in order (including :attr:`excluded` ones)."""
+        return list(dict.fromkeys(self.results["algorithm"]))
+
+    def for_index(self, index: str) -> SweepTradeoff:
+        """The same analysis under another index, from the (pre, rec) already computed.
+
+        No data is read again: only the curves, intervals, AUC and
+        application domain are recomputed.
+        """
+        KT._check_index(index)
+        if index == self.index:
+            return self
+        return _analyse(
+            self.results.drop(columns=["fraction_uninformative"]), self.algorithms, index,
+            self.truth_size, self.n_cells, self.pre_min, self.rec_min, self.dropped,
+        )
 
     def summary(self) -> dict:
         """A JSON-ready summary (what ``daskbicl tradeoff --json`` prints)."""
@@ -59,6 +101,7 @@ class SweepTradeoff:
             "index": self.index,
             "truth_size": self.truth_size,
             "n_cells": self.n_cells,
+            "constraints": {"pre_min": self.pre_min, "rec_min": self.rec_min},
             "algorithms": {},
         }
         for alg, t in self.optimal.items():
@@ -67,28 +110,130 @@ class SweepTradeoff:
                 "intervals": _records(t.intervals),
                 "excluded": [str(x) for x in t.excluded],
             }
+        out["excluded_algorithms"] = [str(a) for a in self.excluded]
+        out["dropped_empty"] = {str(a): [str(x) for x in v] for a, v in self.dropped.items()}
         out["results"] = _records(self.results)
         if self.comparison is not None:
             out["comparison"] = _records(self.comparison.intervals)
         return out
 
-    def plot(self, path=None, *, indices=None):
-        """The tradeoff-space figure (comparison panel when several sweeps).
+    # ------------------------------------------------------------------ figures
+    def _indices(self, indices) -> list[str]:
+        if indices is None:
+            return [self.index]
+        out = [indices] if isinstance(indices, str) else list(indices)
+        if not out:
+            raise InputError("indices: give at least one index")
+        for idx in out:
+            KT._check_index(idx)
+        return out
 
-        Returns the matplotlib Figure; writes it to ``path`` (PNG/SVG/PDF by
-        suffix) when given.
+    def _suffix(self) -> str:
+        text = KT.constraint_text(self.pre_min, self.rec_min).replace(">=", "≥")
+        return f" ({text})" if text else ""
+
+    def plot(self, path=None, *, indices=None, detail: bool = True, n_grid: int = 501):
+        """The tradeoff-space figure of exactly the data returned.
+
+        One sweep: one panel per index with each kept result's curve, the
+        optimal curve (bold), its breakpoints, each interval's winner and
+        the application domain — the same intervals and AUC as
+        :attr:`optimal` (results removed by ``pre_min`` / ``rec_min`` are
+        not drawn).  Several sweeps: one row per index with the comparison
+        panel first and, with ``detail=True``, one such panel per algorithm.
+
+        Parameters
+        ----------
+        path : str or path, optional
+            Write the figure there (PNG/SVG/PDF by suffix).
+        indices : str or sequence of str, optional
+            One panel (row) per index; default :attr:`index`.  Other
+            indices are computed from the (pre, rec) already known.
+        detail : bool
+            With several sweeps, add each algorithm's own panel.
+        n_grid : int
+            Points of the λ grid (the breakpoints are added).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from matplotlib.figure import Figure
+
+        from . import plot as P
+        from .plot._common import LABELS
+
+        indices = self._indices(indices)
+        several = self.comparison is not None
+        algs = list(self.optimal)
+        if several:
+            nrows, ncols = len(indices), 1 + (len(algs) if detail else 0)
+        else:
+            nrows, ncols = 1, len(indices)
+        fig = Figure(figsize=(5.6 * ncols, 5.6 * nrows), layout="constrained")
+        axes = fig.subplots(nrows, ncols, squeeze=False)
+        for k, idx in enumerate(indices):
+            st = self.for_index(idx)
+            label = LABELS[idx]
+            if several:
+                row = axes[k]
+                title = f"Algorithm comparison — {label}{self._suffix()}"
+                if st.excluded:
+                    title += f"\nexcluded (no result meets the constraints): {', '.join(map(str, st.excluded))}"
+                P.plot_comparison(st.comparison, ax=row[0], n_grid=n_grid, title=title)
+                panels = list(zip(row[1:], algs))
+            else:
+                panels = [(axes[0][k], algs[0])]
+            for ax, alg in panels:
+                P.plot_tradeoff(
+                    st.optimal[alg], domain=st.domain[alg], ax=ax, n_grid=n_grid,
+                    title=f"{alg} — {label}{self._suffix()}",
+                )
+        if path is not None:
+            P.save(fig, path)
+        return fig
+
+    def _pr_args(self):
+        res = self.results
+        several = len(self.algorithms) > 1
+        return {
+            "names": list(res["result"]) if len(res) <= _MAX_POINT_NAMES else None,
+            "groups": list(res["algorithm"]) if several else None,
+        }
+
+    def plot_pr(self, path=None, *, index: str | None = None, lam: float = 0.5,
+                levels=(0.2, 0.4, 0.6, 0.8)):
+        """Every result in precision–recall space (see :func:`daskbicl.plot.plot_pr_space`).
+
+        Isolines of ``index`` (default :attr:`index`) at ``lam``, the
+        random-result line and the unreachable region for |B| and |D|; one
+        colour per algorithm with several sweeps.  Returns the Figure and
+        writes it to ``path`` when given.
         """
         from . import plot as P
 
-        if self.comparison is not None:
-            fig = P.plot_comparison(self.comparison)
-        else:
-            (alg,) = self.optimal
-            res = self.results[self.results["algorithm"] == alg]
-            fig = P.plot_tradeoff_space(
-                res["pre"].to_numpy(), res["rec"].to_numpy(), names=list(res["result"]),
-                index=indices or self.index, truth_size=self.truth_size, n_cells=self.n_cells,
-            )
+        index = index or self.index
+        fig = P.plot_pr_space(
+            self.results["pre"].to_numpy(), self.results["rec"].to_numpy(), index=index, lam=lam,
+            levels=levels, truth_size=self.truth_size, n_cells=self.n_cells, **self._pr_args(),
+        )
+        if path is not None:
+            P.save(fig, path)
+        return fig
+
+    def plot_corrected_pr(self, path=None, *, index: str | None = None, lam: float = 0.5,
+                          levels=(0.2, 0.4, 0.6, 0.8)):
+        """Every result in the corrected precision–recall space
+        (see :func:`daskbicl.plot.plot_corrected_pr_space`), from the
+        ``pre_corrected`` and ``rec_corrected`` columns of :attr:`results`.
+        """
+        from . import plot as P
+
+        index = index or self.index
+        fig = P.plot_corrected_pr_space(
+            self.results["pre_corrected"].to_numpy(), self.results["rec_corrected"].to_numpy(),
+            index=index, lam=lam, levels=levels, **self._pr_args(),
+        )
         if path is not None:
             P.save(fig, path)
         return fig
@@ -96,6 +241,90 @@ class SweepTradeoff:
 
 def _records(df: pd.DataFrame) -> list[dict]:
     return [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in df.to_dict("records")]
+
+
+def _analyse(results: pd.DataFrame, algorithms: Sequence[str], index: str, truth_size: int,
+             n_cells: int, pre_min, rec_min, dropped: dict) -> SweepTradeoff:
+    """Optimal curves, domains and comparison from the per-result (pre, rec)."""
+    data, domain, frac = {}, {}, []
+    for alg in algorithms:
+        res = results[results["algorithm"] == alg]
+        pre, rec, ids = res["pre"].to_numpy(), res["rec"].to_numpy(), list(res["result"])
+        data[alg] = (pre, rec, ids)
+        domain[alg] = KT.application_domain(
+            pre, rec, truth_size=truth_size, n_cells=n_cells, names=ids, index=index
+        )
+        frac.append(domain[alg].fraction_uninformative.to_numpy())
+    if len(algorithms) == 1:
+        (alg,) = algorithms
+        try:
+            optimal = {alg: KT.optimal_tradeoff(*data[alg][:2], names=data[alg][2], index=index,
+                                                pre_min=pre_min, rec_min=rec_min)}
+        except InputError as err:
+            raise InputError(f"sweep {alg!r}: {err}") from None
+        comparison, excluded = None, ()
+    else:
+        comparison = KT.compare_algorithms(data, index=index, pre_min=pre_min, rec_min=rec_min)
+        optimal, excluded = dict(comparison.tradeoffs), comparison.excluded
+    kept = np.ones(len(results), dtype=bool)
+    for column, bound in (("pre", pre_min), ("rec", rec_min)):
+        if bound is not None:
+            kept &= results[column].to_numpy() >= float(bound)
+    results = results.assign(kept=kept, fraction_uninformative=np.concatenate(frac))
+    return SweepTradeoff(index, results.reset_index(drop=True), optimal, domain, comparison,
+                         truth_size, n_cells, pre_min, rec_min, tuple(excluded), dict(dropped))
+
+
+def _select_target(truth, label):
+    """The truth restricted to its target bicluster (by coordinate label or position)."""
+    K = truth.sizes["bicluster"]
+    if label is None:
+        if K != 1:
+            raise InputError(
+                f"truth has {K} biclusters; the tradeoff space is about one target bicluster: "
+                "choose it with truth_bicluster= (CLI: --truth-bicluster)"
+            )
+        return truth
+    if "bicluster" not in truth.coords:
+        try:
+            pos = int(label) if not isinstance(label, float) or float(label).is_integer() else None
+        except (TypeError, ValueError):
+            pos = None
+        if pos is None or not 0 <= pos < K:
+            raise InputError(
+                f"truth has no bicluster labels, so truth_bicluster is a position 0..{K - 1}; "
+                f"got {label!r}"
+            )
+        return truth.isel(bicluster=[pos])
+    labels = truth.indexes["bicluster"]
+    key = _match_label(labels, label)
+    if key is None:
+        shown = ", ".join(repr(x) for x in labels[:8].tolist()) + (", ..." if K > 8 else "")
+        raise InputError(f"truth has no bicluster {label!r} (its biclusters: {shown})")
+    return truth.sel(bicluster=[key])
+
+
+def _match_label(labels: pd.Index, label):
+    """``label`` as an element of ``labels``: as given, converted to their dtype, or by text."""
+    candidates = [label]
+    kind = labels.dtype.kind
+    try:
+        if kind in "iu":
+            number = float(label)
+            if number.is_integer():
+                candidates.append(int(number))
+        elif kind == "f":
+            candidates.append(float(label))
+    except (TypeError, ValueError):
+        pass
+    for c in candidates:
+        try:
+            if c in labels:
+                return c
+        except TypeError:
+            continue
+    text = [x for x in labels.tolist() if str(x) == str(label)]
+    return text[0] if len(text) == 1 else None
 
 
 def tradeoff(
@@ -106,6 +335,7 @@ def tradeoff(
     truth_bicluster=None,
     pre_min: float | None = None,
     rec_min: float | None = None,
+    drop_empty: bool = False,
     progress: bool = False,
 ) -> SweepTradeoff:
     """Tradeoff space of one or more parameter sweeps against a target bicluster.
@@ -114,16 +344,29 @@ def tradeoff(
     ----------
     truth : Dataset, path or tuple
         A biclustering with one target bicluster (or several, choosing one
-        with ``truth_bicluster``).
+        with ``truth_bicluster``).  A co-clustering is taken as the
+        biclustering of its blocks (labelled ``"h/l"``).
     *sweeps : Dataset or path
-        Biclusterings; each one algorithm's results across its parameter.
+        Biclusterings (or co-clusterings: one result per block); each one
+        algorithm's results across its parameter.
     index : {"fmeasure", "jaccard", "kulczynski", "folke"}
     names : sequence of str, optional
         Algorithm names (default: the store paths, or ``sweep0``, ...).
     truth_bicluster : hashable, optional
-        Coordinate label of the target bicluster when the truth has several.
+        The target bicluster when the truth has several: its coordinate
+        label (converted to the coordinate's dtype, so ``"5"`` selects the
+        integer label 5) or, when the truth has no bicluster coordinate,
+        its position.
     pre_min, rec_min : float, optional
-        Keep only results with precision / recall at least this.
+        Keep only results with precision / recall at least this.  With two
+        or more sweeps, a sweep with no such result is left out and listed
+        in :attr:`SweepTradeoff.excluded`.
+    drop_empty : bool
+        Ignore results (and a target) with no row or no column instead of
+        raising; the ignored results are listed in
+        :attr:`SweepTradeoff.dropped`.
+    progress : bool
+        Progress bar on stderr while counting.
 
     Returns
     -------
@@ -144,9 +387,12 @@ def tradeoff(
     from .engine.bicluster import bicluster_tables
     from .engine.core import compute
     from .io.align import align
+    from .io.convert import as_biclustering
     from .io.validate import as_dataset
+    from .kernels.bicluster import corrected_precision_recall
     from .measures.bicluster import prepare_tables
 
+    KT._check_index(index)
     if not sweeps:
         raise InputError("tradeoff needs at least one sweep (a biclustering of results)")
     if names is None:
@@ -154,39 +400,35 @@ def tradeoff(
     names = [str(n) for n in names]
     if len(names) != len(sweeps) or len(set(names)) != len(names):
         raise InputError(f"need {len(sweeps)} distinct algorithm names, got {names}")
-    truth = as_dataset(truth, "truth", kinds=("biclustering",))
-    if truth_bicluster is not None:
-        if "bicluster" not in truth.coords or truth_bicluster not in truth.indexes["bicluster"]:
-            raise InputError(f"truth has no bicluster {truth_bicluster!r}")
-        truth = truth.sel(bicluster=[truth_bicluster])
-    elif truth.sizes["bicluster"] != 1:
-        raise InputError(
-            f"truth has {truth.sizes['bicluster']} biclusters; the tradeoff space is about one target "
-            "bicluster: choose it with truth_bicluster= (CLI: --truth-bicluster)"
-        )
+    kinds = ("biclustering", "partition")
+    truth = _select_target(as_biclustering(as_dataset(truth, "truth", kinds=kinds)), truth_bicluster)
     graphs = []
     for role, sweep in zip(names, sweeps):
-        t, s = align(truth, as_dataset(sweep, f"sweep {role}", kinds=("biclustering",)))
+        s = as_biclustering(as_dataset(sweep, f"sweep {role}", kinds=kinds))
+        t, s = align(truth, s)
         graphs.append(bicluster_tables(t, s))
     computed = compute(*graphs, progress=progress)
-    rows, optimal, domain = [], {}, {}
+    rows, dropped = [], {}
     truth_size = n_cells = None
     for alg, tables in zip(names, computed):
-        tables = prepare_tables(tables)
+        all_ids = np.asarray(tables.pred_ids)
+        tables = prepare_tables(tables, drop_empty, roles=("truth", f"sweep {alg!r}"), hint=DROP_EMPTY_HINT)
+        ids = tables.pred_ids.tolist()
+        if len(ids) < len(all_ids):
+            dropped[alg] = tuple(x for x in all_ids.tolist() if x not in set(ids))
+        if not ids:
+            raise InputError(f"sweep {alg!r} has no non-empty result left after drop_empty")
         inter = tables.rows.shared[0] * tables.cols.shared[0]
         size = tables.rows.pred_sizes * tables.cols.pred_sizes
         truth_size = int(tables.rows.truth_sizes[0]) * int(tables.cols.truth_sizes[0])
         n_cells = tables.n_cells
-        pre = inter / size
-        rec = inter / truth_size
-        ids = list(tables.pred_ids.tolist())
-        optimal[alg] = KT.optimal_tradeoff(pre, rec, names=ids, index=index, pre_min=pre_min, rec_min=rec_min)
-        domain[alg] = KT.application_domain(pre, rec, truth_size=truth_size, n_cells=n_cells, names=ids, index=index)
-        frac = domain[alg].fraction_uninformative
-        for name, p, r, x in zip(ids, pre, rec, size):
-            rows.append({"algorithm": alg, "result": name, "pre": float(p), "rec": float(r),
-                         "size": int(x), "fraction_uninformative": float(frac.get(name, 0.0))})
-    comparison = None
-    if len(sweeps) > 1:
-        comparison = KT.compare_algorithms(optimal, index=index)
-    return SweepTradeoff(index, pd.DataFrame(rows), optimal, domain, comparison, truth_size, n_cells)
+        pre_c, rec_c = corrected_precision_recall(
+            tables.rows.shared, tables.cols.shared, tables.rows.truth_sizes, tables.cols.truth_sizes,
+            tables.rows.pred_sizes, tables.cols.pred_sizes, n_cells,
+        )
+        for k, name in enumerate(ids):
+            rows.append({"algorithm": alg, "result": name, "pre": float(inter[k] / size[k]),
+                         "rec": float(inter[k] / truth_size), "size": int(size[k]),
+                         "pre_corrected": float(pre_c[0, k]), "rec_corrected": float(rec_c[0, k])})
+    results = pd.DataFrame(rows)
+    return _analyse(results, names, index, truth_size, n_cells, pre_min, rec_min, dropped)
