@@ -1,7 +1,9 @@
-"""Command line: ``daskbicl score | generate | demo | measures``.
+"""Command line: ``daskbicl score | generate | demo | tradeoff | measures``.
 
 Errors a user can cause are printed as one line on stderr and exit with
-status 2 (no traceback); ``--debug`` shows the traceback instead.
+status 2 (no traceback); ``--debug`` shows the traceback instead.  Output
+piped into a command that stops reading early (``daskbicl measures | head``)
+ends quietly with status 141, like a process killed by SIGPIPE.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import tempfile
 import time
 
 from . import __version__
-from .errors import DaskbiclError, InputError
+from .errors import DaskbiclError, InputError, StoreError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process killed by SIGPIPE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,17 +67,20 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
     if scheduler:
         try:
             client = Client(scheduler, timeout="15s")
-        except (OSError, TimeoutError) as exc:
-            raise DaskbiclError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from exc
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            # ValueError/TypeError: a malformed address such as "foo::bar"
+            raise DaskbiclError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from exc
         with client:
             yield client
         return
-    if quiet:
-        for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker"):
-            logging.getLogger(name).setLevel(logging.ERROR)
+    # Errors raised by a task reach the user once, as daskbicl's one-line
+    # message; the workers' own "Compute Failed ... Traceback" logs are noise.
+    level = logging.CRITICAL if quiet else logging.WARNING
+    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker"):
+        logging.getLogger(name).setLevel(level)
     n = workers or min(os.cpu_count() or 1, 4)
     with LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=level
     ) as lc, Client(lc) as client:
         yield client
 
@@ -105,7 +111,7 @@ def format_table(results: dict) -> str:
                 summary = ""
         else:
             rows.append((name, value, summary))
-    width = max(len(r[0]) for r in rows)
+    width = max(len("measure"), *(len(r[0]) for r in rows))
     lines = [f"{'measure':<{width}}  {'value':>10}  description", f"{'-' * width}  {'-' * 10}  {'-' * 11}"]
     for name, value, summary in rows:
         lines.append(f"{name:<{width}}  {value:>10.6f}  {summary}")
@@ -142,29 +148,50 @@ def cmd_score(args) -> int:
     return EXIT_OK
 
 
+def _store_names(preds: int) -> list[str]:
+    return ["truth.zarr"] + (["pred.zarr"] if preds == 1 else [f"pred-{k:03d}.zarr" for k in range(preds)])
+
+
+def _check_generate(out_dir: str, noise: float, seed: int, preds: int, overwrite: bool) -> None:
+    """Validate every ``generate`` argument before anything is written or started."""
+    if not (math.isfinite(noise) and 0.0 <= noise <= 1.0):
+        raise InputError(f"--noise is the fraction of labels redrawn: it must be in [0, 1], got {noise:g}")
+    if seed < 0:
+        raise InputError(f"--seed must be a non-negative integer, got {seed}")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError(f"output folder {out_dir} exists and is not a folder")
+    if not overwrite:
+        existing = [os.path.join(out_dir, n) for n in _store_names(preds) if os.path.exists(os.path.join(out_dir, n))]
+        if existing:
+            more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+            raise StoreError(f"{existing[0]}{more} already exists; pass --overwrite to replace")
+
+
 def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_clusters: int,
               noise: float, seed: int, preds: int, overwrite: bool, chunk: int,
               progress: bool = False) -> tuple[str, list[str]]:
     from .io.store import open_store, save
     from .io.synthetic import perturb, random_partition
 
+    _check_generate(out_dir, noise, seed, preds, overwrite)
     if not os.path.isdir(out_dir):
         try:
             os.makedirs(out_dir, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create output folder {out_dir}: {exc}") from exc
     truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
-    truth_path = save(truth, os.path.join(out_dir, "truth.zarr"), overwrite=overwrite, progress=progress)
+    names = _store_names(preds)
+    truth_path = save(truth, os.path.join(out_dir, names[0]), overwrite=overwrite, progress=progress)
     truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
     pred_paths = []
-    for k in range(preds):
-        name = "pred.zarr" if preds == 1 else f"pred-{k:03d}.zarr"
+    for k, name in enumerate(names[1:]):
         pred = perturb(truth, noise, seed=seed + 1 + k)
         pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite, progress=progress))
     return truth_path, pred_paths
 
 
 def cmd_generate(args) -> int:
+    _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite)
     with cluster(args.scheduler, args.workers) if args.cluster else contextlib.nullcontext():
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
@@ -182,6 +209,7 @@ def cmd_generate(args) -> int:
 def cmd_demo(args) -> int:
     from .measures import score
 
+    _check_generate(args.out or tempfile.gettempdir(), args.noise, args.seed, 1, True)
     out = args.out or tempfile.mkdtemp(prefix="daskbicl-demo-")
     print(
         f"daskbicl {__version__} demo: a {args.rows:,} x {args.cols:,} co-clustering "
@@ -208,35 +236,81 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
+def _figure_paths(args) -> dict[str, str]:
+    """The requested figures, checked before any computation."""
+    wanted = {"--plot": args.plot, "--pr-plot": args.pr_plot, "--corrected-pr-plot": args.corrected_pr_plot}
+    wanted = {opt: path for opt, path in wanted.items() if path}
+    for opt, path in wanted.items():
+        if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
+            raise InputError(f"{opt} {path}: use a .png, .svg or .pdf suffix")
+    if wanted:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as exc:
+            raise DaskbiclError(
+                f"{', '.join(wanted)} needs matplotlib ({exc}); pip install 'daskbicl[plot]'"
+            ) from exc
+    return wanted
+
+
+def _print_tradeoff(result) -> None:
+    from .kernels.tradeoff import constraint_text
+
+    def fmt(x):
+        return f"{x:.6f}"
+
+    print(f"tradeoff space, index = {result.index}, |B| = {result.truth_size:,}, |D| = {result.n_cells:,}")
+    for alg, ids in result.dropped.items():
+        print(f"{alg}: ignored {len(ids)} empty result(s): {', '.join(map(str, ids))}")
+    for alg, t in result.optimal.items():
+        print(f"\n{alg}: AUC of the optimal curve = {t.auc:.6f}")
+        print(t.intervals.to_string(index=False, float_format=fmt))
+        if len(t.excluded):
+            print(f"excluded by the constraints: {', '.join(map(str, t.excluded))}")
+    if result.excluded:
+        text = constraint_text(result.pre_min, result.rec_min)
+        print(f"\nexcluded algorithms (no result satisfies {text}): {', '.join(map(str, result.excluded))}")
+    if result.comparison is not None:
+        print("\nbest algorithm by interval of lambda:")
+        print(result.comparison.intervals.to_string(index=False, float_format=fmt))
+
+
 def cmd_tradeoff(args) -> int:
     from .sweep import tradeoff
 
+    indices = list(dict.fromkeys(args.index or ["fmeasure"]))
+    if not 0.0 <= args.lam <= 1.0:
+        raise InputError(f"--lam must be in [0, 1], got {args.lam:g}")
+    figures = _figure_paths(args)
     with cluster(args.scheduler, args.workers):
         with contextlib.redirect_stdout(sys.stderr):
             result = tradeoff(
-                args.truth, *args.sweeps, index=args.index, names=args.name,
+                args.truth, *args.sweeps, index=indices[0], names=args.name,
                 truth_bicluster=args.truth_bicluster, pre_min=args.pre_min, rec_min=args.rec_min,
-                progress=_progress_wanted(args),
+                drop_empty=args.drop_empty, progress=_progress_wanted(args),
             )
+    per_index = [result.for_index(idx) for idx in indices]
     if args.plot:
-        try:
-            result.plot(args.plot)
-        except ImportError as exc:
-            raise DaskbiclError(f"--plot needs matplotlib ({exc}); pip install 'daskbicl[plot]'") from exc
+        result.plot(args.plot, indices=indices)
+    if args.pr_plot:
+        result.plot_pr(args.pr_plot, lam=args.lam)
+    if args.corrected_pr_plot:
+        result.plot_corrected_pr(args.corrected_pr_plot, lam=args.lam)
     if args.json:
-        print(json.dumps(_jsonable(result.summary()), default=str))
+        if len(per_index) == 1:
+            out = result.summary()
+        else:
+            out = {"indices": {r.index: r.summary() for r in per_index}}
+        print(json.dumps(_jsonable(out), default=str))
         return EXIT_OK
-    print(f"tradeoff space, index = {result.index}, |B| = {result.truth_size:,}, |D| = {result.n_cells:,}")
-    for alg, t in result.optimal.items():
-        print(f"\n{alg}: AUC of the optimal curve = {t.auc:.6f}")
-        print(t.intervals.to_string(index=False, float_format=lambda x: f"{x:.6f}"))
-        if len(t.excluded):
-            print(f"excluded by the constraints: {', '.join(map(str, t.excluded))}")
-    if result.comparison is not None:
-        print("\nbest algorithm by interval of lambda:")
-        print(result.comparison.intervals.to_string(index=False, float_format=lambda x: f"{x:.6f}"))
-    if args.plot:
-        print(f"\nfigure: {args.plot}")
+    for k, r in enumerate(per_index):
+        if k:
+            print("\n" + "=" * 72 + "\n")
+        _print_tradeoff(r)
+    if figures:
+        print()
+    for opt, path in figures.items():
+        print(f"figure ({opt}): {path}")
     return EXIT_OK
 
 
@@ -304,12 +378,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tradeoff", help="precision-recall tradeoff space of parameter sweeps (SPEC 5)")
     p.add_argument("truth", help="biclustering store with the target bicluster")
     p.add_argument("sweeps", nargs="+", metavar="SWEEP", help="biclustering stores: one algorithm's results each")
-    p.add_argument("--index", choices=["fmeasure", "jaccard", "kulczynski", "folke"], default="fmeasure")
+    p.add_argument(
+        "--index", action="append", choices=["fmeasure", "jaccard", "kulczynski", "folke"],
+        help="weighted index (repeat for one report and one figure panel per index; default fmeasure; "
+        "with several, --json prints {\"indices\": {NAME: report}})",
+    )
     p.add_argument("--name", action="append", metavar="NAME", help="algorithm name per sweep (repeat; default: paths)")
-    p.add_argument("--truth-bicluster", help="target bicluster label when the truth has several")
+    p.add_argument("--truth-bicluster", metavar="LABEL", help="target bicluster when the truth has several: its label, or its position when the truth has no bicluster labels")
     p.add_argument("--pre-min", type=float, help="keep results with precision >= this")
     p.add_argument("--rec-min", type=float, help="keep results with recall >= this")
-    p.add_argument("--plot", metavar="FILE", help="write the figure (PNG, SVG or PDF by suffix)")
+    p.add_argument("--drop-empty", action="store_true", help="ignore results with no row or no column (default: error)")
+    p.add_argument("--plot", metavar="FILE", help="write the tradeoff-space figure (PNG, SVG or PDF by suffix)")
+    p.add_argument("--pr-plot", metavar="FILE", help="write the precision-recall space figure")
+    p.add_argument("--corrected-pr-plot", metavar="FILE", help="write the corrected precision-recall space figure")
+    p.add_argument("--lam", type=float, default=0.5, help="lambda of the index isolines in the PR figures (default 0.5)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     _add_cluster_args(p)
@@ -335,7 +417,30 @@ def _subcommand_modules():
 _SUBCOMMAND_MODULES: list = []
 
 
+def _stdout_to_devnull() -> None:
+    """After a broken pipe: send what is left of stdout nowhere (no error at exit)."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError, OSError):
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a file (e.g. captured)
+        pass
+
+
 def main(argv=None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv=None) -> int:
     _SUBCOMMAND_MODULES[:] = _subcommand_modules()
     parser = build_parser()
     args = parser.parse_args(argv)

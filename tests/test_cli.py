@@ -101,3 +101,75 @@ def test_measures_lists_the_registry():
     code, stdout, _ = run("measures")
     assert code == 0
     assert [ln.split()[0] for ln in stdout.strip().splitlines()] == list(daskbicl.MEASURES)
+
+
+# ---------------------------------------------------------------- review fixes
+def test_compute_time_error_on_local_cluster_is_one_line(tmp_path):
+    labels = np.zeros(2000, dtype=np.int64)
+    labels[123] = -4  # found by a worker while counting, not by the up-front checks
+    daskbicl.save(daskbicl.as_dataset((labels, np.zeros(300, dtype=np.int64))), tmp_path / "neg.zarr")
+    daskbicl.save(daskbicl.as_dataset((np.zeros(2000, dtype=np.int64), np.zeros(300, dtype=np.int64))),
+                  tmp_path / "t.zarr")
+    code, stdout, stderr = run("score", tmp_path / "t.zarr", tmp_path / "neg.zarr", "--workers", 1, "--no-progress")
+    assert code == 2 and stdout == ""
+    assert stderr.strip().splitlines() == [
+        "daskbicl: error: pred row_labels contains the negative label -4; labels must be non-negative integers"
+    ]
+
+
+def test_malformed_scheduler_address_is_a_usage_error(stores):
+    code, stdout, stderr = run("score", stores / "truth.zarr", stores / "truth.zarr", "--scheduler", "foo::bar")
+    assert code == 2 and stdout == ""
+    assert len(stderr.strip().splitlines()) == 1
+    assert stderr.startswith("daskbicl: error: cannot connect to the Dask scheduler at 'foo::bar'")
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--noise", "1.5"], "--noise is the fraction of labels redrawn: it must be in [0, 1], got 1.5"),
+        (["--noise", "nan"], "--noise is the fraction of labels redrawn: it must be in [0, 1], got nan"),
+        (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+    ],
+)
+def test_generate_validates_everything_before_writing(tmp_path, extra, message):
+    out = tmp_path / "gen"
+    code, stdout, stderr = run("generate", out, "--rows", 100, "--cols", 20, *extra)
+    assert code == 2 and stdout == ""
+    assert stderr.strip() == f"daskbicl: error: {message}"
+    assert not out.exists()  # nothing written, not even the folder
+
+
+def test_generate_refuses_before_writing_when_a_pred_exists(tmp_path):
+    out = tmp_path / "gen"
+    (out / "pred-001.zarr").mkdir(parents=True)
+    code, _, stderr = run("generate", out, "--rows", 100, "--cols", 20, "--preds", 2)
+    assert code == 2 and "pred-001.zarr already exists; pass --overwrite" in stderr
+    assert sorted(p.name for p in out.iterdir()) == ["pred-001.zarr"]  # truth.zarr not written
+
+
+def test_table_header_is_aligned_with_short_measure_names(stores):
+    code, stdout, stderr = run(
+        "score", stores / "truth.zarr", stores / "pred-000.zarr", "--measure", "ce", "--measure", "nce",
+        "--workers", 1, "--no-progress",
+    )
+    assert code == 0, stderr
+    header, rule, *rows = stdout.strip().splitlines()
+    assert header.startswith("measure  ")
+    # the value column ends at the same place on every line, and the rule covers it
+    end = header.index("value") + len("value")
+    for row in rows:
+        assert row[end - 1] != " " and row[end] == " "
+    assert rule.split()[0] == "-" * len("measure")
+
+
+@pytest.mark.parametrize("args", [["measures"], ["--help"], ["tradeoff", "--help"]])
+def test_closed_pipe_ends_quietly(args):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daskbicl", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    proc.stdout.close()  # the reader is gone before anything is written, as with `| head -0`
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    assert err == ""
+    assert code in (0, 141)
