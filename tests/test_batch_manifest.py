@@ -188,7 +188,8 @@ def test_url_globs_are_expanded_with_fsspec():
 def test_params_are_canonical_and_requests_resolve_defaults():
     assert params_key({"beta": 1, "clip": False}) == params_key({"clip": False, "beta": 1.0})
     resolved = Request(("fmeasure", "cari"), (("beta", 2.0),)).resolve("partition", "partition")
-    assert [(m.name, p) for m, p in resolved] == [("fmeasure", {"beta": 2.0, "drop_empty": False}), ("cari", {})]
+    defaults = {k: float(v) if type(v) is int else v for k, v in daskbicl.measures.get("fmeasure").params.items()}
+    assert [(m.name, p) for m, p in resolved] == [("fmeasure", {**defaults, "beta": 2.0}), ("cari", {})]
     with pytest.raises(daskbicl.MeasureError, match="needs co-clusterings"):
         Request(("cari",)).resolve("biclustering", "partition")
 
@@ -288,7 +289,7 @@ def test_results_file_upserts_and_filters(tmp_path):
         assert [r["value"] for r in everything[:2]] == [0.75, None]
         assert len(db.scores(latest=True)) == 3  # the P1 cari row is superseded by the P2 one
         assert {r["pred_fp"] for r in db.scores(latest=True, measure=["cari"], pred=["/p1.zarr"])} == {"P2"}
-        assert len(db.scores(pred=["*/p2*"])) == 1
+        assert len(db.scores(pred=["/*p2*"])) == len(db.scores(pred=["/p2.zarr"])) == 1
         assert len(db.scores(measure=["mocice_bcubed"])) == 1
         db.record_failure("/t.zarr", "/p3.zarr", "T1", None, "cari", "{}", "pred: no such file", run_id="r3")
         assert db.failures(pred=["/p3.zarr"])[0]["reason"] == "pred: no such file"
@@ -298,6 +299,37 @@ def test_results_file_upserts_and_filters(tmp_path):
             "INSERT INTO scores (truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at) "
             "VALUES ('/t.zarr', '/p1.zarr', 'cari', '{}', 'T1', 'P1', 0, 'x', 'y')"
         )
+
+
+SCHEMA_1 = """
+CREATE TABLE scores (id INTEGER PRIMARY KEY, truth TEXT NOT NULL, pred TEXT NOT NULL, measure TEXT NOT NULL,
+    params TEXT NOT NULL, truth_fp TEXT NOT NULL, pred_fp TEXT NOT NULL, value REAL, version TEXT NOT NULL,
+    scored_at TEXT NOT NULL, run_id TEXT, UNIQUE (truth, pred, measure, params, truth_fp, pred_fp));
+CREATE TABLE failures (id INTEGER PRIMARY KEY, truth TEXT NOT NULL, pred TEXT NOT NULL, measures TEXT NOT NULL,
+    params TEXT NOT NULL, truth_fp TEXT, pred_fp TEXT, reason TEXT NOT NULL, version TEXT NOT NULL,
+    failed_at TEXT NOT NULL, run_id TEXT);
+CREATE TABLE runs (run_id TEXT PRIMARY KEY, manifest TEXT, started_at TEXT NOT NULL, finished_at TEXT,
+    pairs INTEGER, scored INTEGER, skipped INTEGER, failed INTEGER, status TEXT NOT NULL);
+INSERT INTO scores (truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id)
+    VALUES ('/t.zarr', '/p.zarr', 'cari', '{}', 'T', 'A', 0.5, '0.1.0', '2025-01-01T00:00:00.000+00:00', 'r1'),
+           ('/t.zarr', '/p.zarr', 'cari', '{}', 'T', 'B', 0.25, '0.1.0', '2025-01-02T00:00:00.000+00:00', 'r2');
+PRAGMA user_version = 1;
+"""
+
+
+def test_results_file_of_schema_1_is_read_as_is_and_upgraded_by_a_run(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as con:
+        con.executescript(SCHEMA_1)
+    with ResultsDB(path, create=False) as db:  # daskbicl results: reads, writes nothing
+        assert [(r["pred_fp"], r["seen_at"]) for r in db.scores(latest=True)] == [("B", "2025-01-02T00:00:00.000+00:00")]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
+    with ResultsDB(path) as db:  # a batch run: upgraded in place, every row kept
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert [(r["value"], r["seen_run"]) for r in db.scores()] == [(0.5, "r1"), (0.25, "r2")]
+        run = db.start_run(None, 1)
+        db.mark_seen([("/t.zarr", "/p.zarr", "T", "A")], run_id=run)  # the input went back to version A
+        assert [(r["pred_fp"], r["seen_run"]) for r in db.scores(latest=True)] == [("A", run)]
 
 
 def test_results_file_errors(tmp_path):
