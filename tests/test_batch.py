@@ -84,6 +84,11 @@ def rows_of(path, **filters):
         return db.scores(**filters)
 
 
+def unseen(rows):
+    """Rows without seen_at/seen_run (which every run that finds the inputs unchanged updates)."""
+    return [{k: v for k, v in r.items() if not k.startswith("seen_")} for r in rows]
+
+
 def test_values_equal_score_and_rerun_skips(work, client):
     m = manifest(work)
     report = run_batch(m, work / "r.sqlite", client=client)
@@ -100,9 +105,12 @@ def test_values_equal_score_and_rerun_skips(work, client):
     assert row["version"] == daskbicl.__version__ and row["scored_at"].endswith("+00:00")
     assert len(row["truth_fp"]) == len(row["pred_fp"]) == 32
 
+    assert {r["seen_run"] for r in rows} == {report.run_id}
+
     again = run_batch(m, work / "r.sqlite", client=client)
     assert (again.scored, again.skipped, again.rows, again.tasks) == (0, 4, 0, 0)
-    assert rows_of(work / "r.sqlite") == rows
+    assert unseen(rows_of(work / "r.sqlite")) == unseen(rows)  # nothing rewritten...
+    assert {r["seen_run"] for r in rows_of(work / "r.sqlite")} == {again.run_id}  # ...but seen by this run
 
 
 def test_changed_input_is_rescored_and_force_rescores_without_duplicates(work, client):
@@ -117,7 +125,7 @@ def test_changed_input_is_rescored_and_force_rescores_without_duplicates(work, c
     report = run_batch(m, work / "r.sqlite", client=client)
     assert (report.scored, report.skipped, report.rows) == (1, 3, 3)
     after = rows_of(work / "r.sqlite")
-    assert after[:12] == before  # history is kept
+    assert unseen(after[:12]) == unseen(before)  # history is kept
     new = {r["measure"]: r["value"] for r in after[12:]}
     assert new == daskbicl.score(work / "truth.zarr", work / "pred-2.zarr", measures=["cari", "nce", "ari_rows"])
     assert len(rows_of(work / "r.sqlite", latest=True)) == 12
@@ -136,10 +144,14 @@ def test_a_new_measure_or_parameter_scores_only_what_is_new(work, client):
     report = run_batch(manifest(work, measures='["cari", "nce"]', extra=extra), work / "r.sqlite", client=client)
     assert (report.scored, report.rows) == (4, 8)
     rows = rows_of(work / "r.sqlite")
-    assert rows[:4] == first  # cari was not rewritten
+    assert unseen(rows[:4]) == unseen(first)  # cari was not rewritten
     assert sorted({r["measure"] for r in rows}) == ["cari", "fmeasure", "nce"]
     fm = [r for r in rows if r["measure"] == "fmeasure"]
-    assert {r["params"] for r in fm} == {'{"beta":2.0,"drop_empty":false}'}
+    from daskbicl.batch.manifest import params_key
+    from daskbicl.measures import get
+
+    assert {r["params"] for r in fm} == {params_key({**get("fmeasure").params, "beta": 2})}  # defaults included
+    assert '"beta":2.0' in fm[0]["params"]
     p0 = next(r for r in fm if r["pred"].endswith("pred-0.zarr"))
     assert p0["value"] == pytest.approx(daskbicl.fmeasure(work / "truth.zarr", work / "pred-0.zarr", beta=2), rel=1e-12)
 
@@ -190,6 +202,122 @@ def test_bad_stores_fail_with_a_reason_and_the_others_are_scored(work, client):
     assert (again.scored, again.skipped, again.failed) == (1, 2, 4)
 
 
+def test_latest_is_the_score_of_the_inputs_as_they_are_now(work, client, capsys):
+    m, db = manifest(work, measures='["cari"]', preds='"pred-2.zarr"'), work / "r.sqlite"
+    shutil.copytree(work / "pred-2.zarr", work / "original.zarr")
+    run_batch(m, db, client=client)
+    value_a = rows_of(db)[0]["value"]
+
+    pred = daskbicl.open(work / "pred-2.zarr").compute()
+    labels = pred.row_labels.values.copy()
+    labels[:2000] = 0
+    daskbicl.save(daskbicl.partition(labels, pred.col_labels.values), work / "pred-2.zarr", overwrite=True)
+    assert run_batch(m, db, client=client).scored == 1
+    assert rows_of(db, latest=True)[0]["value"] != value_a
+
+    shutil.rmtree(work / "pred-2.zarr")  # the original bytes are back
+    shutil.copytree(work / "original.zarr", work / "pred-2.zarr")
+    again = run_batch(m, db, client=client)
+    assert (again.scored, again.skipped) == (0, 1)  # already scored at these fingerprints
+    code, out, _ = run_main(capsys, "results", db, "--latest", "--format", "json")
+    latest = json.loads(out)
+    assert code == 0 and len(latest) == 1
+    assert latest[0]["value"] == value_a and latest[0]["seen_run"] == again.run_id
+    assert len(rows_of(db)) == 2  # both versions are kept
+
+
+def test_a_failing_pair_is_recorded_and_reported_once(work, local_cluster):
+    chunk = work / "pred-1.zarr" / "row_labels" / "c" / "1"
+    chunk.write_bytes(b"\x00garbage" * 64)
+    extra = '[[pairs]]\ntruth = "sim"\npred = "runs"\nmeasures = ["fmeasure"]\nparams = { beta = 2 }'
+    m = manifest(work, measures='["cari"]', preds='["pred-0.zarr", "pred-1.zarr", "gone.zarr"]', extra=extra)
+    code, out, err = run_cli("batch", m, "--scheduler", local_cluster.scheduler_address)
+    assert code == 1, err
+    assert "3 pairs: 1 scored, 0 already scored, 2 failed" in out
+    failed = [line for line in err.splitlines() if line.startswith("daskbicl: failed:")]
+    assert len(failed) == 2, failed  # one line per pair, not one per [[pairs]] table
+    assert failed[0] == (f"daskbicl: failed: pred {work / 'gone.zarr'} against truth {work / 'truth.zarr'}: "
+                         f"pred: no such file or directory: {work / 'gone.zarr'}")
+    assert failed[1].startswith(f"daskbicl: failed: pred {work / 'pred-1.zarr'} against truth")
+    with ResultsDB(work / "m.sqlite", create=False) as db:
+        failures = db.failures()
+    assert [Path(f["pred"]).name for f in failures] == ["gone.zarr", "pred-1.zarr"]
+    assert {(f["measures"], f["params"]) for f in failures} == {("cari,fmeasure", '[{},{"beta":2.0}]')}
+    assert "; " not in failures[1]["reason"]  # both requests failed for the same reason: said once
+
+
+def test_a_measure_that_does_not_apply_to_the_stores_is_a_manifest_error(tmp_path):
+    rng = np.random.default_rng(0)
+    for name in ("truth.zarr", "pred.zarr"):
+        daskbicl.save(daskbicl.biclustering(rng.random((2, 300)) < 0.3, rng.random((2, 40)) < 0.3), tmp_path / name)
+    m = tmp_path / "m.toml"
+    m.write_text('[truth]\nt = "truth.zarr"\n[pred]\np = "pred.zarr"\n'
+                 '[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["goodness"]\n'
+                 '[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["cari"]\n')
+    for extra in (("--dry-run",), ()):
+        # an unreachable scheduler: the manifest is rejected before any cluster is needed
+        code, out, err = run_cli("batch", m, "--scheduler", "tcp://127.0.0.1:1", *extra)
+        assert code == 2, err
+        assert err.strip() == (
+            f"daskbicl: error: {m}, line 9: measure 'cari' needs co-clusterings (partition) but truth is a "
+            f"biclustering (truth {tmp_path / 'truth.zarr'}, pred {tmp_path / 'pred.zarr'})"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.toml", "pred.zarr", "truth.zarr"]  # nothing written
+
+
+def test_an_unusable_results_file_is_an_error_naming_it_before_any_cluster(work, capsys):
+    db = work / "r.sqlite"
+    with ResultsDB(db) as results:
+        results.finish_run(results.start_run(None, 0), scored=0, skipped=0, failed=0, status="ok")
+    data = bytearray(db.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page:] = b"\xa5" * (len(data) - page)  # every table's pages garbled; the schema page intact
+    db.write_bytes(bytes(data))
+    code, out, err = run_cli("batch", manifest(work), "--results", db, "--scheduler", "tcp://127.0.0.1:1")
+    assert code == 2, err
+    assert err.startswith(f"daskbicl: error: cannot write to the results file {db}: database disk image is malformed")
+    assert "Traceback" not in err and "scheduler" not in err  # no cluster was asked for
+    code, out, err = run_main(capsys, "results", db)
+    assert code == 2 and f"cannot read the results file {db}: database disk image is malformed" in err
+
+
+def test_one_batch_at_a_time_per_results_file_and_killed_runs_are_marked(work, local_cluster):
+    fcntl = pytest.importorskip("fcntl")
+    m, db, address = manifest(work), work / "m.sqlite", local_cluster.scheduler_address
+    killed = subprocess.run([sys.executable, "-c", (
+        "import os, signal, sys\nfrom daskbicl.batch import ResultsDB\n"
+        "ResultsDB(sys.argv[1]).start_run('m.toml', 4)\nos.kill(os.getpid(), signal.SIGKILL)"
+    ), str(db)])
+    assert killed.returncode == -9  # its run is left 'running'
+    with open(f"{db}.lock", "a") as held:  # as a batch in progress holds it
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, out, err = run_cli("batch", m, "--scheduler", address)
+        assert code == 2, err
+        assert f"another daskbicl batch is using {db}" in err and "Traceback" not in err
+    code, out, err = run_cli("batch", m, "--scheduler", address)
+    assert code == 0, err
+    assert "4 scored" in out
+    with ResultsDB(db, create=False) as results:
+        assert [r["status"] for r in results.runs()] == ["killed", "ok"]
+        assert len(results.scores()) == 12
+
+
+def test_results_filters_are_paths_and_measures_are_checked(work, client, capsys, monkeypatch):
+    run_batch(manifest(work), work / "r.sqlite", client=client)
+    monkeypatch.chdir(work)  # relative patterns are relative to here, globs and literals alike
+    for pattern, names in (("pred-[01].zarr", ["pred-0.zarr", "pred-1.zarr"]), ("pred-2.zarr", ["pred-2.zarr"]),
+                           (str(work / "pred-3*"), ["pred-3.zarr"]), ("other/pred-*", [])):
+        code, out, err = run_main(capsys, "results", "r.sqlite", "--format", "json", "--measure", "cari",
+                                  "--pred", pattern)
+        assert code == 0 and sorted(Path(r["pred"]).name for r in json.loads(out)) == names, pattern
+    code, out, err = run_main(capsys, "results", "r.sqlite", "--measure", "nosuch")
+    assert code == 2 and "unknown measure 'nosuch'" in err and "cari, ce, comi" in err
+    code, out, err = run_main(capsys, "results", "r.sqlite", "--failures", "--measure", "nce_typo")
+    assert code == 2 and "unknown measure 'nce_typo'" in err  # --failures filters are checked too
+    code, out, err = run_main(capsys, "results", "r.sqlite", "--latest", "--failures")
+    assert code == 2 and "argument --failures: not allowed with argument --latest" in err
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -199,10 +327,9 @@ def test_cli_batch_then_results_in_every_text_format(work, local_cluster, capsys
     code, out, err = run_cli("batch", m, "--scheduler", address, "--progress")
     assert code == 0, err
     assert "4 pairs: 4 scored, 0 already scored, 0 failed; 12 rows written to" in out
-    assert "pairs 4/4 | tasks" in err  # the progress bar's last line
-    last = [ln for ln in err.splitlines() if "pairs 4/4" in ln][-1]
+    last = err.splitlines()[-1]  # the progress bar's last line: every task counted
     done, total = last.split("tasks ")[1].split(" |")[0].split("/")
-    assert done == total and int(total) > 4
+    assert "pairs 4/4 |" in last and done == total and int(total) > 4, err
     assert (work / "m.sqlite").exists()  # default: beside the manifest
 
     code, out, err = run_cli("batch", m, "--scheduler", address, "--json")
@@ -216,16 +343,47 @@ def test_cli_batch_then_results_in_every_text_format(work, local_cluster, capsys
     assert lines[0].split() == ["truth", "pred", "measure", "params", "value", "scored_at"]
     assert len(lines) == 2 + 12
 
-    code, out, _ = run_main(capsys, "results", work / "m.sqlite", "--format", "csv", "--measure", "cari", "--pred", "*/pred-[01].zarr")
+    code, out, _ = run_main(capsys, "results", work / "m.sqlite", "--format", "csv", "--measure", "cari",
+                           "--pred", f"{work}/pred-[01].zarr")
     table = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(table) == 2 and {r["measure"] for r in table} == {"cari"}
-    assert set(table[0]) == {"truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version", "scored_at", "run_id"}
+    assert set(table[0]) == {"truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version",
+                             "scored_at", "run_id", "seen_at", "seen_run"}
 
     code, out, _ = run_main(capsys, "results", work / "m.sqlite", "--format", "json", "--truth", work / "truth.zarr", "--measure", "nce")
     records = json.loads(out)
     assert code == 0 and len(records) == 4
     expected = daskbicl.score(work / "truth.zarr", work / "pred-3.zarr", measures=["nce"])["nce"]
     assert next(r for r in records if r["pred"].endswith("pred-3.zarr"))["value"] == expected
+
+
+@pytest.fixture(scope="module")
+def many_chunks(tmp_path_factory):
+    """truth.zarr and 4 preds of 40 row chunks each: a batch of ~500 tasks that lasts a second or two."""
+    root = tmp_path_factory.mktemp("progress")
+    daskbicl.save(daskbicl.random_partition(40_000, 1_000, 6, 4, seed=0, chunk=1_000), root / "truth.zarr")
+    truth = daskbicl.open(root / "truth.zarr")
+    for k in range(4):
+        daskbicl.save(daskbicl.perturb(truth, 0.1 * (k + 1), seed=k + 1), root / f"pred-{k}.zarr")
+    return root
+
+
+def test_progress_counts_every_task_as_it_is_done(many_chunks, tmp_path, client):
+    m = manifest(many_chunks, measures='["cari", "nce"]')
+    run_batch(m, tmp_path / "warm.sqlite", client=client)  # workers warm: the batch below computes at once
+    log = io.StringIO()  # not a terminal: one line per `progress_every` seconds, and the last
+    run_batch(m, tmp_path / "r.sqlite", client=client, progress=True, progress_every=0.5, out=log)
+    counts = []  # (pairs done, tasks done, tasks) of each line
+    for line in log.getvalue().splitlines():
+        if "| tasks " in line:
+            pairs = line.split("pairs ")[1].split("/")[0]
+            done, total = line.split("tasks ")[1].split(" |")[0].split("/")
+            counts.append((int(pairs), int(done), int(total)))
+    total = counts[-1][2]
+    # Every task is seen done, as the scheduler recorded it (counting starts before the first task runs).
+    assert total > 4 * 40 and counts[-1] == (4, total, total), log.getvalue()
+    assert any(0 < done < total for _, done, _ in counts[:-1]), log.getvalue()  # lines in the middle of the run
+    assert [done for _, done, _ in counts] == sorted(done for _, done, _ in counts)
 
 
 def test_cli_exit_codes_for_failures_and_bad_manifests(work, local_cluster, capsys):
@@ -264,18 +422,21 @@ def test_cli_usage_errors_exit_2(work, capsys, args, message):
 def test_cli_on_its_own_local_cluster_and_dry_run(work):
     m = manifest(work, preds='["pred-0.zarr", "pred-1.zarr/row_labels"]')
     code, out, err = run_cli("batch", m, "--dry-run")
-    assert code == 0, err
+    assert code == 1, err  # a pair would fail
     assert out.splitlines() == [
         f"score\t{work / 'truth.zarr'}\t{work / 'pred-0.zarr'}",
         f"fail\t{work / 'truth.zarr'}\t{work / 'pred-1.zarr' / 'row_labels'}\tpred: {work / 'pred-1.zarr' / 'row_labels'}"
         " is a Zarr store but not a daskbicl store (no 'daskbicl_kind' attribute); write it with daskbicl.save() "
         "or 'daskbicl generate'",
     ]
-    assert not (work / "m.sqlite").exists()
+    assert not (work / "m.sqlite").exists() and not (work / "m.sqlite.lock").exists()
     code, out, err = run_cli("batch", m, "--workers", "1", "--results", work / "own.sqlite")
     assert code == 1
     assert "1 scored" in out and "Traceback" not in err
     assert len(rows_of(work / "own.sqlite")) == 3
+    code, out, err = run_cli("batch", manifest(work, preds='"pred-0.zarr"'), "--dry-run", "--results",
+                             work / "own.sqlite")
+    assert (code, out) == (0, f"skip\t{work / 'truth.zarr'}\t{work / 'pred-0.zarr'}\n"), err
 
 
 def test_parquet_export(work, client):

@@ -115,6 +115,6 @@ def test_batch_process_killed_then_rerun_loses_and_duplicates_nothing(stores, tm
         runs = con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()
     assert after[: len(before)] == before  # the pairs committed before the kill were not redone
     assert len(after) == keys == 3 * N_PREDS  # every pair, no row twice
-    assert runs == [("running",), ("ok",)]  # the killed run never finished
+    assert runs == [("killed",), ("ok",)]  # the killed run never finished: the next run says so
     expected = daskbicl.score(stores / "truth.zarr", stores / "pred-07.zarr", measures=["cari", "nce", "ari_cols"])
     assert {m: v for _, p, m, v, _ in after if p.endswith("pred-07.zarr")} == expected

@@ -11,14 +11,15 @@ Modules:
 * :mod:`~daskbicl.batch.manifest`    -- parse and validate the manifest (errors name the line);
 * :mod:`~daskbicl.batch.fingerprint` -- content fingerprints of Zarr stores;
 * :mod:`~daskbicl.batch.results`     -- the SQLite results file;
-* :mod:`~daskbicl.batch.runner`      -- plan (what to score) and execute (on a Client);
+* :mod:`~daskbicl.batch.runner`      -- survey (fingerprints, kinds), plan (what to score) and
+  execute (on a Client);
 * :mod:`~daskbicl.batch.cli`         -- the ``batch`` and ``results`` subcommands.
 """
 
 from .fingerprint import StoreInfo, fingerprint, fingerprint_stores
 from .manifest import Manifest, ManifestError, Request, load_manifest, parse_manifest
-from .results import ResultsDB
-from .runner import BatchReport, Plan, execute, plan, run_batch
+from .results import ResultsBusyError, ResultsDB, ResultsFileError
+from .runner import BatchReport, Plan, execute, plan, run_batch, survey
 
 __all__ = [
     "BatchReport",
@@ -26,7 +27,9 @@ __all__ = [
     "ManifestError",
     "Plan",
     "Request",
+    "ResultsBusyError",
     "ResultsDB",
+    "ResultsFileError",
     "StoreInfo",
     "execute",
     "fingerprint",
@@ -35,4 +38,5 @@ __all__ = [
     "parse_manifest",
     "plan",
     "run_batch",
+    "survey",
 ]

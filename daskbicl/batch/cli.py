@@ -2,12 +2,16 @@
 
 Exit codes a scheduler can act on: 0 every pair scored (or already scored),
 1 some pairs failed (each recorded with its reason; the others scored),
-2 bad manifest or usage (nothing was run).
+2 bad manifest or usage, a results file that cannot be used (locked by
+another batch, unwritable, corrupt, disk full): the message names the
+manifest line or the file.  The results file is opened and locked before
+any cluster is started.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -35,32 +39,44 @@ def _quiet_worker_logs() -> None:
     logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
 
 
-def cmd_batch(args) -> int:
+@contextlib.contextmanager
+def _connect(args):
+    """The cluster of ``--scheduler`` (or a new local one), entered only when there is work."""
     from ..cli import cluster
-    from .manifest import load_manifest
+
+    with cluster(args.scheduler, args.workers) as client:
+        if not args.scheduler:
+            client.run(_quiet_worker_logs)
+        yield client
+
+
+def _dry_run(manifest, results: str, force: bool) -> int:
+    """Print what a run would do; write nothing.  1 when some pair would fail."""
     from .results import ResultsDB
-    from .runner import execute, plan
+    from .runner import plan, survey
+
+    stores = survey(manifest)
+    path, create = (results, False) if os.path.exists(results) else (":memory:", True)
+    with ResultsDB(path, create=create) as db:
+        the_plan = plan(manifest, db, force=force, stores=stores)
+    print(the_plan.describe(), file=sys.stderr)
+    for job in the_plan.jobs:
+        state = "score" if job.work else ("fail" if job.errors else "skip")
+        detail = "; ".join(dict.fromkeys(reason for _, reason in job.errors))
+        print(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else ""))
+    return 1 if any(job.errors for job in the_plan.jobs) else 0
+
+
+def cmd_batch(args) -> int:
+    from .manifest import load_manifest
+    from .runner import run_batch
 
     manifest = load_manifest(args.manifest)  # every manifest error, before any work
     results = args.results or manifest.results
-    if args.dry_run and not os.path.exists(results):
-        results = ":memory:"  # a dry run creates nothing
-    with ResultsDB(results) as db:
-        the_plan = plan(manifest, db, force=args.force)
-        print(the_plan.describe(), file=sys.stderr)
-        if args.dry_run:
-            for job in the_plan.jobs:
-                state = "score" if job.work else ("fail" if job.errors else "skip")
-                detail = "; ".join(reason for _, reason in job.errors)
-                print(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else ""))
-            return 0
-        if the_plan.to_score:
-            with cluster(args.scheduler, args.workers) as client:
-                if not args.scheduler:
-                    client.run(_quiet_worker_logs)
-                report = execute(the_plan, db, client, progress=_progress_wanted(args))
-        else:  # nothing to compute: no cluster is started
-            report = execute(the_plan, db, None)
+    if args.dry_run:
+        return _dry_run(manifest, results, args.force)
+    report = run_batch(manifest, results, connect=lambda: _connect(args), force=args.force,
+                       progress=_progress_wanted(args), out=sys.stderr)
     for truth, pred, reason in report.failures:
         print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
     if args.json:
@@ -113,6 +129,16 @@ def _write_parquet(rows: list[dict], columns, output: str) -> None:
         raise DaskbiclError(f"cannot write {output}: {exc}") from exc
 
 
+def _check_measures(names, db) -> None:
+    """Every ``--measure`` is a known measure (or a field of one, or a name in the file)."""
+    from ..measures import REGISTRY, get
+
+    stored = db.measures()
+    for name in names:
+        if name not in stored and name.split(".", 1)[0] not in REGISTRY:
+            get(name)  # raises MeasureError naming the available measures
+
+
 def cmd_results(args) -> int:
     from .results import FAILURE_COLUMNS, SCORE_COLUMNS, ResultsDB
 
@@ -120,6 +146,7 @@ def cmd_results(args) -> int:
         raise DaskbiclError("parquet is a binary format: pass --output FILE.parquet")
     filters = dict(truth=args.truth or (), pred=args.pred or (), measure=args.measure or ())
     with ResultsDB(args.file, create=False) as db:
+        _check_measures(args.measure or (), db)
         if args.failures:
             rows, columns, table_columns = db.failures(**filters), FAILURE_COLUMNS, _TABLE_FAILURES
         else:
@@ -159,14 +186,16 @@ def add_parsers(sub, common) -> None:
         help="score every pair a TOML manifest names, in one Dask computation; record results in SQLite",
         description="Score every (truth, pred) pair of MANIFEST. Pairs already scored at the same input "
         "fingerprints and parameters are skipped. Exit status: 0 all scored, 1 some pairs failed "
-        "(recorded with their reason), 2 bad manifest or usage.",
+        "(recorded with their reason), 2 bad manifest or usage, or the results file cannot be used "
+        "(another batch is using it, unwritable, corrupt).",
     )
     p.add_argument("manifest", help="TOML manifest (see examples/batch/manifest.toml)")
     p.add_argument("--results", metavar="FILE",
                    help="SQLite results file (default: the manifest's 'results', else MANIFEST.sqlite)")
     p.add_argument("--force", action="store_true", help="rescore pairs already scored")
     p.add_argument("--dry-run", action="store_true",
-                   help="print what would be scored, skipped or fail, and compute nothing")
+                   help="print what would be scored, skipped or fail, compute and write nothing; "
+                   "exit 1 when some pair would fail")
     p.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (pairs and tasks done) on stderr (default: when stderr is a terminal)")
@@ -177,11 +206,15 @@ def add_parsers(sub, common) -> None:
     p.add_argument("file", help="SQLite results file")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     p.add_argument("--truth", action="append", metavar="PATTERN",
-                   help="only truth stores matching this path or shell pattern (repeat for several)")
+                   help="only truth stores matching this path or shell pattern, relative to the current "
+                   "folder like a path ('*' also matches '/'; repeat for several)")
     p.add_argument("--pred", action="append", metavar="PATTERN", help="only pred stores matching (repeatable)")
     p.add_argument("--measure", action="append", metavar="NAME", help="only this measure (repeatable)")
-    p.add_argument("--latest", action="store_true",
-                   help="only the most recent score of each (truth, pred, measure, params)")
-    p.add_argument("--failures", action="store_true", help="export the recorded failures instead of scores")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--latest", action="store_true",
+                       help="per (truth, pred, measure, params), only the score of the inputs a batch run "
+                       "saw last (what they are now)")
+    which.add_argument("--failures", action="store_true",
+                       help="export the recorded failures (every failed attempt) instead of scores")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet)")
     p.set_defaults(func=cmd_results)

@@ -105,12 +105,14 @@ class Manifest:
 
     ``pairs`` maps ``(truth, pred)`` store locations (absolute local paths or
     URLs) to the requests scored on that pair, in manifest order.
+    ``source`` names the manifest in error messages (``source, line N: ...``).
     """
 
     path: str | None
     results: str | None
     storage_options: dict
     pairs: dict[tuple[str, str], tuple[Request, ...]]
+    source: str = "manifest"
 
     @property
     def stores(self) -> list[str]:
@@ -524,6 +526,7 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
         results=results,
         storage_options=dict(storage_options),
         pairs={k: tuple(v) for k, v in pairs.items()},
+        source=source,
     )
 
 

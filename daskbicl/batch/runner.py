@@ -1,9 +1,14 @@
 """Plan a batch (what to score, what to skip) and execute it on a Dask cluster.
 
-:func:`plan` needs no cluster: it fingerprints every store, reads each
-store's kind from its metadata, resolves each pair's measures and
-parameters, and asks the results file which of them are already scored at
-these fingerprints.  A nightly run with nothing new stops there.
+:func:`survey` fingerprints every store and reads each store's kind from
+its metadata; a measure the manifest asks for that does not apply to the
+kinds of the stores it pairs (``cari`` on biclusterings) is a
+:class:`~daskbicl.batch.ManifestError` naming the manifest line, raised
+before anything is written or computed.  :func:`plan` needs no cluster: it
+resolves each pair's measures and parameters and asks the results file
+which of them are already scored at these fingerprints.  A nightly run with
+nothing new stops there (it still records that those inputs were seen, for
+``--latest``).
 
 :func:`execute` opens each store once (one Dataset object per store, shared
 by every pair it is in), builds each pair's counting graphs with
@@ -13,12 +18,15 @@ the scheduler reads each chunk once whatever the number of pairs.  Pairs are
 collected with :func:`distributed.as_completed`; each one is finalized
 (:func:`daskbicl.measures.finalize`) and committed as soon as it is done, so
 a killed run loses at most the pairs in flight, and a failing pair (corrupt
-chunk, bad labels, misaligned inputs) is recorded with its reason while the
-others go on.
+chunk, bad labels, misaligned inputs) is recorded with its reason, once per
+pair, while the others go on.  A cluster is started (``connect``) only when
+some pair needs computing, after the results file is open, locked and the
+run recorded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -27,10 +35,10 @@ from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError
 from .fingerprint import StoreInfo, fingerprint_stores
-from .manifest import Manifest, Request, params_key
+from .manifest import Manifest, ManifestError, Request, params_key
 from .results import ResultsDB, flatten
 
-__all__ = ["PairJob", "Plan", "BatchReport", "plan", "execute", "run_batch"]
+__all__ = ["PairJob", "Plan", "BatchReport", "survey", "plan", "execute", "run_batch"]
 
 
 @dataclass
@@ -101,19 +109,62 @@ class BatchReport:
         return text
 
 
-def _measures_text(request: Request) -> str:
-    return ",".join(request.measures) if request.measures else "*"
+def _known_kinds() -> set[str]:
+    from ..measures import PROVIDERS
+
+    return {kind for provider in PROVIDERS.values() for kind in provider.kinds}
 
 
-def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int = 16) -> Plan:
-    """Fingerprint the stores and decide, per pair, what is left to score.
+def survey(manifest: Manifest, *, threads: int = 16) -> dict[str, StoreInfo]:
+    """Fingerprint every store of ``manifest`` and check its measures apply to the stores' kinds.
 
-    Nothing is computed and no cluster is needed.  With ``force`` every
-    measure is rescored.
+    A store that is missing or unreadable is not an error here (its pairs
+    fail, each with the reason).  Nothing is written or computed.
+
+    Raises
+    ------
+    ManifestError
+        When a ``[[pairs]]`` table asks for a measure that does not apply to
+        the kind of a store it pairs (``cari`` needs co-clusterings), naming
+        the table's line and the stores.
     """
     from ..errors import MeasureError
 
     stores = fingerprint_stores(manifest.stores, manifest.storage_options, threads=threads)
+    known = _known_kinds()
+    problems: dict[tuple[int, str], list[tuple[str, str]]] = {}
+    for (truth, pred), requests in manifest.pairs.items():
+        t, p = stores[truth], stores[pred]
+        if t.error or p.error or t.kind not in known or p.kind not in known:
+            continue  # a bad store: that pair fails with its reason
+        for request in requests:
+            try:
+                request.resolve(t.kind, p.kind)
+            except MeasureError as exc:
+                problems.setdefault((request.line, str(exc)), []).append((truth, pred))
+    if problems:
+        lines = []
+        for (line, message), pairs in sorted(problems.items()):
+            (truth, pred), more = pairs[0], len(pairs) - 1
+            others = f" and {more} other pair{'s' * (more > 1)}" if more else ""
+            lines.append(f"{manifest.source}, line {line}: {message} (truth {truth}, pred {pred}{others})")
+        head = "" if len(lines) == 1 else f"{len(lines)} problems in the manifest:\n"
+        raise ManifestError(head + "\n".join(lines))
+    return stores
+
+
+def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int = 16,
+         stores: dict[str, StoreInfo] | None = None) -> Plan:
+    """Decide, per pair, what is left to score.
+
+    ``stores`` is what :func:`survey` returned (surveyed here when not
+    given).  Nothing is computed and no cluster is needed.  With ``force``
+    every measure is rescored.
+    """
+    from ..errors import MeasureError
+
+    if stores is None:
+        stores = survey(manifest, threads=threads)
     jobs = []
     for (truth, pred), requests in manifest.pairs.items():
         t, p = stores[truth], stores[pred]
@@ -127,7 +178,7 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
         for request in requests:
             try:
                 resolved = request.resolve(t.kind, p.kind)
-            except MeasureError as exc:
+            except MeasureError as exc:  # an unknown kind: the store is bad (opening it says why)
                 job.errors.append((request, str(exc)))
                 continue
             todo = [(m, prm) for m, prm in resolved if (m.name, params_key(prm)) not in done]
@@ -185,23 +236,35 @@ def _norm_key(key):
 
 
 class _Progress(threading.Thread):
-    """``pairs done/total | tasks done/total`` on ``out``, redrawn twice a second.
+    """``pairs done/total | tasks done/total`` on ``out``.
 
     Tasks done are read from the scheduler's task stream
-    (:meth:`distributed.Client.get_task_stream`), restricted to this batch's keys.
+    (:meth:`distributed.Client.get_task_stream`), restricted to this batch's
+    keys.  :meth:`install` must run before the batch is submitted: the
+    scheduler records tasks only once the stream exists.  On a terminal the
+    bar is redrawn every ``interval`` seconds; otherwise (a log) a line is
+    written every ``every`` seconds and at the end.
     """
 
-    def __init__(self, client, keys, pairs: int, out, interval: float = 0.5):
+    def __init__(self, client, keys, pairs: int, out, interval: float = 0.5, every: float = 5.0):
         super().__init__(daemon=True, name="daskbicl-batch-progress")
         self.client, self.keys, self.out = client, {_norm_key(k) for k in keys}, out
         self.pairs, self.pairs_done, self.failed = pairs, 0, 0
         self.tasks_done: set = set()
         self.since = None
         self.started = time.perf_counter()
-        self.interval = interval
         self.tty = hasattr(out, "isatty") and out.isatty()
-        self.last_line = 0.0
+        self.interval = interval if self.tty else min(interval, every)
+        self.every = every
+        self.last_line = None
         self._halt = threading.Event()
+
+    def install(self) -> None:
+        """Start the scheduler's task stream (a no-op when it runs already)."""
+        try:
+            self.client.get_task_stream(count=0)
+        except Exception:  # progress is best effort; the batch goes on
+            pass
 
     def _poll(self) -> None:
         try:
@@ -232,7 +295,7 @@ class _Progress(threading.Thread):
     def draw(self, final: bool = False) -> None:
         if self.tty:
             self.out.write("\r" + self.line() + ("\n" if final else ""))
-        elif final or time.perf_counter() - self.last_line >= 5.0:
+        elif final or self.last_line is None or time.perf_counter() - self.last_line >= self.every:
             self.out.write(self.line() + "\n")
             self.last_line = time.perf_counter()
         self.out.flush()
@@ -245,9 +308,7 @@ class _Progress(threading.Thread):
     def stop(self) -> None:
         self._halt.set()
         self.join()
-        self._poll()
-        if self.pairs_done == self.pairs and not self.failed:
-            self.tasks_done = set(self.keys)  # every task ran (some records may have rotated out)
+        self._poll()  # the counts are what the scheduler recorded: never filled in
         self.draw(final=True)
 
 
@@ -294,7 +355,8 @@ def _build(job: PairJob, datasets: dict):
     return dask.delayed(_collect, pure=False)(names, [graphs[n] for n in names]), prepared, errors
 
 
-def execute(plan: Plan, db: ResultsDB, client=None, *, progress: bool = False, out=None) -> BatchReport:
+def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str | None = None,
+            progress: bool = False, progress_every: float = 5.0, out=None) -> BatchReport:
     """Score every pair of ``plan`` that has work left, recording each as it completes.
 
     Parameters
@@ -302,53 +364,61 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, progress: bool = False, o
     plan : Plan
         From :func:`plan`.
     db : ResultsDB
-        Where rows and failures go.
+        Where rows and failures go.  The run takes its lock
+        (:meth:`ResultsDB.start_run`) unless ``run_id`` is given.
     client : distributed.Client, optional
-        Default: the active Client; without one, a temporary in-process cluster.
+        The cluster to compute on.
+    connect : callable, optional
+        Without ``client``: ``connect()`` returns a context manager yielding
+        a Client, entered only when some pair needs computing.  Without
+        either: the active Client, else a temporary in-process cluster.
+    run_id : str, optional
+        A run already started with :meth:`ResultsDB.start_run`.
     progress : bool
-        Progress bar (pairs and tasks done) on ``out`` (default stderr).
+        Progress (pairs and tasks done) on ``out`` (default stderr).
+    progress_every : float
+        Seconds between two progress lines when ``out`` is not a terminal.
     """
     out = out or sys.stderr
     started = time.perf_counter()
-    run_id = db.start_run(plan.manifest.path, len(plan.jobs))
+    if run_id is None:
+        run_id = db.start_run(plan.manifest.path, len(plan.jobs))
     state = _State(db, run_id)
-    for job in plan.jobs:
-        for request, reason in job.errors:
-            state.fail(job, request, reason)
-
-    todo = plan.to_score
-    datasets = _open_once(todo, plan.manifest.storage_options)
-    submitted = []
-    for job in todo:
-        graph, prepared, errors = _build(job, datasets)
-        for request, reason in errors:
-            state.fail(job, request, reason)
-        if graph is not None:
-            submitted.append((job, graph, prepared))
-
     status = "interrupted"
+    todo = plan.to_score
     try:
+        # These inputs are as scored before: their rows are the current scores (for --latest).
+        db.mark_seen([(j.truth, j.pred, j.truth_fp, j.pred_fp) for j in plan.jobs if j.done], run_id=run_id)
+        for job in plan.jobs:
+            for request, reason in job.errors:
+                state.fail(job, request, reason)
+            if not job.work:
+                state.settle(job)
+
+        datasets = _open_once(todo, plan.manifest.storage_options)
+        submitted = []
+        for job in todo:
+            graph, prepared, errors = _build(job, datasets)
+            for request, reason in errors:
+                state.fail(job, request, reason)
+            if graph is None:
+                state.settle(job)
+            else:
+                submitted.append((job, graph, prepared))
+
         if submitted:
-            owned = None
-            if client is None:
-                from ..engine.core import active_client
-
-                client = active_client()
-            if client is None:
-                from distributed import Client
-
-                client = owned = Client(processes=False, dashboard_address=None)
-            try:
-                _run(client, submitted, state, progress, out, _arrays(datasets))
-            finally:
-                if owned is not None:
-                    owned.close()
+            with _client(client, connect) as active:
+                _run(active, submitted, state, progress, progress_every, out, _arrays(datasets))
         status = "failed" if state.failed_pairs else "ok"
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
                      and (job.truth, job.pred) not in state.failed_pairs)
-        db.finish_run(run_id, scored=scored, skipped=len(plan.skipped), failed=len(state.failed_pairs),
-                      status=status)
+        counts = dict(scored=scored, skipped=len(plan.skipped), failed=len(state.failed_pairs))
+        if status == "interrupted":  # already failing: that error is the one to report
+            with contextlib.suppress(DaskbiclError):
+                db.finish_run(run_id, **counts, status=status)
+        else:
+            db.finish_run(run_id, **counts, status=status)
     return BatchReport(
         pairs=len(plan.jobs), scored=scored, skipped=len(plan.skipped), failed=len(state.failed_pairs),
         rows=state.rows, tasks=state.tasks, seconds=time.perf_counter() - started, run_id=run_id,
@@ -356,19 +426,62 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, progress: bool = False, o
     )
 
 
+@contextlib.contextmanager
+def _client(client, connect):
+    """The Client to compute on (see :func:`execute`)."""
+    if client is not None:
+        yield client
+        return
+    if connect is not None:
+        with connect() as client:
+            yield client
+        return
+    from ..engine.core import active_client
+
+    client = active_client()
+    if client is not None:
+        yield client
+        return
+    from distributed import Client
+
+    with Client(processes=False, dashboard_address=None) as client:
+        yield client
+
+
 class _State:
-    """What a run has recorded so far."""
+    """What a run has recorded so far.
+
+    A pair's failures are gathered (:meth:`fail`) until the pair is done
+    with (:meth:`settle`), then recorded and reported once, whatever the
+    number of ``[[pairs]]`` tables that asked for it.
+    """
 
     def __init__(self, db: ResultsDB, run_id: str):
         self.db, self.run_id = db, run_id
+        self.pending: dict[tuple[str, str], list[tuple[Request, str]]] = {}
         self.failures: list[tuple[str, str, str]] = []
         self.failed_pairs: set[tuple[str, str]] = set()
         self.committed: set[tuple[str, str]] = set()
         self.rows = self.tasks = 0
 
     def fail(self, job: PairJob, request: Request, reason: str) -> None:
-        self.db.record_failure(job.truth, job.pred, job.truth_fp, job.pred_fp, _measures_text(request),
-                               params_key(dict(request.params)), reason, run_id=self.run_id)
+        self.pending.setdefault((job.truth, job.pred), []).append((request, reason))
+
+    def settle(self, job: PairJob) -> None:
+        """Record the pair's failures, if any, as one failure (reasons joined)."""
+        problems = self.pending.pop((job.truth, job.pred), None)
+        if not problems:
+            return
+        reason = "; ".join(dict.fromkeys(reason for _, reason in problems))
+        requests = list(dict.fromkeys(request for request, _ in problems))
+        if any(r.measures is None for r in requests):
+            measures = "*"
+        else:
+            measures = ",".join(dict.fromkeys(m for r in requests for m in r.measures))
+        params = list(dict.fromkeys(params_key(dict(r.params)) for r in requests))
+        params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
+        self.db.record_failure(job.truth, job.pred, job.truth_fp, job.pred_fp, measures, params_text, reason,
+                               run_id=self.run_id)
         self.failures.append((job.truth, job.pred, reason))
         self.failed_pairs.add((job.truth, job.pred))
 
@@ -390,6 +503,7 @@ class _State:
             self.rows += self.db.record_pair(job.truth, job.pred, job.truth_fp, job.pred_fp, rows,
                                              run_id=self.run_id)
             self.committed.add((job.truth, job.pred))
+        self.settle(job)
 
 
 def _arrays(datasets: dict) -> dict:
@@ -405,7 +519,7 @@ def _arrays(datasets: dict) -> dict:
     return out
 
 
-def _run(client, submitted, state: _State, progress: bool, out, arrays: dict) -> None:
+def _run(client, submitted, state: _State, progress: bool, every: float, out, arrays: dict) -> None:
     from distributed import as_completed
 
     graphs = [g for _, g, _ in submitted]
@@ -413,9 +527,11 @@ def _run(client, submitted, state: _State, progress: bool, out, arrays: dict) ->
     for g in graphs:  # the stores' read tasks are shared: count each key once
         keys.update(g.__dask_graph__().keys())
     state.tasks = len(keys)
+    bar = _Progress(client, keys, len(submitted), out, every=every) if progress else None
+    if bar is not None:
+        bar.install()  # before submitting: tasks that finish early are counted too
     futures = client.compute(graphs, optimize_graph=False)
     by_key = {f.key: (job, prepared) for f, (job, _, prepared) in zip(futures, submitted)}
-    bar = _Progress(client, keys, len(submitted), out) if progress else None
     if bar is not None:
         bar.start()
     try:
@@ -427,6 +543,7 @@ def _run(client, submitted, state: _State, progress: bool, out, arrays: dict) ->
                 reason = _failure_reason(exc, job, _blamed_key(client, future.key), arrays)
                 for request, _, _ in prepared:
                     state.fail(job, request, reason)
+                state.settle(job)
             else:
                 state.finish(job, prepared, tables)
             future.release()
@@ -440,11 +557,20 @@ def _run(client, submitted, state: _State, progress: bool, out, arrays: dict) ->
             f.release()
 
 
-def run_batch(manifest, results=None, *, client=None, force: bool = False, progress: bool = False) -> BatchReport:
-    """Load ``manifest`` (a path or a :class:`Manifest`), plan and execute it.
+def run_batch(manifest, results=None, *, client=None, connect=None, force: bool = False,
+              progress: bool = False, progress_every: float = 5.0, out=None) -> BatchReport:
+    """Load ``manifest`` (a path or a :class:`Manifest`), survey, plan and execute it.
 
     ``results`` defaults to the manifest's ``results`` key, else
-    ``<manifest>.sqlite`` beside it.
+    ``<manifest>.sqlite`` beside it.  In order: the stores are surveyed (a
+    measure that does not apply is a :class:`ManifestError`, and nothing is
+    written); the results file is opened, locked and the run recorded (a
+    concurrent run on the same file raises
+    :class:`~daskbicl.batch.results.ResultsBusyError`, an unusable file
+    :class:`~daskbicl.batch.results.ResultsFileError`); the plan is made
+    (and written to ``out`` when given); a cluster is used (``client``, or
+    entered from ``connect``, see :func:`execute`) only when some pair needs
+    computing.
     """
     from .manifest import load_manifest
 
@@ -453,5 +579,16 @@ def run_batch(manifest, results=None, *, client=None, force: bool = False, progr
     path = results or manifest.results
     if path is None:
         raise DaskbiclError("no results file: pass results=... or set 'results' in the manifest")
+    stores = survey(manifest)
     with ResultsDB(os.fspath(path)) as db:
-        return execute(plan(manifest, db, force=force), db, client, progress=progress)
+        run_id = db.start_run(manifest.path, len(manifest.pairs))  # takes the lock: before planning
+        try:
+            the_plan = plan(manifest, db, force=force, stores=stores)
+        except BaseException:
+            with contextlib.suppress(DaskbiclError):
+                db.finish_run(run_id, scored=0, skipped=0, failed=0, status="interrupted")
+            raise
+        if out is not None:
+            print(the_plan.describe(), file=out)
+        return execute(the_plan, db, client, connect=connect, run_id=run_id, progress=progress,
+                       progress_every=progress_every, out=out)
