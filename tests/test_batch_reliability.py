@@ -57,6 +57,17 @@ def values(path) -> dict:
         return {(os.path.basename(r["pred"]), r["measure"]): r["value"] for r in db.scores()}
 
 
+def held_work(dask_scheduler):
+    """Per worker address: (tasks running on it, results that only it holds and that are still needed)."""
+    pending = ("waiting", "queued", "no-worker", "processing")
+    out = {}
+    for address, ws in dask_scheduler.workers.items():
+        sole = [ts for ts in ws.has_what if ts.who_has == {ws}
+                and (ts.who_wants or any(d.state in pending for d in ts.dependents))]
+        out[address] = (len(ws.processing), len(sole))
+    return out
+
+
 def test_worker_killed_mid_batch_completes_with_the_same_values(stores, tmp_path):
     from distributed import Client, LocalCluster
 
@@ -71,16 +82,26 @@ def test_worker_killed_mid_batch_completes_with_the_same_values(stores, tmp_path
         )
         runner.start()
         assert wait_for(lambda: committed_pairs(tmp_path / "killed.sqlite") >= 1)
-        victim = sorted(client.run(os.getpid).values())[0]
-        os.kill(victim, signal.SIGKILL)
+        pids = client.run(os.getpid)  # worker address -> pid
+        held = {}
+
+        def victim_found():  # a worker that is running batch tasks or alone holds results still needed
+            held.update(client.run_on_scheduler(held_work))
+            return any(held.get(a, (0, 0)) != (0, 0) for a in pids)
+
+        assert wait_for(victim_found, timeout=60, every=0.005), "no worker held batch work: nothing to kill"
+        victim = max(pids, key=lambda a: held.get(a, (0, 0))[::-1])  # most needed results first
+        os.kill(pids[victim], signal.SIGKILL)
         at_kill = committed_pairs(tmp_path / "killed.sqlite")
         runner.join(timeout=240)
         assert not runner.is_alive()
+        running, needed = held[victim]
+        assert running + needed > 0, held  # the killed worker had work the batch needed
         assert at_kill < N_PREDS, "the batch finished before the worker was killed: nothing was tested"
         report = outcome["report"]
         assert (report.scored, report.failed) == (N_PREDS, 0), report.failures
         assert values(tmp_path / "killed.sqlite") == values(tmp_path / "calm.sqlite")
-        assert victim not in client.run(os.getpid).values()  # it really died (and the nanny replaced it)
+        assert pids[victim] not in client.run(os.getpid).values()  # it really died (and the nanny replaced it)
 
 
 def test_batch_process_killed_then_rerun_loses_and_duplicates_nothing(stores, tmp_path, local_cluster):
