@@ -177,3 +177,17 @@ def test_normalized_mi_exactly_one_for_relabelings_and_exactly_symmetric(pair):
     ab = daskbicl.score((z, w), (zp, wp), measures=["comi", "conmi", "enmi"])
     ba = daskbicl.score((zp, wp), (z, w), measures=["comi", "conmi", "enmi"])
     assert ab == ba
+
+
+def test_numpy_inputs_are_scattered_not_embedded_in_the_graph(client):
+    """On a cluster, in-memory labels go to the workers as data, not inside the
+    task graph (which dask warns about above 10 MB and which is slower)."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    n = 1_500_000  # 2 x 12 MB of int64 labels per axis
+    z, zp = rng.integers(0, 10, n), rng.integers(0, 10, n)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*[Ll]arge graph.*")
+        got = daskbicl.score((z, [0, 1]), (zp, [1, 0]), measures=["ari_rows", "cari"])
+    assert got["ari_rows"] == pytest.approx(adjusted_rand_score(z, zp), abs=1e-12)

@@ -30,7 +30,8 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[
     """Per-block tuples of arrays chunked identically along ``axis``.
 
     numpy inputs are cut into views of ``chunk`` elements (no copy: dask's
-    ``from_array`` would copy the whole array first).  When any input is a
+    ``from_array`` would copy the whole array first); on a distributed
+    cluster the views are scattered to the workers.  When any input is a
     dask array, the others are rechunked to the first dask array's chunks
     along ``axis`` and to a single chunk along every other axis, and the
     blocks are Delayed objects.
@@ -42,7 +43,7 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[
         for start in range(0, length, chunk):
             sl = slice(start, min(start + chunk, length))
             out.append(tuple(a[(slice(None),) * (axis % a.ndim) + (sl,)] for a in arrays))
-        return out
+        return _scatter_to_cluster(out)
     lead = next(a for a in arrays if isinstance(a, da.Array))
     arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
     first = lead
@@ -55,6 +56,22 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[
             arr = arr.rechunk(chunks)
         unified.append(arr.to_delayed().reshape(-1))
     return list(zip(*unified))
+
+
+def _scatter_to_cluster(blocks: list[tuple]) -> list[tuple]:
+    """On a distributed cluster, send in-memory blocks to the workers up front.
+
+    Embedding numpy data in the task graph makes the scheduler carry it
+    (dask warns "Sending large graph") and is about twice as slow; scattered
+    blocks enter the graph as Futures.  Without a Client the views are used
+    as they are.
+    """
+    client = active_client()
+    if client is None or not blocks:
+        return blocks
+    width = len(blocks[0])
+    flat = client.scatter([a for block in blocks for a in block], hash=False)
+    return [tuple(flat[i : i + width]) for i in range(0, len(flat), width)]
 
 
 def map_blocks_delayed(func, blocks, *args):
