@@ -11,6 +11,7 @@ a ``score`` call is computed together so each input is read once.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
 from collections.abc import Callable, Sequence
 
@@ -18,7 +19,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-__all__ = ["aligned_blocks", "tree_reduce", "compute", "active_client", "DEFAULT_CHUNK"]
+__all__ = ["aligned_blocks", "tree_reduce", "compute", "active_client", "scatter_inputs", "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
 #: small enough that a chunk's bincount stays in cache, large enough that
@@ -31,7 +32,8 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[
 
     numpy inputs are cut into views of ``chunk`` elements (no copy: dask's
     ``from_array`` would copy the whole array first); on a distributed
-    cluster the views are scattered to the workers.  When any input is a
+    cluster the views are scattered to the workers inside
+    :func:`scatter_inputs`.  When any input is a
     dask array, the others are rechunked to the first dask array's chunks
     along ``axis`` and to a single chunk along every other axis, and the
     blocks are Delayed objects.
@@ -58,16 +60,34 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[
     return list(zip(*unified))
 
 
-def _scatter_to_cluster(blocks: list[tuple]) -> list[tuple]:
-    """On a distributed cluster, send in-memory blocks to the workers up front.
+#: Set by :func:`scatter_inputs` while a graph is built that is computed at once.
+_SCATTER = contextvars.ContextVar("daskbicl_scatter_inputs", default=False)
 
-    Embedding numpy data in the task graph makes the scheduler carry it
-    (dask warns "Sending large graph") and is about twice as slow; scattered
-    blocks enter the graph as Futures.  Without a Client the views are used
-    as they are.
+
+@contextlib.contextmanager
+def scatter_inputs():
+    """Within this block, in-memory blocks are scattered to the active cluster.
+
+    Embedding numpy data in a task graph makes the scheduler carry it (dask
+    warns "Sending large graph") and is slower; scattered blocks enter the
+    graph as Futures.  A Future lives only as long as the graph that holds it
+    and belongs to the Client that made it, so only a caller that builds
+    *and* computes the graph inside the block may use it (:func:`daskbicl.score`
+    does); graphs built elsewhere embed their blocks.
     """
+    token = _SCATTER.set(True)
+    try:
+        yield
+    finally:
+        _SCATTER.reset(token)
+
+
+def _scatter_to_cluster(blocks: list[tuple]) -> list[tuple]:
+    """Blocks as Futures on the active cluster inside :func:`scatter_inputs`, else unchanged."""
+    if not _SCATTER.get() or not blocks:
+        return blocks
     client = active_client()
-    if client is None or not blocks:
+    if client is None:
         return blocks
     width = len(blocks[0])
     flat = client.scatter([a for block in blocks for a in block], hash=False)
