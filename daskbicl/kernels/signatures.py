@@ -50,7 +50,8 @@ Chunk, combine, join
   With long signatures (heavy overlap) the direct AND of every row class
   with every column class, :math:`O(R C)`, is cheaper and used instead;
   :class:`~daskbicl.errors.TooLargeError` is raised when the work exceeds
-  ``max_work``.
+  ``max_work`` (through :func:`daskbicl.score` and the CLI: the dask config
+  key ``daskbicl.max_work``, :data:`MAX_WORK_KEY`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from ..errors import InputError, TooLargeError
 
 __all__ = [
     "DEFAULT_MAX_WORK",
+    "MAX_WORK_KEY",
     "HashIndex",
     "SignatureClasses",
     "SubsetLattice",
@@ -84,6 +86,7 @@ __all__ = [
     "sortable_keys",
     "subset_words",
     "superset_lattice",
+    "too_large",
     "unique_sum",
     "unpack_bits",
 ]
@@ -93,6 +96,14 @@ __all__ = [
 #: bounded (chunks of ~2**21 entries) whatever the work.
 DEFAULT_MAX_WORK: float = 6e9
 
+#: The dask config key through which :func:`daskbicl.score`, the CLI and
+#: batch runs set ``max_work`` (kernels take it as an argument; this module
+#: never imports dask).
+MAX_WORK_KEY = "daskbicl.max_work"
+
+#: Seconds of single-core time per work unit (the unit of ``max_work``).
+SECONDS_PER_UNIT = 1e-8
+
 # Work units (~10 ns each) per entry of each method, measured on 10^4..10^5
 # matrices: a level-wise candidate, a direct row x column pair, an
 # enumerated subset (sort-based).
@@ -100,6 +111,51 @@ UNIT_CANDIDATE, UNIT_PAIR, UNIT_SUBSET = 20.0, 3.0, 8.0
 
 # Entries per vectorised chunk (bounds the memory of every step to ~100 MB).
 _CHUNK = 1 << 21
+
+
+def _duration(work: float) -> str:
+    sec = work * SECONDS_PER_UNIT
+    if sec < 120:
+        return f"{sec:.2g} s"
+    if sec < 7200:
+        return f"{sec / 60:.2g} min"
+    if sec < 2 * 86400:
+        return f"{sec / 3600:.2g} h"
+    return f"{sec / 86400:.2g} days"
+
+
+def too_large(what: str, work: float | None, max_work: float, advice: str = "") -> TooLargeError:
+    """The :class:`TooLargeError` for a step whose estimated work exceeds ``max_work``.
+
+    ``work`` is the estimate (None when only "more than max_work" is known);
+    ``advice`` is appended.  The message names the dask config key that
+    raises the limit.
+
+    Examples
+    --------
+    >>> print(too_large("joining 3 x 4 classes", 3e12, 6e9))  # doctest: +NORMALIZE_WHITESPACE
+    joining 3 x 4 classes needs ~3e+12 work units (about 8.3 h of single-core time),
+    more than max_work=6e+09 (about 60 s). To run it anyway raise the limit, e.g.
+    dask.config.set({'daskbicl.max_work': 3e+12}) around daskbicl.score, or
+    DASK_DASKBICL__MAX_WORK=3e+12 in the environment of the CLI (the max_work
+    argument of the kernel functions); or score fewer or less overlapping
+    biclusters.
+    """
+    if work is None:
+        need, suggest = f"more than max_work={max_work:.3g} work units", 10 * max_work
+        head = f"{what} needs {need} (about {_duration(max_work)})"
+    else:
+        suggest = float(f"{work * 1.005:.2g}")
+        suggest = suggest if suggest >= work else float(f"{work * 1.05:.2g}")
+        head = (f"{what} needs ~{work:.3g} work units (about {_duration(work)} of single-core "
+                f"time), more than max_work={max_work:.3g} (about {_duration(max_work)})")
+    env = "DASK_" + MAX_WORK_KEY.upper().replace(".", "__")
+    return TooLargeError(
+        f"{head}. To run it anyway raise the limit, e.g. "
+        f"dask.config.set({{'{MAX_WORK_KEY}': {suggest:.3g}}}) around daskbicl.score, or "
+        f"{env}={suggest:.3g} in the environment of the CLI (the max_work argument of the "
+        "kernel functions); or score fewer or less overlapping biclusters."
+        f"{' ' + advice if advice else ''}")
 
 
 # --------------------------------------------------------------------------
@@ -632,10 +688,8 @@ def superset_lattice(classes: SignatureClasses, *,
     """
     cost = _cost_subsets(classes) * UNIT_SUBSET
     if cost > max_work:
-        raise TooLargeError(
-            f"enumerating the subsets of {classes.n_classes} signatures needs "
-            f"{cost:.3g} table entries (max_work={max_work:.3g}); the biclusters "
-            "overlap too heavily for the subset method.")
+        raise too_large(f"enumerating the subsets of {classes.n_classes} signatures",
+                        cost, max_work)
     pc = classes.popcount
     acc_w: list[np.ndarray] = []
     acc_c: list[np.ndarray] = []
@@ -784,10 +838,8 @@ def _levelwise_lattice(rows: SignatureClasses, cols: SignatureClasses,
     while True:
         work += UNIT_CANDIDATE * sum(float(np.sum(s[1][s[2]] - s[4])) for s in sides)
         if work > max_work:
-            raise TooLargeError(
-                f"joining {rows.n_classes} row classes with {cols.n_classes} column "
-                f"classes needs more than max_work={max_work:.3g} table entries; the "
-                "biclusters overlap too heavily (raise max_work or score fewer).")
+            raise too_large(f"joining {rows.n_classes} row classes with {cols.n_classes} "
+                            "column classes into cell classes", None, max_work)
         (rk, rn), (ck, cn) = (_grow(s, c.count) for s, c in zip(sides, (rows, cols)))
         _, ia, ib = np.intersect1d(sortable_keys(rk), sortable_keys(ck), assume_unique=True,
                                    return_indices=True)
@@ -868,10 +920,8 @@ def cell_signature_counts(rows: SignatureClasses, cols: SignatureClasses, *,
     if method not in cost:
         raise InputError(f"method must be 'subsets' or 'pairs', got {method!r}")
     if method == "pairs" and cost[method] > max_work:
-        raise TooLargeError(
-            f"joining {rows.n_classes} row classes with {cols.n_classes} column "
-            f"classes needs ~{cost[method]:.3g} table entries (max_work={max_work:.3g});"
-            " raise max_work or use fewer / less overlapping biclusters.")
+        raise too_large(f"joining {rows.n_classes} row classes with {cols.n_classes} "
+                        "column classes into cell classes", cost[method], max_work)
     if method == "pairs":
         cells = _join_pairs(rows, cols)
         cells = SignatureClasses(cells.words, cells.count, rows.n_truth, rows.n_pred)
