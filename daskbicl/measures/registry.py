@@ -9,7 +9,11 @@ the CLI and the parametrised invariance tests are all generated from it.
 Tables are produced by *providers*: a provider takes the aligned truth and
 pred Datasets and returns a Delayed object (one counting pass).  Every
 provider a ``score`` call needs is computed in a single ``dask.compute``, so
-each input is read once whatever the number of measures.
+each input is read once whatever the number of measures.  A measure may ask
+its provider for specific work through ``provider_options`` (the micro
+provider computes only the parts the selected measures read); the options
+of all selected measures are merged, so no work is done that was not asked
+for.
 """
 
 from __future__ import annotations
@@ -72,6 +76,15 @@ class Measure:
     group_params : dict
         Every parameter ``group`` accepts, with defaults (a measure's own
         ``params`` override them).
+    provider_options : dict
+        Keyword options this measure needs passed to its provider's
+        ``build``.  The options of every selected measure with the same
+        provider are merged: sets are united, booleans or-ed, other values
+        must agree.  ``score(measures=["micro_rnia"])`` thus builds only
+        what RNIA reads.
+    param_docs : dict
+        Parameter name -> one-line description for the generated docstring
+        (the type shown is that of the default).
     """
 
     name: str
@@ -87,6 +100,8 @@ class Measure:
     fields: tuple[str, ...] = ()
     group: Callable | None = None
     group_params: dict = field(default_factory=dict)
+    provider_options: dict = field(default_factory=dict)
+    param_docs: dict = field(default_factory=dict)
 
 
 REGISTRY: dict[str, Measure] = {}
