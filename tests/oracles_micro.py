@@ -6,8 +6,11 @@ tiny inputs: MOCICE-BCubed is O(cells² · K · L), CE enumerates every
 one-to-one matching with :func:`itertools.permutations`.
 
 A biclustering is given as two bool masks ``(n_biclusters, I)`` and
-``(n_biclusters, J)``; the conventions for degenerate inputs are the ones
-documented in :mod:`daskbicl.kernels.micro`.
+``(n_biclusters, J)``.  Where a SPEC formula is 0/0 because neither side
+covers a cell, the oracle raises :class:`NothingCovered`; the only other
+conventions are the ones the measures document: a side covering no cell has
+a 0/0 MOCICE-BCubed normaliser that counts as 0, the F1 of two empty sets
+is 0, and the maximum over no bicluster is 0.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
+
+
+class NothingCovered(ZeroDivisionError):
+    """Neither side covers a cell: the SPEC quantity is 0/0."""
 
 
 def cell_sets(row_mask, col_mask) -> list[frozenset]:
@@ -63,25 +70,27 @@ def mocice_bcubed(truth_rows, truth_cols, pred_rows, pred_cols):
     u_g = [x for x in cells if G[x]]
     u_c = [x for x in cells if C[x]]
     if not u_g and not u_c:
-        return Fraction(1), Fraction(1), Fraction(1)
-    if not u_g or not u_c:
-        return Fraction(0), Fraction(0), Fraction(0)
+        raise NothingCovered("|U_G| = |U_C| = 0")
     p = Fraction(0)
     for x in u_g:
         e = frozenset().union(*(pred[g] for g in G[x]))
         p += sum((sigma(x, y) for y in e), Fraction(0)) / len(e)
-    p /= len(u_g)
+    p = p / len(u_g) if u_g else Fraction(0)
     r = Fraction(0)
     for x in u_c:
         e = frozenset().union(*(truth[c] for c in C[x]))
         r += sum((tau(x, y) for y in e), Fraction(0)) / len(e)
-    r /= len(u_c)
+    r = r / len(u_c) if u_c else Fraction(0)
     f1 = 2 * p * r / (p + r) if p + r else Fraction(0)
     return p, r, f1
 
 
 def _union_counts(truth, pred, multiset):
+    """(|U|, |I|): sets of cells, or (multiset) Patrikainen & Meila's counts
+    sum over cells of max / min of the numbers of truth and pred biclusters."""
     cells = set().union(*truth, *pred)
+    if not cells:
+        raise NothingCovered("|U| = 0")
     if not multiset:
         inter = set().union(*truth) & set().union(*pred)
         return len(cells), len(inter)
@@ -90,13 +99,11 @@ def _union_counts(truth, pred, multiset):
     return u, i
 
 
-def micro_ce(truth_rows, truth_cols, pred_rows, pred_cols, multiset=False):
+def micro_ce(truth_rows, truth_cols, pred_rows, pred_cols, multiset=True):
     """CE = (|U| - D_max)/|U|, D_max over all one-to-one matchings (permutations)."""
     truth = cell_sets(truth_rows, truth_cols)
     pred = cell_sets(pred_rows, pred_cols)
     u, _ = _union_counts(truth, pred, multiset)
-    if u == 0:
-        return Fraction(0)
     small, big = (pred, truth) if len(pred) <= len(truth) else (truth, pred)
     d_max = max((sum(len(a & big[j]) for a, j in zip(small, perm))
                  for perm in itertools.permutations(range(len(big)), len(small))),
@@ -104,28 +111,33 @@ def micro_ce(truth_rows, truth_cols, pred_rows, pred_cols, multiset=False):
     return Fraction(u - d_max, u)
 
 
-def rnia(truth_rows, truth_cols, pred_rows, pred_cols, multiset=False):
-    """RNIA = (|U| - |I|)/|U| on cell sets."""
+def rnia(truth_rows, truth_cols, pred_rows, pred_cols, multiset=True):
+    """RNIA = (|U| - |I|)/|U| on cell sets (multiset counts by default)."""
     truth = cell_sets(truth_rows, truth_cols)
     pred = cell_sets(pred_rows, pred_cols)
     u, i = _union_counts(truth, pred, multiset)
-    return Fraction(0) if u == 0 else Fraction(u - i, u)
+    return Fraction(u - i, u)
 
 
 def e4sc(truth_rows, truth_cols, pred_rows, pred_cols):
-    """E4SC = harmonic mean of the two macro-F1 over non-empty biclusters."""
-    truth = [s for s in cell_sets(truth_rows, truth_cols) if s]
-    pred = [s for s in cell_sets(pred_rows, pred_cols) if s]
-    if not truth and not pred:
-        return Fraction(1)
-    if not truth or not pred:
-        return Fraction(0)
+    """E4SC = harmonic mean of macroF1(pred→truth) and macroF1(truth→pred).
+
+    SPEC §6: macroF1(A→B) is the mean over *every* a in A, so an empty
+    bicluster (the empty cell set) is averaged over like any other.
+    """
+    truth = cell_sets(truth_rows, truth_cols)
+    pred = cell_sets(pred_rows, pred_cols)
+    if not set().union(*truth, *pred):
+        raise NothingCovered("no cell in any bicluster")
 
     def f1(a, b):
-        return Fraction(2 * len(a & b), len(a) + len(b))
+        return Fraction(2 * len(a & b), len(a) + len(b)) if a or b else Fraction(0)
 
     def macro(a_side, b_side):
-        return sum((max(f1(a, b) for b in b_side) for a in a_side), Fraction(0)) / len(a_side)
+        if not a_side:
+            return Fraction(0)
+        best = [max((f1(a, b) for b in b_side), default=Fraction(0)) for a in a_side]
+        return sum(best, Fraction(0)) / len(a_side)
 
     a, b = macro(pred, truth), macro(truth, pred)
     return 2 * a * b / (a + b) if a + b else Fraction(0)

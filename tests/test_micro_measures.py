@@ -111,3 +111,195 @@ def test_cli_json_record_fields(tmp_path):
     # pairs score, each 1/4: precision = 4·(1/4)/36, recall = 4·(1/4)/16.
     assert out["mocice_bcubed"] == pytest.approx({"precision": 1 / 36, "recall": 1 / 16, "f1": 1 / 26})
     assert out["jaccard"] == pytest.approx(1 / 4)
+
+
+# --------------------------------------------------------------------------- only the work asked for
+
+def _heavy(n=600, k=40, density=0.8, seed=0):
+    """The reviewers' case: heavy overlap, 360000 cell classes (MOCICE-BCubed infeasible)."""
+    rng = np.random.default_rng(seed)
+    return tuple(_ds((rng.random((k, n)) < density, rng.random((k, n)) < density)) for _ in range(2))
+
+
+def _task_names(graph) -> set[str]:
+    return {str(key[0] if isinstance(key, tuple) else key).split("-", 1)[0] for key in graph.__dask_graph__()}
+
+
+@pytest.mark.parametrize(
+    "name, built, not_built",
+    [
+        ("e4sc", {"bicluster_overlap"}, {"_coverage", "_prepare_bcubed", "_block", "_finish"}),
+        ("micro_rnia", {"_coverage"}, {"bicluster_overlap", "_prepare_bcubed", "_block", "_finish"}),
+        ("micro_ce", {"bicluster_overlap", "_coverage"}, {"_prepare_bcubed", "_block", "_finish"}),
+        ("mocice_bcubed", {"_prepare_bcubed", "_block", "_finish"}, {"bicluster_overlap", "_coverage"}),
+    ],
+)
+def test_each_measure_builds_only_what_it_reads(name, built, not_built):
+    from daskbicl.measures import prepare
+
+    t = _ds(([[1, 1, 0]], [[1, 0]]))
+    _, _, graphs = prepare(t, t, [name])
+    (graph,) = graphs.values()
+    names = _task_names(graph)
+    assert built <= names and not (not_built & names), names
+
+
+def test_heavy_overlap_does_not_take_down_the_other_measures():
+    from daskbicl.kernels.micro import MicroTables, e4sc, micro_ce, rnia
+    from daskbicl.kernels.signatures import signature_counts
+
+    truth, pred = _heavy()
+    others = [n for n in daskbicl.MEASURES if daskbicl.MEASURES[n].family != "partition" and n != "mocice_bcubed"]
+    got = daskbicl.score(truth, pred, measures=others)
+    assert set(got) == set(others)  # the 12 bicluster measures too
+    t = MicroTables(signature_counts(truth.row_mask.values, pred.row_mask.values),
+                    signature_counts(truth.col_mask.values, pred.col_mask.values))
+    assert got["micro_rnia"] == rnia(t) and got["micro_ce"] == micro_ce(t) and got["e4sc"] == e4sc(t)
+    assert 0 <= got["micro_ce"] <= 1
+    with pytest.raises(daskbicl.TooLargeError) as info:
+        daskbicl.mocice_bcubed(truth, pred)
+    assert "dask.config.set({'daskbicl.max_work'" in str(info.value)
+
+
+def test_max_work_is_a_dask_config_key():
+    t = _ds(([[1, 1, 0, 1], [0, 1, 1, 1]], [[1, 1, 0], [0, 1, 1]]))
+    p = _ds(([[1, 0, 1, 1], [1, 1, 1, 0]], [[1, 0, 1], [1, 1, 1]]))
+    expected = daskbicl.mocice_bcubed(t, p)
+    with dask.config.set({"daskbicl.max_work": 1.0}):
+        with pytest.raises(daskbicl.TooLargeError, match="max_work=1 "):
+            daskbicl.mocice_bcubed(t, p)
+    with dask.config.set({"daskbicl.max_work": 1e12}):
+        assert daskbicl.mocice_bcubed(t, p) == expected
+    with dask.config.set({"daskbicl.max_work": "lots"}):
+        with pytest.raises(daskbicl.InputError, match="daskbicl.max_work"):
+            daskbicl.micro_rnia(t, p)
+
+
+def test_the_client_gets_only_the_parts_asked_for():
+    import pickle
+
+    from daskbicl.measures import prepare
+
+    truth, pred = _heavy(n=300, k=30)
+    for names, present in ((["e4sc"], {"overlap"}), (["micro_rnia"], {"coverage"}),
+                           (["micro_ce", "e4sc"], {"overlap", "coverage"})):
+        _, _, graphs = prepare(truth, pred, names)
+        (result,) = dask.compute(*graphs.values())
+        assert {f for f, v in result._asdict().items() if v is not None} == present
+        assert len(pickle.dumps(result)) < 50_000  # K x L tables and a few counts, no cell classes
+
+
+def test_requests_with_different_measures_never_share_an_incomplete_graph():
+    """A batch pair scored by two manifest entries: one graph per distinct set of parts."""
+    from daskbicl.measures import finalize, prepare
+
+    t = _ds(([[1, 1, 0]], [[1, 0]]))
+    p = _ds(([[1, 0, 0]], [[1, 1]]))
+    merged, requests = {}, []
+    for names in (["micro_rnia"], ["mocice_bcubed", "e4sc"]):
+        selected, per_measure, graphs = prepare(t, p, names)
+        for key, graph in graphs.items():
+            merged.setdefault(key, graph)  # as the batch runner merges a pair's graphs
+        requests.append((selected, per_measure))
+    assert len(merged) == 2
+    tables = dict(zip(merged, dask.compute(*merged.values())))
+    for selected, per_measure in requests:
+        got = finalize(selected, per_measure, tables)
+        want = daskbicl.score(t, p, measures=[m.name for m in selected])
+        assert got == want
+
+
+# --------------------------------------------------------------------------- CE/RNIA union, booleans
+
+def test_micro_ce_default_is_the_published_multiset_union():
+    t = _ds(([[1, 1], [0, 1]], [[1], [1]]))  # the second bicluster is half of the first
+    assert daskbicl.micro_ce(t, t) == 0.0 and daskbicl.micro_rnia(t, t) == 0.0
+    assert daskbicl.micro_ce(t, t, multiset=False) == -0.5
+    s = daskbicl.score(t, t)
+    assert s["micro_ce"] == 0.0
+
+
+@pytest.mark.parametrize("value, as_set", [(False, True), (True, False), ("false", True), ("False", True),
+                                           ("0", True), (0, True), (0.0, True), ("true", False), (1, False)])
+def test_multiset_parses_as_a_boolean(value, as_set):
+    t = _ds(([[1, 1], [0, 1]], [[1], [1]]))
+    assert daskbicl.micro_ce(t, t, multiset=value) == (-0.5 if as_set else 0.0)
+
+
+@pytest.mark.parametrize("value", ["maybe", 2, 0.5, None])
+def test_multiset_rejects_non_booleans(value):
+    t = _ds(([[1, 1], [0, 1]], [[1], [1]]))
+    with pytest.raises(daskbicl.MeasureError, match="multiset must be a boolean"):
+        daskbicl.micro_ce(t, t, multiset=value)
+
+
+def test_cli_multiset_false_is_rejected_before_any_work():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "daskbicl", "score", "t.zarr", "p.zarr", "--measure", "micro_ce",
+         "--param", "multiset=false"], capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2 and "multiset" in proc.stderr
+
+
+def test_generated_docs_state_the_conventions():
+    ce, rn, e4, bc = (getattr(daskbicl, n).__doc__ for n in ("micro_ce", "micro_rnia", "e4sc", "mocice_bcubed"))
+    assert "multiset : bool, default True" in ce and "In [0.0, 1.0]" in ce
+    assert "multiset : bool, default True" in rn
+    for doc in (ce, rn, e4, bc):
+        assert "InputError" in doc and "cover" in doc
+    assert "reported as 0" in bc and "contributes F1 = 0" in e4
+    assert '"subsets" method' in bc and '"pairwise" method' in bc
+
+
+# --------------------------------------------------------------------------- degenerate inputs
+
+def test_nothing_covered_is_an_input_error():
+    empty = _ds(([[0, 0]], [[1, 1]]))  # a bicluster with no row
+    for name in MICRO:
+        with pytest.raises(daskbicl.InputError, match="truth and pred cover no cell"):
+            daskbicl.score(empty, empty, measures=[name])
+
+
+def test_e4sc_counts_an_empty_bicluster():
+    t = _ds(([[1, 1, 0]], [[1, 1]]))
+    p = _ds(([[1, 1, 0], [0, 0, 1]], [[1, 1], [0, 0]]))
+    assert daskbicl.e4sc(t, p) == pytest.approx(2 / 3, rel=1e-15)
+
+
+# --------------------------------------------------------------------------- co-clusterings
+
+def test_coclusterings_skip_masks(monkeypatch):
+    import daskbicl.engine.signatures as ES
+
+    rng = np.random.default_rng(4)
+    truth = (rng.integers(0, 6, 300), rng.integers(0, 5, 200))
+    pred = (rng.integers(0, 4, 300), rng.integers(0, 7, 200))
+    t = as_biclustering(daskbicl.as_dataset(truth))
+    p = as_biclustering(daskbicl.as_dataset(pred))
+    via_masks = daskbicl.score(t, p, measures=MICRO)
+
+    def no_masks(ds):
+        raise AssertionError("two co-clusterings must not be expanded into block masks")
+
+    monkeypatch.setattr(ES, "as_biclustering", no_masks)
+    direct = daskbicl.score(truth, pred, measures=MICRO)
+    _check(direct, {k: tuple(v) if hasattr(v, "_asdict") else v for k, v in via_masks.items()})
+    chunked = tuple(da.from_array(x, chunks=37) for x in truth)
+    _check(daskbicl.score(chunked, pred, measures=MICRO), {k: tuple(v) if hasattr(v, "_asdict") else v
+                                                           for k, v in via_masks.items()})
+
+
+def test_many_coclusters_are_cheap():
+    """40 x 40 clusters (1600 blocks a side) ran out of memory as block masks."""
+    import time
+
+    rng = np.random.default_rng(5)
+    truth = (rng.integers(0, 40, 20_000), rng.integers(0, 40, 20_000))
+    pred = (rng.integers(0, 40, 20_000), rng.integers(0, 40, 20_000))
+    start = time.perf_counter()
+    s = daskbicl.score(truth, pred, measures=["mocice_bcubed", "micro_rnia", "e4sc"])
+    assert time.perf_counter() - start < 20
+    assert s["micro_rnia"] == 0.0 and 0 < s["mocice_bcubed"].f1 < 1 and 0 < s["e4sc"] < 1

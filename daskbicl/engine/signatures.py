@@ -3,34 +3,63 @@
 One chunked pass over the row masks and one over the column masks counts
 the distinct (truth membership, pred membership) signatures with their
 sizes (:func:`daskbicl.kernels.signatures.signature_counts`, merged in a
-tree).  The MOCICE-BCubed sum over pairs of cell classes is then split into
-blocks of classes (:meth:`~daskbicl.kernels.micro.BCubedPlan.block_bounds`),
-one task each, so a large number of classes is spread over the cluster.
+tree).  What runs after that depends on the *parts* the selected measures
+ask for (``Measure.provider_options``), and only those parts come back to
+the client (:class:`~daskbicl.kernels.micro.MicroResult`):
+
+* ``"overlap"`` (E4SC, CE): the K x L shared-cell table, from the classes;
+* ``"coverage"`` (CE, RNIA): |U|, |I| and the multiset counts, from the
+  cheaper of a stream over class pairs and the cell join;
+* ``"bcubed"`` (MOCICE-BCubed): the cell join and a plan whose class-pair
+  sum is split into blocks (:meth:`~daskbicl.kernels.micro.BCubedPlan.block_bounds`),
+  one task each, so a large number of classes is spread over the cluster.
+
+Two co-clusterings skip masks and signatures altogether: every part comes
+from their row and column contingency tables (the same pass as the
+co-clustering measures; :func:`daskbicl.kernels.micro.coclustering_bcubed`).
+
+The work limit of every step is the dask config key ``daskbicl.max_work``
+(:data:`~daskbicl.kernels.signatures.MAX_WORK_KEY`), read when the graph is
+built, so workers use the client's value.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import dask
 import xarray as xr
 
+from ..errors import InputError
 from ..io.convert import as_biclustering
-from ..kernels.micro import PRF, MicroTables, bcubed_block, bcubed_finalize, bcubed_plan
-from ..kernels.signatures import merge_signature_counts, signature_counts
+from ..kernels import micro as KM
+from ..kernels.signatures import DEFAULT_MAX_WORK, MAX_WORK_KEY, merge_signature_counts, signature_counts
 from .core import aligned_blocks, map_blocks_delayed, tree_reduce
+from .partition import partition_tables
 
-__all__ = ["MicroResult", "micro_graph", "signature_graph"]
+__all__ = ["MicroResult", "PARTS", "max_work", "micro_graph", "signature_graph"]
 
-#: Number of MOCICE-BCubed blocks (tasks) per pair of biclusterings.
+MicroResult = KM.MicroResult
+
+#: Number of MOCICE-BCubed blocks (tasks) per pair of biclusterings
+#: (dask config key ``daskbicl.bcubed_blocks``).
 BCUBED_BLOCKS = 8
 
+#: The parts a micro graph can compute.
+PARTS = frozenset({"overlap", "coverage", "bcubed"})
 
-class MicroResult(NamedTuple):
-    """The micro-object tables and the (block-summed) MOCICE-BCubed record."""
 
-    tables: MicroTables
-    bcubed: PRF
+def max_work() -> float:
+    """The work limit from the dask config key ``daskbicl.max_work`` (default 6e9)."""
+    value = dask.config.get(MAX_WORK_KEY, DEFAULT_MAX_WORK)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not value > 0:
+        raise InputError(
+            f"dask config {MAX_WORK_KEY!r} must be a positive number of work units "
+            f"(~10 ns each; default {DEFAULT_MAX_WORK:.3g}), got "
+            f"{dask.config.get(MAX_WORK_KEY)!r}")
+    return value
 
 
 def signature_graph(truth_mask, pred_mask, *, split_every: int = 8):
@@ -40,25 +69,71 @@ def signature_graph(truth_mask, pred_mask, *, split_every: int = 8):
     return tree_reduce(parts, merge_signature_counts, split_every=split_every)
 
 
+def _prepare_bcubed(rows, cols, limit: float, want_coverage: bool):
+    """The MOCICE-BCubed plan (one join) and, from the same join, the coverage."""
+    tables = KM.MicroTables(rows, cols, max_work=limit)
+    plan = KM.bcubed_plan(tables)
+    return plan, (tables.coverage if want_coverage else None)
+
+
 def _block(plan, i: int, n: int):
     bounds = plan.block_bounds(n)
     if i >= len(bounds):  # fewer classes than blocks
         return None
-    return bcubed_block(plan, *bounds[i])
+    return KM.bcubed_block(plan, *bounds[i])
 
 
-def _finish(plan, tables, *partials) -> MicroResult:
-    return MicroResult(tables, bcubed_finalize(plan, [p for p in partials if p is not None]))
+def _finish(plan, *partials) -> KM.PRF:
+    return KM.bcubed_finalize(plan, [p for p in partials if p is not None])
 
 
-def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, blocks: int | None = None, split_every: int = 8):
-    """Delayed :class:`MicroResult` for two aligned inputs (co-clusterings as blocks)."""
+def _coverage(rows, cols, limit: float):
+    return KM.MicroTables(rows, cols, max_work=limit).coverage
+
+
+def _coclustering(rows, cols, parts: frozenset, limit: float) -> KM.MicroResult:
+    return KM.MicroResult(
+        overlap=KM.coclustering_overlap(rows, cols, max_work=limit) if "overlap" in parts else None,
+        coverage=KM.coclustering_coverage(rows, cols) if "coverage" in parts else None,
+        bcubed=KM.coclustering_bcubed(rows, cols, max_work=limit) if "bcubed" in parts else None,
+    )
+
+
+def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, blocks: int | None = None,
+                split_every: int = 8):
+    """Delayed :class:`~daskbicl.kernels.micro.MicroResult` holding only ``parts``.
+
+    Parameters
+    ----------
+    truth, pred : xarray.Dataset
+        Aligned inputs (co-clusterings, biclusterings or one of each).
+    parts : iterable of {"overlap", "coverage", "bcubed"}
+        What the selected measures need; the other fields of the result are
+        None and are never computed.
+    blocks : int, optional
+        Number of MOCICE-BCubed block tasks (default: dask config
+        ``daskbicl.bcubed_blocks``, 8).
+    """
+    parts = frozenset(parts)
+    unknown = parts - PARTS
+    if unknown:
+        raise ValueError(f"unknown micro part(s) {sorted(unknown)}; expected some of {sorted(PARTS)}")
+    limit = max_work()
+    if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
+        rows, cols = partition_tables(truth, pred, split_every=split_every)
+        return dask.delayed(_coclustering, pure=False)(rows, cols, parts, limit)
     truth = as_biclustering(truth)
     pred = as_biclustering(pred)
-    n = int(blocks or dask.config.get("daskbicl.bcubed_blocks", BCUBED_BLOCKS))
     rows = signature_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
     cols = signature_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
-    tables = dask.delayed(MicroTables, pure=False)(rows, cols)
-    plan = dask.delayed(bcubed_plan, pure=False)(tables)
-    partials = [dask.delayed(_block, pure=False)(plan, i, n) for i in range(n)]
-    return dask.delayed(_finish, pure=False)(plan, tables, *partials)
+    overlap = dask.delayed(KM.bicluster_overlap, pure=False)(rows, cols) if "overlap" in parts else None
+    coverage = bcubed = None
+    if "bcubed" in parts:
+        n = int(blocks or dask.config.get("daskbicl.bcubed_blocks", BCUBED_BLOCKS))
+        plan, coverage = dask.delayed(_prepare_bcubed, pure=False, nout=2)(
+            rows, cols, limit, "coverage" in parts)
+        partials = [dask.delayed(_block, pure=False)(plan, i, n) for i in range(n)]
+        bcubed = dask.delayed(_finish, pure=False)(plan, *partials)
+    elif "coverage" in parts:
+        coverage = dask.delayed(_coverage, pure=False)(rows, cols, limit)
+    return dask.delayed(KM.MicroResult, pure=False)(overlap, coverage, bcubed)

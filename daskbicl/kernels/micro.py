@@ -4,9 +4,19 @@ Every bicluster is turned into its set of cells ("micro-objects").  For a cell
 x, G(x) / C(x) are the pred / truth biclusters containing it; a cell's
 *signature* (G(x), C(x)) is the AND of its row's and its column's signatures
 (:mod:`daskbicl.kernels.signatures`), and every quantity of SPEC §6 depends
-on a cell only through it.  The engine counts row and column classes;
-:class:`MicroTables` joins them into exact cell classes and everything below
-is finalized from those small tables.
+on a cell only through it.  The engine counts row and column classes and
+each measure reads only the table it needs:
+
+* E4SC: the K x L shared-cell table (:func:`bicluster_overlap`, two small
+  matrix products of the row and column classes);
+* CE: that table (for D_max) and the coverage counts |U| (:class:`Coverage`);
+* RNIA: the coverage counts;
+* MOCICE-BCubed: the exact cell classes (the join
+  :func:`~daskbicl.kernels.signatures.cell_signature_counts`) and a plan
+  whose blocks can run in parallel (:func:`bcubed_plan`).
+
+The coverage counts come from the cheaper of a stream over every pair of
+row and column classes (:func:`coverage_pairs`, no join) and the join.
 
 Measures
 --------
@@ -28,7 +38,13 @@ With :math:`J(G, C) = |G \\cap C| / |G \\cup C|`, for cells x, y with
         \\sum_{y \\in E_C(x)} \\tau(x, y),
 
 (MOCICE-BCubed), ``CE = (|U| - D_max) / |U|``, ``RNIA = (|U| - |I|) / |U|``
-and ``E4SC`` = harmonic mean of the two macro-F1 (SPEC §6).
+and ``E4SC`` = harmonic mean of the two macro-F1 (SPEC §6).  |U| and |I|
+are counted with multiplicity by default, as Patrikainen & Meila define
+them (:class:`Coverage`): a cell counts ``max(|G(x)|, |C(x)|)`` times in U
+and ``min(|G(x)|, |C(x)|)`` times in I.  ``multiset=False`` reads them as
+sets of cells; CE can then be negative (-0.5 for a perfect match of a
+bicluster of two cells and one of its cells), because D_max counts a shared
+cell once per matched pair.
 
 Algorithm (MOCICE-BCubed)
 -------------------------
@@ -54,37 +70,76 @@ over all pairs of classes instead, :math:`O(S^2)` word ANDs plus ς of the
 distinct intersections (~100 ns per pair); the cheaper is chosen, and
 :class:`~daskbicl.errors.TooLargeError` is raised when the estimated work
 exceeds ``max_work`` (units of ~10 ns,
-:data:`~daskbicl.kernels.signatures.DEFAULT_MAX_WORK`).  :func:`bcubed_block` computes the sums of a slice of classes,
-so a cluster can process blocks in parallel and :func:`bcubed_finalize` adds
-them up.
+:data:`~daskbicl.kernels.signatures.DEFAULT_MAX_WORK`; through
+:func:`daskbicl.score` the dask config key ``daskbicl.max_work``).
+:func:`bcubed_block` computes the sums of a slice of classes, so a cluster
+can process blocks in parallel and :func:`bcubed_finalize` adds them up.
 
-Accuracy
---------
+Two co-clusterings need no signature classes at all (:func:`coclustering_bcubed`,
+:func:`coclustering_overlap`, :func:`coclustering_coverage`): every cell is
+in exactly one truth block and one pred block, so ς(x, y) = J(G, C) when y
+is in x's blocks G and C and 0 otherwise, and the cell class of the pair of
+blocks ((h, l), (h', l')) has :math:`n^{zz'}_{hh'} n^{ww'}_{ll'}` cells:
+
+.. math::
+
+    P = \\frac{1}{IJ} \\sum \\frac{(n^{zz'}_{hh'} n^{ww'}_{ll'})^2}{|G|}\\, J(G, C),
+    \\qquad R = \\frac{1}{IJ} \\sum \\frac{(n^{zz'}_{hh'} n^{ww'}_{ll'})^2}{|C|}\\, J(G, C),
+
+over the non-zero entries of the two contingency tables.
+
+Accuracy (float64)
+------------------
 With ``exact=True`` everything is computed in rational arithmetic
-(:class:`fractions.Fraction`) and the result is exact.  In float64 all
-counts are exact integers, every term is non-negative (no cancellation):
-ς(T) has relative error <= (|g| + 3) eps, each class sum <= 2^|s| terms
-(numpy pairwise summation) adds <= |s| eps, the class terms of a block are
-summed with :func:`math.fsum` (correctly rounded) and the block sums again
-with :func:`math.fsum`, so the relative error of P and R is below
-:math:`(L + 2 \\max|s| + 10) \\epsilon \\approx 10^{-14}` for 20+20
-biclusters (counts are converted to float64 exactly below 2**53 cells; above,
-add one eps).  F1 is the harmonic mean of the float P and R evaluated
-exactly and rounded once, so identical inputs give exactly 1.0.  CE and RNIA
-are exact ratios rounded once; E4SC has a few ulps.
+(:class:`fractions.Fraction`) and the result is exact.  In float64 every
+count is an exact integer and every term is non-negative (no cancellation),
+so relative errors add along the longest chain of roundings.  With
+:math:`u = 2^{-53}` (about 1.1e-16), L pred biclusters and fewer than
+:math:`2^{53}` cells:
 
-Degenerate cases (documented choices)
--------------------------------------
-* Biclusters with no cell (no row or no column) are not micro-objects: they
-  never appear in a cell signature and E4SC ignores them.
-* MOCICE-BCubed: if neither side covers a cell, P = R = F1 = 1 (identical);
-  if only one side does, P = R = F1 = 0.  F1 = 0 when P + R = 0.
-* CE and RNIA: 0 when ``|U| = 0``.  E4SC: 1 when both sides are empty, 0
-  when exactly one is.
+* each J(G, C) is one division (error u); ς and τ sum at most L of them and
+  scale twice: at most (L + 2) u;
+* "subsets" method: a class sums :math:`2^{m}` products ς(T) M_s(T)
+  (m = number of biclusters, truth and pred, containing the class's cells)
+  with numpy's pairwise summation (at most :math:`\\lceil\\log_2 n\\rceil + 18`
+  roundings for n terms), the class term w·Σ/|E| rounds twice, the block
+  and the block totals are summed with :func:`math.fsum` and divided once:
+  P and R have relative error at most :math:`(L + m_{max} + 26)\\,u`;
+* "pairwise" method: a class sums S products (S = number of non-empty cell
+  classes) pairwise in chunks of at most :math:`2^{20}` and adds the
+  :math:`k = \\lceil S / 2^{20} \\rceil` chunk sums in sequence: P and R
+  have relative error at most
+  :math:`(L + \\lceil\\log_2 S\\rceil + k + 25)\\,u`;
+* co-clusterings: each term rounds 4 times, one :func:`math.fsum`, one
+  division: at most 6 u;
+* F1 is the harmonic mean of the float P and R evaluated exactly and rounded
+  once (relative error at most that of P or R, plus u), so identical inputs
+  give exactly 1.0;
+* CE and RNIA are exact integer ratios rounded once (error u; D_max is exact
+  while the shared counts sum below :math:`2^{53}`); E4SC: each F1 is one
+  division, each macro-F1 one :func:`math.fsum` and one division, the
+  harmonic mean rounds once: at most 4 u.
+
+For :math:`2^{53}` cells or more add 4 u (counts converted to float64).
+For 20 + 20 biclusters the MOCICE-BCubed bound is about 1e-14.
+
+Degenerate cases
+----------------
+* Truth and pred covering no cell at all (no biclusters, or only biclusters
+  with no row or no column): every measure is 0/0 in SPEC §6 and raises
+  :class:`~daskbicl.errors.InputError`.
+* Only one side covers a cell: MOCICE-BCubed P = R = F1 = 0 (the side
+  covering nothing has a 0/0 normaliser, reported as 0; the other side
+  scores 0 since no pair of cells shares a bicluster of both); CE = RNIA = 1;
+  E4SC = 0.
+* A bicluster with no cell (no row or no column) is the empty cell set: it
+  never appears in a cell signature; in E4SC it is still averaged over and
+  contributes F1 = 0 (2|a∩b|/(|a|+|b|) is taken as 0 when both are empty).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -94,18 +149,21 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..errors import InputError, TooLargeError
+from ..errors import InputError
 from .signatures import (
     DEFAULT_MAX_WORK,
+    UNIT_PAIR,
     UNIT_SUBSET,
     HashIndex,
     SignatureClasses,
     SubsetLattice,
     cell_signature_counts,
+    join_cost,
     pack_bits,
     popcount,
     sortable_keys,
     superset_lattice,
+    too_large,
     unpack_bits,
 )
 
@@ -114,6 +172,7 @@ __all__ = [
     "BCubedPartial",
     "BCubedPlan",
     "Coverage",
+    "MicroResult",
     "MicroScores",
     "MicroTables",
     "Overlap",
@@ -121,7 +180,11 @@ __all__ = [
     "bcubed_finalize",
     "bcubed_plan",
     "bicluster_overlap",
+    "coclustering_bcubed",
+    "coclustering_coverage",
+    "coclustering_overlap",
     "coverage",
+    "coverage_pairs",
     "e4sc",
     "jaccard_table",
     "micro_ce",
@@ -131,6 +194,11 @@ __all__ = [
 ]
 
 _CHUNK = 1 << 20
+
+# Work units (~10 ns, see DEFAULT_MAX_WORK) per pair of row and column
+# classes of the coverage stream, and per term of the co-clustering sum
+# (measured: 5-10 ns and ~30 ns).
+_UNIT_COVER_PAIR, _UNIT_COCLUSTER_TERM = 1.0, 3.0
 
 
 class PRF(NamedTuple):
@@ -168,6 +236,19 @@ class Coverage(NamedTuple):
     truth: int
     union_multiset: int
     intersection_multiset: int
+
+
+class MicroResult(NamedTuple):
+    """What the engine ships back for one pair: only the parts asked for (else None).
+
+    ``overlap`` (E4SC, CE), ``coverage`` (CE, RNIA), ``bcubed`` (MOCICE-BCubed).
+    :func:`micro_ce`, :func:`rnia` and :func:`e4sc` accept it like a
+    :class:`MicroTables`.
+    """
+
+    overlap: Overlap | None = None
+    coverage: Coverage | None = None
+    bcubed: PRF | None = None
 
 
 def _part_masks(n_truth: int, n_pred: int) -> tuple[np.ndarray, np.ndarray]:
@@ -211,6 +292,27 @@ def bicluster_overlap(rows: SignatureClasses, cols: SignatureClasses) -> Overlap
     return Overlap(rs * cs, rt * ct, rp * cp)
 
 
+# --------------------------------------------------------------------------
+# coverage: |U|, |I|, |U_G|, |U_C| and the multiset counts
+# --------------------------------------------------------------------------
+def _coverage_from_hist(hist: np.ndarray, n_truth: int, n_pred: int) -> Coverage:
+    """Coverage from ``hist[c, g]`` = number of cells with |C(x)| = c, |G(x)| = g."""
+    hist = np.asarray(hist, dtype=object).reshape(n_truth + 1, n_pred + 1)
+    c, g = np.indices(hist.shape)
+
+    def tot(x) -> int:
+        return int(np.sum(x * hist))
+
+    return Coverage(
+        union=tot((c + g) > 0),
+        intersection=tot((c > 0) & (g > 0)),
+        pred=tot(g > 0),
+        truth=tot(c > 0),
+        union_multiset=tot(np.maximum(c, g)),
+        intersection_multiset=tot(np.minimum(c, g)),
+    )
+
+
 def coverage(cells: SignatureClasses) -> Coverage:
     """Cell coverage counts (:class:`Coverage`) from the cell classes.
 
@@ -221,26 +323,74 @@ def coverage(cells: SignatureClasses) -> Coverage:
     >>> coverage(cells)[:4]
     (9, 2, 6, 5)
     """
-    nt, np_ = _part_counts(cells.words, cells.n_truth, cells.n_pred)
-    cnt = cells.count
-    big = cells.total * max(cells.n_truth, cells.n_pred, 1) >= 2**62
-    c = cnt.astype(object) if big else cnt
+    nc, ng = _part_counts(cells.words, cells.n_truth, cells.n_pred)
+    hist = np.zeros((cells.n_truth + 1) * (cells.n_pred + 1), np.int64)
+    np.add.at(hist, nc * (cells.n_pred + 1) + ng, cells.count)
+    return _coverage_from_hist(hist, cells.n_truth, cells.n_pred)
 
-    def tot(x) -> int:
-        return int(np.sum(x))
 
-    return Coverage(
-        union=tot(cnt[(nt + np_) > 0]),
-        intersection=tot(cnt[(nt > 0) & (np_ > 0)]),
-        pred=tot(cnt[np_ > 0]),
-        truth=tot(cnt[nt > 0]),
-        union_multiset=tot(c * np.maximum(nt, np_)),
-        intersection_multiset=tot(c * np.minimum(nt, np_)),
-    )
+def _cover_cost(rows: SignatureClasses, cols: SignatureClasses) -> float:
+    nr = int(np.count_nonzero(rows.popcount))
+    nc = int(np.count_nonzero(cols.popcount))
+    return _UNIT_COVER_PAIR * float(nr) * float(nc) * (1 + rows.words.shape[1] / 4)
+
+
+def coverage_pairs(rows: SignatureClasses, cols: SignatureClasses) -> Coverage:
+    """Coverage counts straight from row and column classes, without the join.
+
+    Streams every pair of non-empty row and column classes, counts the truth
+    and pred bits of their AND and adds the pair's cells (the product of the
+    two counts) to a (K+1) x (L+1) histogram: :math:`O(R C)` popcounts and
+    no sort.  Exact (float64 sums of integers below :math:`2^{53}`, int64
+    otherwise).
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.signatures import signature_counts
+    >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
+    >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
+    >>> coverage_pairs(rows, cols) == coverage(cell_signature_counts(rows, cols)[0])
+    True
+    """
+    k, l_ = rows.n_truth, rows.n_pred
+    tm, pm = _part_masks(k, l_)
+    rnz, cnz = rows.popcount > 0, cols.popcount > 0
+    rw, rc = rows.words[rnz], rows.count[rnz]
+    cw, cc = cols.words[cnz], cols.count[cnz]
+    nb = (k + 1) * (l_ + 1)
+    exact_float = rows.total * cols.total < 2**53
+    hist = np.zeros(nb, np.float64 if exact_float else np.int64)
+    step = max(1, (_CHUNK >> 4) // max(len(cw), 1))
+    if not exact_float:  # per-row bins: float sums stay below the number of columns
+        step = max(1, min(step, (_CHUNK >> 4) // nb))
+    ccf, rcf = cc.astype(np.float64), rc.astype(np.float64)
+    for s in range(0, len(rw), step):
+        x = rw[s : s + step]
+        nt = np.zeros((len(x), len(cw)), np.int64)
+        ng = np.zeros_like(nt)
+        for w in range(rw.shape[1]):  # word by word: no (n, m, W) temporaries
+            iw = x[:, None, w] & cw[None, :, w]
+            if tm[w]:
+                nt += np.bitwise_count(iw & tm[w])
+            if pm[w]:
+                ng += np.bitwise_count(iw & pm[w])
+        key = nt * (l_ + 1) + ng
+        if exact_float:
+            hist += np.bincount(key.ravel(), minlength=nb,
+                                weights=(rcf[s : s + step, None] * ccf[None, :]).ravel())
+        else:
+            key += (np.arange(len(x)) * nb)[:, None]
+            per = np.bincount(key.ravel(), minlength=len(x) * nb,
+                              weights=np.broadcast_to(ccf, key.shape).ravel())
+            hist += rc[s : s + step] @ np.rint(per).astype(np.int64).reshape(len(x), nb)
+    covered = int(np.rint(hist.sum())) if exact_float else int(hist.sum())
+    hist = np.rint(hist).astype(np.int64) if exact_float else hist
+    hist[0] += rows.total * cols.total - covered  # cells of no bicluster
+    return _coverage_from_hist(hist, k, l_)
 
 
 class MicroTables:
-    """Every table the micro-object measures need, computed lazily.
+    """Every table the micro-object measures need, each computed on first use.
 
     Parameters
     ----------
@@ -248,17 +398,19 @@ class MicroTables:
         Merged row and column classes (:func:`~daskbicl.kernels.signatures.\
 merge_signature_counts`) of the same K truth and L pred biclusters.
     max_work : float, optional
-        Limit on the estimated table entries of the join and of the
-        MOCICE-BCubed finalize (:class:`TooLargeError` above).
+        Limit on the estimated work of the join, of the coverage stream and
+        of the MOCICE-BCubed finalize (:class:`TooLargeError` above).
 
     Attributes
     ----------
     overlap : Overlap
         K x L shared cells and sizes (cheap: CE's matching and E4SC).
     cells : SignatureClasses
-        Exact cell classes (RNIA, CE's union, MOCICE-BCubed).
+        Exact cell classes (MOCICE-BCubed).
     coverage : Coverage
-        |U|, |I|, |U_G|, |U_C| and the multiset counts.
+        |U|, |I|, |U_G|, |U_C| and the multiset counts: from the cell classes
+        when they were built, else from the cheaper of :func:`coverage_pairs`
+        and the join.
     """
 
     def __init__(self, rows: SignatureClasses, cols: SignatureClasses, *,
@@ -301,7 +453,13 @@ merge_signature_counts`) of the same K truth and L pred biclusters.
 
     @cached_property
     def coverage(self) -> Coverage:
-        """See :func:`coverage`."""
+        """See :func:`coverage` and :func:`coverage_pairs`."""
+        if "_join" not in self.__dict__:
+            stream = _cover_cost(self.rows, self.cols)
+            join = join_cost(self.rows, self.cols)
+            pairs = join["pairs"] if join["pairs"] <= self.max_work else math.inf
+            if stream <= self.max_work and stream <= min(pairs, join["subsets"]):
+                return coverage_pairs(self.rows, self.cols)
         return coverage(self.cells)
 
 
@@ -318,17 +476,42 @@ def _ratio(num: int, den: int, exact: bool):
     return q if exact else float(q)
 
 
-def micro_ce(tables: MicroTables, *, multiset: bool = False, exact: bool = False):
+def _nothing_covered(measure: str, what: str) -> InputError:
+    return InputError(
+        f"truth and pred cover no cell (no bicluster has both a row and a column), so "
+        f"{what} 0/0 and {measure} is undefined (SPEC §6). Check the inputs: every "
+        "bicluster needs at least one row and one column to cover a cell.")
+
+
+def _check_bool(name: str, value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"{name} must be True or False, got {value!r}")
+
+
+def _unions(tables, multiset) -> tuple[int, int]:
+    cov = tables.coverage
+    if _check_bool("multiset", multiset):
+        return cov.union_multiset, cov.intersection_multiset
+    return cov.union, cov.intersection
+
+
+def micro_ce(tables, *, multiset: bool = True, exact: bool = False):
     """Clustering error of Patrikainen & Meila on cells, an error in [0, 1].
 
     .. math:: CE = \\frac{|U| - D_{max}}{|U|}
 
     D_max is the largest total of shared cells over one-to-one matchings of
     pred to truth biclusters (:func:`scipy.optimize.linear_sum_assignment`
-    on ``overlap.shared``, exact while counts are below 2**53).  ``|U|`` is
-    the set union of covered cells (SPEC); ``multiset=True`` counts a cell
-    ``max(|G(x)|, |C(x)|)`` times, the published definition, which keeps CE
-    >= 0 for overlapping biclusters.  0 when ``|U| = 0``.
+    on ``overlap.shared``, exact while counts sum below 2**53).  By default
+    |U| counts each covered cell ``max(|G(x)|, |C(x)|)`` times (the
+    published multiset union; D_max <= |I| <= |U| so CE is in [0, 1] and 0
+    for a perfect match); ``multiset=False`` uses the set of covered cells,
+    which D_max can exceed when biclusters overlap (CE < 0).
+
+    ``tables`` is a :class:`MicroTables` or anything with ``coverage`` and
+    ``overlap`` (:class:`MicroResult`).  Raises
+    :class:`~daskbicl.errors.InputError` when neither side covers a cell.
 
     Examples
     --------
@@ -338,10 +521,9 @@ def micro_ce(tables: MicroTables, *, multiset: bool = False, exact: bool = False
     >>> micro_ce(MicroTables(rows, cols), exact=True)
     Fraction(2, 3)
     """
-    cov = tables.coverage
-    u = cov.union_multiset if multiset else cov.union
+    u, _ = _unions(tables, multiset)
     if u == 0:
-        return Fraction(0) if exact else 0.0
+        raise _nothing_covered("micro_ce", "(|U| - D_max) / |U| is")
     sh = tables.overlap.shared
     d = 0
     if sh.size:
@@ -350,11 +532,12 @@ def micro_ce(tables: MicroTables, *, multiset: bool = False, exact: bool = False
     return _ratio(u - d, u, exact)
 
 
-def rnia(tables: MicroTables, *, multiset: bool = False, exact: bool = False):
+def rnia(tables, *, multiset: bool = True, exact: bool = False):
     """Relative non-intersecting area, ``(|U| - |I|) / |U|``, an error in [0, 1].
 
-    ``multiset=True`` uses the counts with multiplicity (see
-    :class:`Coverage`).  0 when ``|U| = 0``.
+    By default with multiplicity (:class:`Coverage`), as :func:`micro_ce`;
+    ``multiset=False`` counts covered cells as sets.  Raises
+    :class:`~daskbicl.errors.InputError` when neither side covers a cell.
 
     Examples
     --------
@@ -364,15 +547,13 @@ def rnia(tables: MicroTables, *, multiset: bool = False, exact: bool = False):
     >>> rnia(MicroTables(rows, cols), exact=True)
     Fraction(2, 3)
     """
-    cov = tables.coverage
-    u = cov.union_multiset if multiset else cov.union
-    i = cov.intersection_multiset if multiset else cov.intersection
+    u, i = _unions(tables, multiset)
     if u == 0:
-        return Fraction(0) if exact else 0.0
+        raise _nothing_covered("micro_rnia", "(|U| - |I|) / |U| is")
     return _ratio(u - i, u, exact)
 
 
-def e4sc(tables: MicroTables, *, exact: bool = False):
+def e4sc(tables, *, exact: bool = False):
     """E4SC: harmonic mean of macroF1(pred -> truth) and macroF1(truth -> pred).
 
     .. math::
@@ -380,8 +561,11 @@ def e4sc(tables: MicroTables, *, exact: bool = False):
         F1(a, b) = \\frac{2 |a \\cap b|}{|a| + |b|},\\qquad
         macroF1(A \\to B) = \\frac{1}{|A|} \\sum_{a \\in A} \\max_{b \\in B} F1(a, b)
 
-    over the non-empty biclusters (as cell sets).  1 when both sides are
-    empty, 0 when exactly one is.
+    over every bicluster as a cell set: an empty one (no row or no column)
+    contributes F1 = 0 to its side's mean (F1 of two empty sets is taken as
+    0).  0 when only one side covers a cell; raises
+    :class:`~daskbicl.errors.InputError` when neither does.  Reads only
+    ``tables.overlap``.
 
     Examples
     --------
@@ -392,20 +576,21 @@ def e4sc(tables: MicroTables, *, exact: bool = False):
     Fraction(1, 2)
     """
     ov = tables.overlap
-    kt, kp = ov.truth_sizes > 0, ov.pred_sizes > 0
-    sh = ov.shared[kt][:, kp]
-    st, sp = ov.truth_sizes[kt], ov.pred_sizes[kp]
-    if len(st) == 0 and len(sp) == 0:
-        return Fraction(1) if exact else 1.0
-    if len(st) == 0 or len(sp) == 0:
+    sh, st, sp = ov.shared, ov.truth_sizes, ov.pred_sizes
+    covers_t, covers_p = bool((st > 0).any()), bool((sp > 0).any())
+    if not covers_t and not covers_p:
+        raise _nothing_covered("e4sc", "every F1(a, b) = 2|a ∩ b| / (|a| + |b|) is")
+    if not covers_t or not covers_p:
         return Fraction(0) if exact else 0.0
+    den = st[:, None] + sp[None, :]
     if exact:
-        f1 = [[Fraction(2 * int(sh[k, l]), int(st[k]) + int(sp[l]))
+        f1 = [[Fraction(2 * int(sh[k, l]), int(den[k, l])) if den[k, l] else Fraction(0)
                for l in range(len(sp))] for k in range(len(st))]
         a = sum(max(f1[k][l] for k in range(len(st))) for l in range(len(sp))) / len(sp)
         b = sum(max(row) for row in f1) / len(st)
         return _hmean(a, b)
-    f1 = 2.0 * sh / (st[:, None].astype(np.float64) + sp[None, :])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(den > 0, 2.0 * sh / np.where(den > 0, den, 1).astype(np.float64), 0.0)
     a = math.fsum(f1.max(axis=0)) / len(sp)
     b = math.fsum(f1.max(axis=1)) / len(st)
     return float(_hmean(Fraction(a), Fraction(b)))
@@ -503,11 +688,30 @@ class BCubedPlan:
     tau: np.ndarray | None = None
     all_words: np.ndarray | None = None
     all_count: np.ndarray | None = None
+    n_cells: int = 0
 
     @property
     def n_classes(self) -> int:
         """Number of classes to process (the range of block indices)."""
         return len(self.count)
+
+    @property
+    def error_bound(self) -> float:
+        """Bound on the relative float64 error of P and R (module docstring; 0 if exact).
+
+        ``(L + m + 26) u`` for "subsets" (m = most biclusters on one cell),
+        ``(L + ceil(log2 S) + ceil(S / 2**20) + 25) u`` for "pairwise" (S =
+        non-empty cell classes), plus 4 u from :math:`2^{53}` cells on.
+        """
+        if self.exact:
+            return 0.0
+        if self.method == "subsets":
+            m = int(self.popcount.max()) if len(self.popcount) else 0
+            n = self.n_pred + m + 26
+        else:
+            s = max(1, len(self.all_count))
+            n = self.n_pred + math.ceil(math.log2(s)) + -(-s // _CHUNK) + 25
+        return (n + (4 if self.n_cells >= 2**53 else 0)) * 2.0**-53
 
     def block_bounds(self, n_blocks: int) -> list[tuple[int, int]]:
         """Split ``range(n_classes)`` into ≤ n_blocks slices of similar work.
@@ -574,20 +778,22 @@ def bcubed_plan(tables: MicroTables, *, exact: bool = False,
         method = min(cost, key=cost.__getitem__)
     if method not in cost:
         raise InputError(f"method must be 'subsets' or 'pairwise', got {method!r}")
+    cov = tables.coverage
+    if cov.pred == 0 and cov.truth == 0:
+        raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
     if cost[method] > tables.max_work:
-        raise TooLargeError(
-            f"MOCICE-BCubed on {cells.n_classes} cell classes needs ~{cost[method]:.3g} "
-            f"table entries (max_work={tables.max_work:.3g}); the biclusters overlap "
-            "too heavily. Raise max_work or score fewer biclusters.")
+        raise too_large(f"MOCICE-BCubed on {cells.n_classes} cell classes ({method} method)",
+                        cost[method], tables.max_work,
+                        "CE, RNIA and E4SC do not need this step: leave 'mocice_bcubed' "
+                        "out of measures to score them.")
     idx = np.flatnonzero(both)
     idx = idx[np.argsort(cells.popcount[idx], kind="stable")]
-    cov = tables.coverage
     jac = jaccard_table(tables.overlap, exact=exact)
     common = dict(method=method, exact=exact, n_truth=k, n_pred=l_,
                   words=cells.words[idx], count=cells.count[idx],
                   popcount=cells.popcount[idx], n_truth_bits=nc[idx],
                   union_pred=cov.pred, union_truth=cov.truth, jaccard=jac,
-                  work=cost[method])
+                  work=cost[method], n_cells=cells.total)
     if method == "pairwise":
         nz = cells.popcount > 0
         return BCubedPlan(**common, all_words=cells.words[nz], all_count=cells.count[nz])
@@ -712,10 +918,10 @@ def bcubed_finalize(plan: BCubedPlan, partials) -> PRF:
     """
     partials = list(partials)
     up, ut = plan.union_pred, plan.union_truth
-    one, zero = (Fraction(1), Fraction(0)) if plan.exact else (1.0, 0.0)
+    zero = Fraction(0) if plan.exact else 0.0
     if up == 0 and ut == 0:
-        return PRF(one, one, one)
-    if up == 0 or ut == 0:
+        raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
+    if up == 0 or ut == 0:  # documented convention: the 0/0 side counts as 0
         return PRF(zero, zero, zero)
     if plan.exact:
         p = sum((x.precision for x in partials), Fraction(0)) / up
@@ -754,7 +960,7 @@ class MicroScores(NamedTuple):
 
 
 def micro_measures(rows: SignatureClasses, cols: SignatureClasses, *,
-                   exact: bool = False,
+                   exact: bool = False, multiset: bool = True,
                    max_work: float = DEFAULT_MAX_WORK) -> MicroScores:
     """MOCICE-BCubed, CE, RNIA and E4SC from merged row and column classes.
 
@@ -762,13 +968,127 @@ def micro_measures(rows: SignatureClasses, cols: SignatureClasses, *,
     --------
     >>> s = micro_measures(*_tiny_classes(), exact=True)
     >>> s.ce, s.rnia, s.e4sc
-    (Fraction(1, 5), Fraction(1, 5), Fraction(4, 5))
+    (Fraction(1, 3), Fraction(1, 3), Fraction(4, 5))
     >>> micro_measures(*_tiny_classes()).e4sc
     0.8
     """
     t = MicroTables(rows, cols, max_work=max_work)
-    return MicroScores(mocice_bcubed(t, exact=exact), micro_ce(t, exact=exact),
-                       rnia(t, exact=exact), e4sc(t, exact=exact))
+    return MicroScores(mocice_bcubed(t, exact=exact), micro_ce(t, exact=exact, multiset=multiset),
+                       rnia(t, exact=exact, multiset=multiset), e4sc(t, exact=exact))
+
+
+# --------------------------------------------------------------------------
+# two co-clusterings: from the row and column contingency tables
+# --------------------------------------------------------------------------
+# ``rows`` and ``cols`` below are contingency tables in coordinate form
+# (:class:`daskbicl.kernels.contingency.Table`): non-zero entries
+# ``counts[e]`` at (truth cluster ``rows[e]``, pred cluster ``cols[e]``),
+# cluster sizes ``truth_sizes()`` / ``pred_sizes()``.  Block (h, l) of a
+# co-clustering is bicluster ``h * L + l`` (row-cluster major, as
+# :func:`daskbicl.io.convert.as_biclustering` numbers them).
+def _dense(table) -> np.ndarray:
+    out = np.zeros((len(table.truth_sizes()), len(table.pred_sizes())), np.int64)
+    out[table.rows, table.cols] = table.counts
+    return out
+
+
+def coclustering_overlap(rows, cols, *, max_work: float = DEFAULT_MAX_WORK) -> Overlap:
+    """The block-by-block shared-cell table of two co-clusterings (Kronecker product).
+
+    ``shared[(h, l), (h', l')] = n^{zz'}_{hh'} n^{ww'}_{ll'}``; block sizes are
+    products of cluster sizes.  Dense (H L) x (H' L'), as CE's assignment
+    needs it.
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.contingency import Table
+    >>> r = Table.from_labels(np.array([0, 0, 1]), np.array([0, 1, 1]))
+    >>> c = Table.from_labels(np.array([0, 0]), np.array([0, 0]))
+    >>> ov = coclustering_overlap(r, c)
+    >>> ov.shared.tolist(), ov.truth_sizes.tolist(), ov.pred_sizes.tolist()
+    ([[2, 2], [0, 2]], [4, 2], [2, 4])
+    """
+    nk = len(rows.truth_sizes()) * len(cols.truth_sizes())
+    nl = len(rows.pred_sizes()) * len(cols.pred_sizes())
+    if UNIT_PAIR * nk * nl > max_work:
+        raise too_large(f"the {nk} x {nl} table of shared cells of the blocks of two "
+                        "co-clusterings (CE and E4SC)", UNIT_PAIR * nk * nl, max_work,
+                        "MOCICE-BCubed and RNIA do not need it.")
+    return Overlap(np.kron(_dense(rows), _dense(cols)),
+                   np.kron(rows.truth_sizes(), cols.truth_sizes()),
+                   np.kron(rows.pred_sizes(), cols.pred_sizes()))
+
+
+def coclustering_coverage(rows, cols) -> Coverage:
+    """Coverage of two co-clusterings: every cell is in exactly one block of each.
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.contingency import Table
+    >>> r = Table.from_labels(np.array([0, 0, 1]), np.array([0, 1, 1]))
+    >>> c = Table.from_labels(np.array([0, 0]), np.array([0, 0]))
+    >>> coclustering_coverage(r, c)
+    Coverage(union=6, intersection=6, pred=6, truth=6, union_multiset=6, intersection_multiset=6)
+    """
+    n = rows.n * cols.n
+    return Coverage(n, n, n, n, n, n)
+
+
+def coclustering_bcubed(rows, cols, *, exact: bool = False,
+                        max_work: float = DEFAULT_MAX_WORK) -> PRF:
+    """MOCICE-BCubed of two co-clusterings from their contingency tables.
+
+    For a cell x in truth block C and pred block G, ς(x, y) = J(G, C) when y
+    is in both and 0 otherwise, and E_G(x) = G, so with t = |G ∩ C| =
+    :math:`n^{zz'}_{hh'} n^{ww'}_{ll'}`:
+    :math:`P = \\frac{1}{IJ}\\sum t^3 / (|G| (|G| + |C| - t))` and R alike
+    with |C|, over the non-zero entries of both tables (module docstring).
+    O(nnz(rows) x nnz(cols)) terms; no mask, no signature.
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.contingency import Table
+    >>> r = Table.from_labels(np.array([0, 0, 1]), np.array([0, 1, 1]))
+    >>> c = Table.from_labels(np.array([0, 0]), np.array([0, 0]))
+    >>> coclustering_bcubed(r, c, exact=True)   # (8/8 + 8/24 + 8/16) / 6
+    PRF(precision=Fraction(11, 36), recall=Fraction(11, 36), f1=Fraction(11, 36))
+    """
+    a, ap = rows.truth_sizes(), rows.pred_sizes()
+    b, bp = cols.truth_sizes(), cols.pred_sizes()
+    n = rows.n * cols.n
+    if n >= 2**62:
+        raise too_large(f"{rows.n} x {cols.n} cells", None, 0.0)
+    n_terms = len(rows.counts) * len(cols.counts)
+    if _UNIT_COCLUSTER_TERM * n_terms > max_work:
+        raise too_large(f"MOCICE-BCubed of two co-clusterings ({len(rows.counts)} x "
+                        f"{len(cols.counts)} pairs of blocks)",
+                        _UNIT_COCLUSTER_TERM * n_terms, max_work)
+    # per non-zero entry: shared count, |C| and |G| factors of each axis
+    rt, rc, rg = rows.counts, a[rows.rows], ap[rows.cols]
+    ct, cc, cg = cols.counts, b[cols.rows], bp[cols.cols]
+    if exact:
+        p = r = Fraction(0)
+        for (t1, c1, g1), (t2, c2, g2) in itertools.product(zip(rt, rc, rg), zip(ct, cc, cg)):
+            t, c, g = int(t1) * int(t2), int(c1) * int(c2), int(g1) * int(g2)
+            jt = Fraction(t * t * t, g + c - t)
+            p += jt / g
+            r += jt / c
+        p, r = p / n, r / n
+        return PRF(p, r, _hmean(p, r))
+    terms_p: list[np.ndarray] = []
+    terms_r: list[np.ndarray] = []
+    step = max(1, _CHUNK // max(len(ct), 1))
+    for s in range(0, len(rt), step):
+        t = rt[s : s + step, None] * ct[None, :]           # exact int64 (< 2**62)
+        c = rc[s : s + step, None] * cc[None, :]
+        g = rg[s : s + step, None] * cg[None, :]
+        tf = t.astype(np.float64)
+        tj = tf / (g + c - t) * tf                           # t J(G, C)
+        terms_p.append((tf / g * tj).ravel())
+        terms_r.append((tf / c * tj).ravel())
+    p = math.fsum(itertools.chain.from_iterable(terms_p)) / n
+    r = math.fsum(itertools.chain.from_iterable(terms_r)) / n
+    return PRF(p, r, float(_hmean(Fraction(p), Fraction(r))))
 
 
 def _tiny_classes() -> tuple[SignatureClasses, SignatureClasses]:
