@@ -222,7 +222,8 @@ def score(truth, pred, *, measures: str | Iterable[str] | None = None, progress:
     with the overlap of biclusters (the micro-object measures) stop with
     :class:`~daskbicl.errors.TooLargeError` above the dask config key
     ``daskbicl.max_work`` (work units of ~10 ns; default 6e9, about a
-    minute): ``with dask.config.set({"daskbicl.max_work": 1e11}): ...``.
+    minute): ``with dask.config.set({"daskbicl.max_work": 1e11}): ...``,
+    or ``DASK_DASKBICL__MAX_WORK=1e11`` in the environment.
 
     Examples
     --------
