@@ -11,7 +11,13 @@
                   loop over items; a different formula, timed as the cost of the
                   pairwise approach) with cells as items;
 * ``biclustlib``— biclustlib's clustering_error and RNIA (dense cell counts);
-                  its CE similarity equals 1 - daskbicl's ``micro_ce(multiset=True)``.
+                  its CE similarity equals 1 - daskbicl's ``micro_ce`` (the
+                  multiset union, the default);
+* ``overlap``   — heavy overlap (every cell in most biclusters): CE, RNIA and
+                  E4SC alone, which never build the MOCICE-BCubed plan;
+* ``cocluster`` — two co-clusterings with many clusters: all four from the
+                  row and column contingency tables (no block masks), checked
+                  against the mask path on a small size.
 
 Run:  python benchmarks/micro.py            (full, a few minutes)
       python benchmarks/micro.py --quick    (seconds; what the test runs)
@@ -34,6 +40,7 @@ from _common import machine, measure, print_table, versions  # noqa: E402
 import daskbicl  # noqa: E402
 
 MICRO = ["mocice_bcubed", "micro_ce", "micro_rnia", "e4sc"]
+CHEAP = ["micro_ce", "micro_rnia", "e4sc"]
 
 
 def random_masks(k, n_rows, n_cols, lo, hi, seed):
@@ -116,12 +123,45 @@ def run_biclustlib(n, k):
     b = measure(lambda: (clustering_error(model(pred), model(truth), n, n),
                          relative_non_intersecting_area(model(pred), model(truth), n, n)))
     t, p = daskbicl.biclustering(*truth), daskbicl.biclustering(*pred)
-    m = measure(lambda: daskbicl.score(t, p, measures=["micro_ce", "micro_rnia"], multiset=True))
+    m = measure(lambda: daskbicl.score(t, p, measures=["micro_ce", "micro_rnia"]))
     assert abs((1 - b.result[0]) - m.result["micro_ce"]) < 1e-9
     assert abs((1 - b.result[1]) - m.result["micro_rnia"]) < 1e-9
     return {"matrix": f"{n}x{n}", "K+L": f"{k}+{k}", "biclustlib_s": f"{b.seconds:.2f}",
             "biclustlib_MB": f"{b.peak_mb:.0f}", "daskbicl_s": f"{m.seconds:.3f}",
             "daskbicl_MB": f"{m.peak_mb:.0f}", "ratio": f"{b.seconds / m.seconds:.0f}x", "CE, RNIA agree": "yes"}
+
+
+def run_overlap(n, k, density):
+    """CE, RNIA, E4SC where MOCICE-BCubed is out of reach (it would raise TooLargeError)."""
+    truth = random_masks(k, n, n, density, density, 9)
+    pred = random_masks(k, n, n, density, density, 10)
+    t, p = daskbicl.biclustering(*truth), daskbicl.biclustering(*pred)
+    m = measure(lambda: daskbicl.score(t, p, measures=CHEAP))
+    nr, nc = n_classes(truth, pred)
+    s = m.result
+    return {"matrix": f"{n}x{n}", "K+L": f"{k}+{k}", "density": density, "row/col classes": f"{nr}/{nc}",
+            "seconds": f"{m.seconds:.2f}", "peak MB": f"{m.peak_mb:.0f}", "CE": f"{s['micro_ce']:.4f}",
+            "RNIA": f"{s['micro_rnia']:.4f}", "E4SC": f"{s['e4sc']:.4f}"}
+
+
+def run_cocluster(n, h, check=False):
+    """Two random co-clusterings with h x h clusters each (h*h blocks a side)."""
+    from daskbicl.io.convert import as_biclustering
+
+    rng = np.random.default_rng(11)
+    truth = (rng.integers(0, h, n), rng.integers(0, h, n))
+    pred = (rng.integers(0, h, n), rng.integers(0, h, n))
+    m = measure(lambda: daskbicl.score(truth, pred, measures=MICRO))
+    row = {"matrix": f"{n}x{n}", "clusters": f"{h}x{h}", "blocks a side": h * h, "seconds": f"{m.seconds:.2f}",
+           "peak MB": f"{m.peak_mb:.0f}", "bcubed F1": f"{m.result['mocice_bcubed'].f1:.4f}",
+           "CE": f"{m.result['micro_ce']:.4f}"}
+    if check:  # the same numbers through block masks and signature classes
+        t, p = (as_biclustering(daskbicl.as_dataset(x)) for x in (truth, pred))
+        via_masks = daskbicl.score(t, p, measures=MICRO)
+        assert np.allclose(tuple(via_masks["mocice_bcubed"]), tuple(m.result["mocice_bcubed"]), rtol=1e-12)
+        assert all(abs(via_masks[k] - m.result[k]) < 1e-12 for k in CHEAP)
+        row["agree with masks"] = "yes"
+    return row
 
 
 def main(argv=None):
@@ -137,6 +177,8 @@ def main(argv=None):
         oracle = [run_oracle(5, 2)]
         bc = [run_bcubed(10, 3)] if _has("bcubed") else []
         bl = [run_biclustlib(30, 3)] if _has("biclustlib") and _has("munkres") else []
+        heavy = [run_overlap(200, 20, 0.8)]
+        cocl = [run_cocluster(300, 4, check=True)]
     else:
         scale = [run_scale(n, 20, 0.05, 0.2)]
         # cost grows like prod(1 + density_k): keep the grid where it finishes
@@ -145,6 +187,9 @@ def main(argv=None):
         oracle = [run_oracle(s, 3) for s in (6, 9, 12)]
         bc = [run_bcubed(s, 5) for s in (50, 100)] if _has("bcubed") else []
         bl = [run_biclustlib(s, k) for s, k in ((300, 10), (1000, 20))] if _has("biclustlib") and _has("munkres") else []
+        heavy = [run_overlap(600, 40, 0.8), run_overlap(2000, 40, 0.5)]
+        cocl = [run_cocluster(2000, 10, check=True), run_cocluster(20_000, 30), run_cocluster(20_000, 40),
+                run_cocluster(n, 20)]
     print("== all four measures at scale")
     print_table(scale, list(scale[0]))
     if growth:
@@ -152,6 +197,10 @@ def main(argv=None):
         print_table(growth, list(growth[0]))
     print("\n== pair-by-pair rational oracle (MOCICE-BCubed only) vs daskbicl (all four)")
     print_table(oracle, list(oracle[0]))
+    print("\n== heavy overlap: CE, RNIA, E4SC alone (MOCICE-BCubed would exceed daskbicl.max_work)")
+    print_table(heavy, list(heavy[0]))
+    print("\n== co-clusterings: all four from the contingency tables")
+    print_table(cocl, list(cocl[0]))
     for title, rows in (("bcubed package (extended BCubed precision, pairwise)", bc),
                         ("biclustlib clustering_error + RNIA", bl)):
         print(f"\n== {title}")
