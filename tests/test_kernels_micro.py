@@ -720,3 +720,21 @@ def test_scale_smoke_10k_by_10k_20_plus_20():
     t = MicroTables(rows, cols)
     assert t.cells.total == n * n
     assert t.coverage.pred + t.coverage.truth == t.coverage.union + t.coverage.intersection
+
+
+def test_ce_assignment_and_block_table_are_bounded(monkeypatch):
+    """CE's assignment is O(K L min(K, L)); co-clusterings' block table is dense."""
+    import daskbicl.kernels.micro as KM
+
+    rng = np.random.default_rng(2)
+    tr, tc, pr, pc = (rng.random((6, 10)) < 0.5 for _ in range(4))
+    t = tables(tr, tc, pr, pc)
+    with pytest.raises(TooLargeError, match="assignment problem.*daskbicl.max_work"):
+        micro_ce(t, max_work=1.0)
+    assert micro_ce(t) == micro_ce(t, max_work=1e9)
+    z, zp, w, wp = (rng.integers(0, 5, 40) for _ in range(4))
+    rows, cols = Table.from_labels(z, zp), Table.from_labels(w, wp)
+    monkeypatch.setattr(KM, "COCLUSTER_DENSE_LIMIT", 100)
+    with pytest.raises(TooLargeError, match="MOCICE-BCubed and RNIA do not need it"):
+        coclustering_overlap(rows, cols)
+    assert 0 < coclustering_bcubed(rows, cols).f1 < 1

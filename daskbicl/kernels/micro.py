@@ -149,7 +149,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..errors import InputError
+from ..errors import InputError, TooLargeError
 from .signatures import (
     DEFAULT_MAX_WORK,
     UNIT_PAIR,
@@ -180,6 +180,7 @@ __all__ = [
     "bcubed_finalize",
     "bcubed_plan",
     "bicluster_overlap",
+    "COCLUSTER_DENSE_LIMIT",
     "coclustering_bcubed",
     "coclustering_coverage",
     "coclustering_overlap",
@@ -199,6 +200,12 @@ _CHUNK = 1 << 20
 # classes of the coverage stream, and per term of the co-clustering sum
 # (measured: 5-10 ns and ~30 ns).
 _UNIT_COVER_PAIR, _UNIT_COCLUSTER_TERM = 1.0, 3.0
+# ... per K L min(K, L) of CE's assignment (scipy's linear_sum_assignment,
+# measured: 0.4 s for 1600 x 1600, 2.4 s for 2500 x 2500).
+_UNIT_ASSIGNMENT = 0.02
+#: Largest dense block table of two co-clusterings (entries; 512 MiB of
+#: int64), the limit the bicluster measures use for co-clusterings too.
+COCLUSTER_DENSE_LIMIT = 1 << 26
 
 
 class PRF(NamedTuple):
@@ -496,7 +503,7 @@ def _unions(tables, multiset) -> tuple[int, int]:
     return cov.union, cov.intersection
 
 
-def micro_ce(tables, *, multiset: bool = True, exact: bool = False):
+def micro_ce(tables, *, multiset: bool = True, exact: bool = False, max_work: float | None = None):
     """Clustering error of Patrikainen & Meila on cells, an error in [0, 1].
 
     .. math:: CE = \\frac{|U| - D_{max}}{|U|}
@@ -511,7 +518,10 @@ def micro_ce(tables, *, multiset: bool = True, exact: bool = False):
 
     ``tables`` is a :class:`MicroTables` or anything with ``coverage`` and
     ``overlap`` (:class:`MicroResult`).  Raises
-    :class:`~daskbicl.errors.InputError` when neither side covers a cell.
+    :class:`~daskbicl.errors.InputError` when neither side covers a cell, and
+    :class:`~daskbicl.errors.TooLargeError` when the assignment (about
+    0.2·K·L·min(K, L) ns) exceeds ``max_work`` (default: the
+    tables' own, else :data:`~daskbicl.kernels.signatures.DEFAULT_MAX_WORK`).
 
     Examples
     --------
@@ -525,6 +535,12 @@ def micro_ce(tables, *, multiset: bool = True, exact: bool = False):
     if u == 0:
         raise _nothing_covered("micro_ce", "(|U| - D_max) / |U| is")
     sh = tables.overlap.shared
+    limit = getattr(tables, "max_work", DEFAULT_MAX_WORK) if max_work is None else max_work
+    work = _UNIT_ASSIGNMENT * sh.size * min(sh.shape, default=0)
+    if work > limit:
+        raise too_large(f"CE's one-to-one matching of {sh.shape[0]} truth and {sh.shape[1]} "
+                        "pred biclusters (an assignment problem)", work, limit,
+                        "RNIA, E4SC and MOCICE-BCubed do not need it.")
     d = 0
     if sh.size:
         r, c = linear_sum_assignment(sh, maximize=True)
@@ -997,7 +1013,8 @@ def coclustering_overlap(rows, cols, *, max_work: float = DEFAULT_MAX_WORK) -> O
 
     ``shared[(h, l), (h', l')] = n^{zz'}_{hh'} n^{ww'}_{ll'}``; block sizes are
     products of cluster sizes.  Dense (H L) x (H' L'), as CE's assignment
-    needs it.
+    needs it: :class:`~daskbicl.errors.TooLargeError` above
+    :data:`COCLUSTER_DENSE_LIMIT` entries or ``max_work``.
 
     Examples
     --------
@@ -1010,6 +1027,11 @@ def coclustering_overlap(rows, cols, *, max_work: float = DEFAULT_MAX_WORK) -> O
     """
     nk = len(rows.truth_sizes()) * len(cols.truth_sizes())
     nl = len(rows.pred_sizes()) * len(cols.pred_sizes())
+    if nk * nl > COCLUSTER_DENSE_LIMIT:
+        raise TooLargeError(
+            f"two co-clusterings with {nk:,} and {nl:,} blocks need a dense {nk:,} x {nl:,} "
+            f"table of shared cells for CE and E4SC, more than {COCLUSTER_DENSE_LIMIT:,} "
+            "entries (512 MiB); MOCICE-BCubed and RNIA do not need it.")
     if UNIT_PAIR * nk * nl > max_work:
         raise too_large(f"the {nk} x {nl} table of shared cells of the blocks of two "
                         "co-clusterings (CE and E4SC)", UNIT_PAIR * nk * nl, max_work,

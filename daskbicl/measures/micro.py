@@ -10,7 +10,7 @@ the cell classes and its class-pair sum, run as blocks over the cluster.
 
 from __future__ import annotations
 
-from ..engine.signatures import micro_graph
+from ..engine.signatures import max_work, micro_graph
 from ..kernels import micro as KM
 from .registry import Measure, Provider, register, register_provider
 
@@ -104,7 +104,7 @@ register(
         summary="Clustering error over cells (Patrikainen–Meila): (|U| − D_max)/|U| (0 = identical).",
         family="micro",
         needs="micro",
-        finalize=lambda r, multiset=True: float(KM.micro_ce(r, multiset=multiset)),
+        finalize=lambda r, multiset=True: float(KM.micro_ce(r, multiset=multiset, max_work=max_work())),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
