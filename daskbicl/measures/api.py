@@ -256,6 +256,7 @@ def make_measure_function(measure: Measure):
     func.__signature__ = inspect.Signature(parameters)
     func.__name__ = func.__qualname__ = measure.name
     symmetric = "symmetric" if measure.symmetric else "not symmetric"
+    returns = f"NamedTuple ({', '.join(measure.fields)})" if measure.fields else "float"
     func.__doc__ = (
         f"{measure.summary}\n\n"
         "Parameters\n----------\n"
@@ -266,8 +267,8 @@ def make_measure_function(measure: Measure):
             for p, d in measure.params.items()
         )
         + "progress : bool\n    Show a progress bar while counting.\n\n"
-        f"Returns\n-------\nfloat\n    In [{measure.bounds[0]}, {measure.bounds[1]}]; "
-        f"{symmetric}; perfect match = {measure.perfect}.\n\n"
+        f"Returns\n-------\n{returns}\n    In [{measure.bounds[0]}, {measure.bounds[1]}]"
+        f"{' each' if measure.fields else ''}; {symmetric}; perfect match = {measure.perfect}.\n\n"
         f"Notes\n-----\n{inspect.cleandoc(measure.doc)}\n"
     )
     return func
