@@ -22,6 +22,13 @@ __all__ = [
 class DaskbiclError(Exception):
     """Base class of every error daskbicl raises on purpose."""
 
+    def __reduce__(self):
+        # Rebuilt from the class and its message: errors raised on a worker
+        # travel back pickled, and the default reduction of a subclass of a
+        # built-in such as MemoryError fails once tblib's pickling support is
+        # installed (as distributed does).
+        return (type(self), self.args)
+
 
 class InputError(DaskbiclError, ValueError):
     """An input has the wrong type, dtype, shape, dimension or variable name."""

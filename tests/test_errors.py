@@ -144,3 +144,16 @@ def test_unknown_chunk_sizes_are_named():
 def test_partition_with_duplicated_coordinates_names_the_call():
     with pytest.raises(AlignmentError, match=r"partition\(\) has 1 duplicated 'row'"):
         daskbicl.partition([0, 1, 1], [0], row=["a", "b", "a"])
+
+
+@pytest.mark.parametrize("cls", [c for c in vars(daskbicl.errors).values()
+                                 if isinstance(c, type) and issubclass(c, DaskbiclError)])
+def test_errors_survive_the_trip_back_from_a_worker(cls):
+    """distributed pickles worker exceptions with tblib's support installed."""
+    import pickle
+
+    import tblib.pickling_support
+
+    tblib.pickling_support.install()
+    back = pickle.loads(pickle.dumps(cls("what went wrong")))
+    assert type(back) is cls and str(back) == "what went wrong"
