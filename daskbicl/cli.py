@@ -41,14 +41,22 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _param(text: str) -> tuple[str, float]:
+_BOOLEAN_WORDS = ("true", "false", "yes", "no", "on", "off")
+
+
+def _param(text: str) -> tuple[str, float | str]:
+    """``NAME=VALUE``: a number, or a true/false word that the measure parses."""
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     name, value = text.split("=", 1)
     try:
         return name.strip(), float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"parameter {name!r} needs a number, got {value!r}") from None
+        if value.strip().lower() in _BOOLEAN_WORDS:
+            return name.strip(), value.strip().lower()
+        raise argparse.ArgumentTypeError(
+            f"parameter {name!r} needs a number or true/false, got {value!r}"
+        ) from None
 
 
 # --------------------------------------------------------------------------- cluster
