@@ -191,3 +191,23 @@ def test_numpy_inputs_are_scattered_not_embedded_in_the_graph(client):
         warnings.filterwarnings("error", message=".*[Ll]arge graph.*")
         got = daskbicl.score((z, [0, 1]), (zp, [1, 0]), measures=["ari_rows", "cari"])
     assert got["ari_rows"] == pytest.approx(adjusted_rand_score(z, zp), abs=1e-12)
+
+
+def test_measures_of_every_family_share_one_counting_pass():
+    """Partition, bicluster and micro measures of two co-clusterings all start
+    from the row and column tables: the labels are counted once per axis."""
+    import dask.array as dsa
+
+    from daskbicl.measures import prepare
+
+    rng = np.random.default_rng(1)
+    z = dsa.from_array(rng.integers(0, 4, 1000), chunks=250)  # 4 row chunks
+    w = dsa.from_array(rng.integers(0, 3, 300), chunks=100)  # 3 column chunks
+    zp = dsa.from_array(rng.integers(0, 4, 1000), chunks=250)
+    wp = dsa.from_array(rng.integers(0, 3, 300), chunks=100)
+    _, _, graphs = prepare((z, w), (zp, wp), ["cari", "fmeasure", "micro_rnia", "e4sc"])
+    assert len(graphs) == 3  # three providers ...
+    objs = [o for g in graphs.values() for o in (g if isinstance(g, tuple) else (g,))]
+    keys = {k for o in objs for k in o.__dask_graph__().keys()}
+    counting = [k for k in keys if str(k).startswith("_count_block")]
+    assert len(counting) == 4 + 3  # ... and one counting task per chunk

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..engine.core import compute
+from ..engine.core import compute, scatter_inputs
+from ..engine.partition import shared_passes
 from ..errors import MeasureError
 from ..io.align import align
 from ..io.validate import PARTITION, as_dataset
@@ -159,10 +160,11 @@ def prepare(truth, pred, measures=None, **params):
     truth, pred = align(truth, pred)
     selected = select_measures(measures, truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
     per_measure = _split_params(selected, params)
-    graphs = {
-        _graph_key(name, opts): PROVIDERS[name].build(truth, pred, **opts)
-        for name, opts in provider_options(selected).items()
-    }
+    with shared_passes():  # providers that start from the same tables share one pass
+        graphs = {
+            _graph_key(name, opts): PROVIDERS[name].build(truth, pred, **opts)
+            for name, opts in provider_options(selected).items()
+        }
     return selected, per_measure, graphs
 
 
@@ -234,8 +236,9 @@ def score(truth, pred, *, measures: str | Iterable[str] | None = None, progress:
     >>> s["cari"], s["nce"]
     (1.0, 1.0)
     """
-    selected, per_measure, graphs = prepare(truth, pred, measures, **params)
-    computed = compute(*graphs.values(), progress=progress)
+    with scatter_inputs():  # built and computed together: in-memory blocks may be scattered
+        selected, per_measure, graphs = prepare(truth, pred, measures, **params)
+        computed = compute(*graphs.values(), progress=progress)
     return finalize(selected, per_measure, dict(zip(graphs, computed)))
 
 
