@@ -233,15 +233,23 @@ def test_multiset_rejects_non_booleans(value):
         daskbicl.micro_ce(t, t, multiset=value)
 
 
-def test_cli_multiset_false_is_rejected_before_any_work():
+def test_cli_multiset_words_select_the_union(tmp_path):
+    """``--param multiset=false`` (a word, not only 0/1) reaches the measure."""
+    import json
     import subprocess
     import sys
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "daskbicl", "score", "t.zarr", "p.zarr", "--measure", "micro_ce",
-         "--param", "multiset=false"], capture_output=True, text=True, timeout=120,
-    )
-    assert proc.returncode == 2 and "multiset" in proc.stderr
+    masks = ([[1, 1, 1, 0], [0, 1, 1, 1]], [[1, 1, 1], [1, 1, 1]])  # overlapping biclusters
+    t = daskbicl.save(_ds(masks), tmp_path / "t.zarr")
+    p = daskbicl.save(_ds(([[1, 1, 0, 0], [0, 1, 1, 1]], [[1, 1, 1], [0, 1, 1]])), tmp_path / "p.zarr")
+    for word, multiset in (("false", False), ("true", True), ("no", False)):
+        proc = subprocess.run(
+            [sys.executable, "-m", "daskbicl", "score", t, p, "--measure", "micro_ce", "--json",
+             "--workers", "1", "--param", f"multiset={word}"], capture_output=True, text=True, timeout=180,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["micro_ce"] == daskbicl.micro_ce(t, p, multiset=multiset)
+    assert daskbicl.micro_ce(t, p, multiset=False) != daskbicl.micro_ce(t, p, multiset=True)
 
 
 def test_generated_docs_state_the_conventions():
