@@ -146,15 +146,20 @@ def run_many(size, clusters, repeat):
     }
 
 
+# Peak RSS of the child is read from /proc/self/status (VmHWM, the high-water
+# mark of this process's own address space).  ru_maxrss is NOT usable here: on
+# Linux it survives execve, so a child started by a parent that once used 4 GB
+# reports 4 GB whatever it does itself (an earlier version of this script did).
 _CHILD = r"""
-import json, resource, sys, time, dask
+import json, sys, time, dask
 import daskbicl
 dask.config.set(scheduler="threads")
 t0 = time.perf_counter()
 s = daskbicl.score(sys.argv[1], sys.argv[2])
-print(json.dumps({"seconds": time.perf_counter() - t0,
-                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "cari": s["cari"]}))
+seconds = time.perf_counter() - t0
+with open("/proc/self/status") as fh:
+    hwm_kb = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+print(json.dumps({"seconds": seconds, "maxrss_mb": hwm_kb / 1024, "cari": s["cari"]}))
 """
 
 
