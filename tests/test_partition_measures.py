@@ -211,3 +211,27 @@ def test_measures_of_every_family_share_one_counting_pass():
     keys = {k for o in objs for k in o.__dask_graph__().keys()}
     counting = [k for k in keys if str(k).startswith("_count_block")]
     assert len(counting) == 4 + 3  # ... and one counting task per chunk
+
+
+def test_requests_built_in_one_shared_block_read_each_array_once():
+    """What the batch runner does for a pair named by several [[pairs]] tables:
+    every request's graphs come from the same mask passes."""
+    import dask.array as dsa
+
+    from daskbicl.engine.core import shared_passes
+    from daskbicl.measures import prepare
+
+    rng = np.random.default_rng(2)
+
+    def lazy_biclustering():
+        rm = dsa.from_array(rng.random((3, 400)) < 0.3, chunks=(3, 100))  # 4 row chunks
+        cm = dsa.from_array(rng.random((3, 90)) < 0.3, chunks=(3, 30))  # 3 column chunks
+        return daskbicl.biclustering(rm, cm)
+
+    truth, pred = lazy_biclustering(), lazy_biclustering()
+    with shared_passes():
+        graphs = [prepare(truth, pred, names)[2] for names in (["micro_rnia"], ["mocice_bcubed"], ["fmeasure"])]
+    objs = [o for g in graphs for v in g.values() for o in (v if isinstance(v, tuple) else (v,))]
+    keys = {k for o in objs for k in o.__dask_graph__().keys()}
+    assert len([k for k in keys if str(k).startswith("signature_counts")]) == 4 + 3
+    assert len([k for k in keys if str(k).startswith("intersect_counts")]) == 4 + 3

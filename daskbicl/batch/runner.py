@@ -331,6 +331,7 @@ def _build(job: PairJob, datasets: dict):
     """``(delayed tables dict, [(request, selected, per_measure)], [(request, reason)])`` for one pair."""
     import dask
 
+    from ..engine.core import shared_passes
     from ..measures import prepare
 
     truth, pred = datasets[job.truth], datasets[job.pred]
@@ -340,15 +341,16 @@ def _build(job: PairJob, datasets: dict):
         return None, [], [(req, "; ".join(broken)) for req, _ in job.work]
     graphs: dict = {}
     prepared, errors = [], []
-    for request, todo in job.work:
-        try:
-            selected, per_measure, g = prepare(truth, pred, [m.name for m, _ in todo], **dict(request.params))
-        except DaskbiclError as exc:
-            errors.append((request, str(exc)))
-            continue
-        for name, graph in g.items():
-            graphs.setdefault(name, graph)
-        prepared.append((request, selected, per_measure))
+    with shared_passes():  # the pair's requests share its counting passes: each array is read once
+        for request, todo in job.work:
+            try:
+                selected, per_measure, g = prepare(truth, pred, [m.name for m, _ in todo], **dict(request.params))
+            except DaskbiclError as exc:
+                errors.append((request, str(exc)))
+                continue
+            for name, graph in g.items():
+                graphs.setdefault(name, graph)
+            prepared.append((request, selected, per_measure))
     if not prepared:
         return None, [], errors
     names = list(graphs)

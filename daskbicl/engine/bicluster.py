@@ -15,7 +15,7 @@ import xarray as xr
 
 from ..io.convert import as_biclustering
 from ..kernels.masks import BiclusterTables, intersect_counts, merge_mask_counts, tables_from_partitions
-from .core import aligned_blocks, map_blocks_delayed, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 from .partition import partition_tables
 
 __all__ = ["bicluster_tables", "mask_counts_graph"]
@@ -23,9 +23,12 @@ __all__ = ["bicluster_tables", "mask_counts_graph"]
 
 def mask_counts_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed :class:`~daskbicl.kernels.masks.MaskCounts` of two (K, n) and (L, n) masks."""
-    blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
-    parts = map_blocks_delayed(intersect_counts, blocks)
-    return tree_reduce(parts, merge_mask_counts, split_every=split_every)
+    def build():
+        blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
+        parts = map_blocks_delayed(intersect_counts, blocks)
+        return tree_reduce(parts, merge_mask_counts, split_every=split_every)
+
+    return shared_pass(f"masks-{split_every}", (truth_mask, pred_mask), build)
 
 
 def _ids(ds: xr.Dataset) -> np.ndarray:

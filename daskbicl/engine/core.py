@@ -19,7 +19,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-__all__ = ["aligned_blocks", "tree_reduce", "compute", "active_client", "scatter_inputs", "DEFAULT_CHUNK"]
+__all__ = ["aligned_blocks", "tree_reduce", "compute", "active_client", "scatter_inputs", "shared_pass", "shared_passes", "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
 #: small enough that a chunk's bincount stays in cache, large enough that
@@ -80,6 +80,45 @@ def scatter_inputs():
         yield
     finally:
         _SCATTER.reset(token)
+
+
+#: While :func:`shared_passes` is active: (pass name, id of inputs...) -> (inputs, graph).
+_SHARED = contextvars.ContextVar("daskbicl_shared_passes", default=None)
+
+
+@contextlib.contextmanager
+def shared_passes():
+    """Within this block, a counting pass asked for twice over the same arrays is built once.
+
+    The co-clustering, bicluster and micro-object providers start from the
+    same passes (the contingency tables of two co-clusterings; the mask
+    passes of two biclusterings); :func:`daskbicl.measures.prepare` and the
+    batch runner build their graphs inside this block, so however many
+    measures and requests a pair has, each of its arrays is read once.
+    """
+    if _SHARED.get() is not None:  # nested: join the enclosing block
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def shared_pass(name: str, inputs: tuple, build: Callable):
+    """``build()``, or the graph already built for ``name`` over the same ``inputs``.
+
+    Inputs are compared by identity; they are kept alive with the graph so
+    that an identity cannot be reused by another object within the block.
+    """
+    shared = _SHARED.get()
+    if shared is None:
+        return build()
+    key = (name, *map(id, inputs))
+    if key not in shared:
+        shared[key] = (inputs, build())
+    return shared[key][1]
 
 
 def _scatter_to_cluster(blocks: list[tuple]) -> list[tuple]:

@@ -11,15 +11,12 @@ measure is finalized from the two tables; nothing else touches the labels.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-
 import xarray as xr
 
 from ..kernels.contingency import PairCounts, Table, count_pairs, merge_pairs
-from .core import aligned_blocks, map_blocks_delayed, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 
-__all__ = ["contingency_graph", "partition_tables", "shared_passes"]
+__all__ = ["contingency_graph", "partition_tables"]
 
 
 def _count_block(names, truth, pred) -> PairCounts:
@@ -40,49 +37,26 @@ def contingency_graph(truth_labels, pred_labels, *, names=("truth labels", "pred
     return dask.delayed(_finalize, pure=False)(root)
 
 
-#: While :func:`shared_passes` is active: (truth, pred, split_every) -> the tables' graphs.
-_SHARED = contextvars.ContextVar("daskbicl_shared_passes", default=None)
-
-
-@contextlib.contextmanager
-def shared_passes():
-    """Within this block, every provider asking for the same pair's tables gets one pass.
-
-    The co-clustering, bicluster (of co-clusterings) and micro-object (of
-    co-clusterings) providers all start from the row and column contingency
-    tables; :func:`daskbicl.measures.prepare` builds its providers inside
-    this block, so asking for measures of several families still reads
-    each label array once.
-    """
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
 def partition_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 8):
     """Delayed ``(row_table, col_table)`` for two aligned co-clusterings.
 
-    Inside :func:`shared_passes`, repeated calls for the same pair return
-    the same graphs.
+    Inside :func:`~daskbicl.engine.core.shared_passes`, repeated calls for the
+    same label arrays return the same graphs.
     """
-    shared = _SHARED.get()
-    key = (id(truth), id(pred), split_every)
-    if shared is not None and key in shared:
-        return shared[key][2]
-    rows = contingency_graph(
-        truth.row_labels.data,
-        pred.row_labels.data,
-        names=("truth row_labels", "pred row_labels"),
-        split_every=split_every,
-    )
-    cols = contingency_graph(
-        truth.col_labels.data,
-        pred.col_labels.data,
-        names=("truth col_labels", "pred col_labels"),
-        split_every=split_every,
-    )
-    if shared is not None:
-        shared[key] = (truth, pred, (rows, cols))  # holding truth/pred keeps their ids unique
-    return rows, cols
+    def build():
+        rows = contingency_graph(
+            truth.row_labels.data,
+            pred.row_labels.data,
+            names=("truth row_labels", "pred row_labels"),
+            split_every=split_every,
+        )
+        cols = contingency_graph(
+            truth.col_labels.data,
+            pred.col_labels.data,
+            names=("truth col_labels", "pred col_labels"),
+            split_every=split_every,
+        )
+        return rows, cols
+
+    arrays = (truth.row_labels.data, pred.row_labels.data, truth.col_labels.data, pred.col_labels.data)
+    return shared_pass(f"partition-{split_every}", arrays, build)

@@ -32,7 +32,7 @@ from ..errors import InputError
 from ..io.convert import as_biclustering
 from ..kernels import micro as KM
 from ..kernels.signatures import DEFAULT_MAX_WORK, MAX_WORK_KEY, merge_signature_counts, signature_counts
-from .core import aligned_blocks, map_blocks_delayed, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 from .partition import partition_tables
 
 __all__ = ["MicroResult", "PARTS", "max_work", "micro_graph", "signature_graph"]
@@ -64,9 +64,12 @@ def max_work() -> float:
 
 def signature_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.signatures.SignatureClasses`."""
-    blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
-    parts = map_blocks_delayed(signature_counts, blocks)
-    return tree_reduce(parts, merge_signature_counts, split_every=split_every)
+    def build():
+        blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
+        parts = map_blocks_delayed(signature_counts, blocks)
+        return tree_reduce(parts, merge_signature_counts, split_every=split_every)
+
+    return shared_pass(f"signatures-{split_every}", (truth_mask, pred_mask), build)
 
 
 def _prepare_bcubed(rows, cols, limit: float, want_coverage: bool):

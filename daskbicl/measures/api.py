@@ -8,8 +8,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..engine.core import compute, scatter_inputs
-from ..engine.partition import shared_passes
+from ..engine.core import compute, scatter_inputs, shared_passes
 from ..errors import MeasureError
 from ..io.align import align
 from ..io.validate import PARTITION, as_dataset
