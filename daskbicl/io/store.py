@@ -261,8 +261,10 @@ def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0)
     """
     import time
 
+    from ..engine.core import active_client
+
     shutil.rmtree(folder, ignore_errors=True)
-    if not _has_client():
+    if active_client() is None:
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -270,12 +272,6 @@ def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0)
         if not folder.exists():
             return
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _has_client() -> bool:
-    from ..engine.core import active_client
-
-    return active_client() is not None
 
 
 def _save_remote(ds, kind, url, overwrite, storage_options, progress) -> str:

@@ -147,9 +147,10 @@ def _pandas_to_numpy(values, name: str):
             f"{name} has {n_missing:,} missing values (NA); every row/column needs a label "
             "(give unclustered ones a label of their own)"
         )
-    dtype = getattr(values, "dtype", None)
-    kind = getattr(dtype, "kind", "O")
-    return values.to_numpy(dtype=np.int64 if kind in "iu" and str(dtype) != "uint64" else None)
+    kind = getattr(getattr(values, "dtype", None), "kind", "O")
+    # Nullable integers become numpy integers of the same signedness (UInt64
+    # labels of 2**63 or more then get check_label_bounds' message, not a wrap).
+    return values.to_numpy(dtype={"i": np.int64, "u": np.uint64}.get(kind))
 
 
 def _sequence_to_array(values, name: str) -> np.ndarray:

@@ -182,9 +182,7 @@ class Table:
         if h * hp > limit:
             raise TooLargeError(
                 f"the contingency table has {h} x {hp} = {h * hp:,} cells, more than the "
-                f"{limit:,} allowed for a dense table; CE/NCE need a dense table "
-                "(an assignment problem). Score the other measures, or raise the limit "
-                "with dask.config.set({'daskbicl.dense_limit': N})."
+                f"{limit:,} allowed for a dense copy of it"
             )
         out = np.zeros((h, hp), dtype=np.int64)
         out[self.rows, self.cols] = self.counts

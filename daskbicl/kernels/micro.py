@@ -1079,7 +1079,10 @@ def coclustering_bcubed(rows, cols, *, exact: bool = False,
     b, bp = cols.truth_sizes(), cols.pred_sizes()
     n = rows.n * cols.n
     if n >= 2**62:
-        raise too_large(f"{rows.n} x {cols.n} cells", None, 0.0)
+        raise TooLargeError(
+            f"MOCICE-BCubed of two co-clusterings of {rows.n:,} x {cols.n:,} cells: 2**62 cells "
+            "or more would overflow its int64 cell counts (no setting raises this limit)"
+        )
     n_terms = len(rows.counts) * len(cols.counts)
     if _UNIT_COCLUSTER_TERM * n_terms > max_work:
         raise too_large(f"MOCICE-BCubed of two co-clusterings ({len(rows.counts)} x "
@@ -1097,8 +1100,10 @@ def coclustering_bcubed(rows, cols, *, exact: bool = False,
             r += jt / c
         p, r = p / n, r / n
         return PRF(p, r, _hmean(p, r))
-    terms_p: list[np.ndarray] = []
-    terms_r: list[np.ndarray] = []
+    # Each chunk is summed exactly (fsum) at once, so memory stays one chunk;
+    # the exact partial sums are then summed exactly again.
+    partial_p: list[float] = []
+    partial_r: list[float] = []
     step = max(1, _CHUNK // max(len(ct), 1))
     for s in range(0, len(rt), step):
         t = rt[s : s + step, None] * ct[None, :]           # exact int64 (< 2**62)
@@ -1106,10 +1111,10 @@ def coclustering_bcubed(rows, cols, *, exact: bool = False,
         g = rg[s : s + step, None] * cg[None, :]
         tf = t.astype(np.float64)
         tj = tf / (g + c - t) * tf                           # t J(G, C)
-        terms_p.append((tf / g * tj).ravel())
-        terms_r.append((tf / c * tj).ravel())
-    p = math.fsum(itertools.chain.from_iterable(terms_p)) / n
-    r = math.fsum(itertools.chain.from_iterable(terms_r)) / n
+        partial_p.append(math.fsum((tf / g * tj).ravel().tolist()))
+        partial_r.append(math.fsum((tf / c * tj).ravel().tolist()))
+    p = math.fsum(partial_p) / n
+    r = math.fsum(partial_r) / n
     return PRF(p, r, float(_hmean(Fraction(p), Fraction(r))))
 
 
