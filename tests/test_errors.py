@@ -45,6 +45,8 @@ CASES = {
     "python int 2**63": (_bad(row=[0, 2**63, 1, 1]), LabelError, "label 9223372036854775808, larger than"),
     "negative python int": (_bad(row=[0, -1, 2**63, 1]), LabelError, "negative label -1"),
     "empty list axis": (_bad(row=[]), InputError, "empty 'row' axis"),
+    "pandas UInt64 beyond int64": (_bad(row=pd.array([0, 2**63 + 5, 1, 1], dtype="UInt64")), LabelError,
+                                   "label 9223372036854775813, larger than"),
     "pandas NA label": (_bad(row=pd.array([0, None, 1, 1], dtype="Int64")), LabelError, "1 missing values (NA)"),
     "different lengths": (_bad(row=np.array([0, 1, 1])), AlignmentError, "truth has 4 rows but pred has 3"),
     "empty axis": (_bad(col=np.array([], dtype=np.int64)), InputError, "empty 'col' axis"),

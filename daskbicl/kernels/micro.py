@@ -198,8 +198,9 @@ _CHUNK = 1 << 20
 
 # Work units (~10 ns, see DEFAULT_MAX_WORK) per pair of row and column
 # classes of the coverage stream, and per term of the co-clustering sum
-# (measured: 5-10 ns and ~30 ns).
-_UNIT_COVER_PAIR, _UNIT_COCLUSTER_TERM = 1.0, 3.0
+# (measured: 5-10 ns, and 124 ns with the per-chunk exact sum: 12.8 M terms
+# of 60 x 60-cluster co-clusterings in 1.6 s).
+_UNIT_COVER_PAIR, _UNIT_COCLUSTER_TERM = 1.0, 12.0
 # ... per K L min(K, L) of CE's assignment (scipy's linear_sum_assignment,
 # measured: 0.4 s for 1600 x 1600, 2.4 s for 2500 x 2500).
 _UNIT_ASSIGNMENT = 0.02
