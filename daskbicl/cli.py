@@ -17,93 +17,25 @@ import sys
 import tempfile
 import time
 
-from . import __version__
+from ._version import __version__
+from .batch import cli as batch_cli
+from .clitools import (
+    EXIT_BROKEN_PIPE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Parser,
+    cluster,
+    jsonable,
+    param,
+    positive_int,
+    progress_wanted,
+)
 from .errors import DaskbiclError, InputError, StoreError
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process killed by SIGPIPE
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse's own errors: same format, exit 2
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"daskbicl: error: {message}\n")
-        raise SystemExit(EXIT_USAGE)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(float(text)) if "e" in text.lower() else int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-_BOOLEAN_WORDS = ("true", "false", "yes", "no", "on", "off")
-
-
-def _param(text: str) -> tuple[str, float | str]:
-    """``NAME=VALUE``: a number, or a true/false word that the measure parses."""
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    name, value = text.split("=", 1)
-    try:
-        return name.strip(), float(value)
-    except ValueError:
-        if value.strip().lower() in _BOOLEAN_WORDS:
-            return name.strip(), value.strip().lower()
-        raise argparse.ArgumentTypeError(
-            f"parameter {name!r} needs a number or true/false, got {value!r}"
-        ) from None
-
 
 # --------------------------------------------------------------------------- cluster
 
 
-@contextlib.contextmanager
-def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True):
-    """A ``distributed.Client``: to ``scheduler`` if given, else on a new LocalCluster.
-
-    The local cluster uses worker processes and is closed on exit.
-    """
-    import logging
-
-    from distributed import Client, LocalCluster
-
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="15s")
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            # ValueError/TypeError: a malformed address such as "foo::bar"
-            raise DaskbiclError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from exc
-        with client:
-            yield client
-        return
-    # Errors raised by a task reach the user once, as daskbicl's one-line
-    # message; the workers' own "Compute Failed ... Traceback" logs are noise.
-    level = logging.CRITICAL if quiet else logging.WARNING
-    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker"):
-        logging.getLogger(name).setLevel(level)
-    n = workers or min(os.cpu_count() or 1, 4)
-    with LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=level
-    ) as lc, Client(lc) as client:
-        yield client
-
-
 # --------------------------------------------------------------------------- output
-
-
-def _jsonable(value):
-    if hasattr(value, "_asdict"):
-        return {k: _jsonable(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def format_table(results: dict) -> str:
@@ -126,30 +58,21 @@ def format_table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def _progress_wanted(args) -> bool:
-    if args.progress is not None:
-        return args.progress
-    return sys.stderr.isatty()
-
-
 # --------------------------------------------------------------------------- commands
 
 
 def cmd_score(args) -> int:
-    from .engine.core import compute
-    from .measures import finalize, prepare
+    from .measures import ScorePlan
 
-    params = dict(args.param or [])
     # Validate inputs, measures and parameters before starting any cluster.
-    selected, per_measure, graphs = prepare(args.truth, args.pred, args.measure, **params)
+    plan = ScorePlan.build(args.truth, args.pred, args.measure, **dict(args.param or []))
     with cluster(args.scheduler, args.workers):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
-            tables = compute(*graphs.values(), progress=_progress_wanted(args))
-        results = finalize(selected, per_measure, dict(zip(graphs, tables)))
+            results = plan.compute(progress=progress_wanted(args))
         elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps(_jsonable(results)))
+        print(json.dumps(jsonable(results)))
     else:
         print(format_table(results))
         print(f"\nscored in {elapsed:.2f} s", file=sys.stderr)
@@ -205,7 +128,7 @@ def cmd_generate(args) -> int:
         with contextlib.redirect_stdout(sys.stderr):
             truth, preds = _generate(
                 args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
-                args.noise, args.seed, args.preds, args.overwrite, args.chunk, _progress_wanted(args),
+                args.noise, args.seed, args.preds, args.overwrite, args.chunk, progress_wanted(args),
             )
     print(f"truth: {truth}")
     for p in preds:
@@ -235,7 +158,7 @@ def cmd_demo(args) -> int:
         print(f"wrote {truth}\n      {preds[0]}  ({time.perf_counter() - started:.1f} s)")
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
-            results = score(truth, preds[0], progress=_progress_wanted(args))
+            results = score(truth, preds[0], progress=progress_wanted(args))
         elapsed = time.perf_counter() - started
     print()
     print(format_table(results))
@@ -295,7 +218,7 @@ def cmd_tradeoff(args) -> int:
             result = tradeoff(
                 args.truth, *args.sweeps, index=indices[0], names=args.name,
                 truth_bicluster=args.truth_bicluster, pre_min=args.pre_min, rec_min=args.rec_min,
-                drop_empty=args.drop_empty, progress=_progress_wanted(args),
+                drop_empty=args.drop_empty, progress=progress_wanted(args),
             )
     per_index = [result.for_index(idx) for idx in indices]
     if args.plot:
@@ -309,7 +232,7 @@ def cmd_tradeoff(args) -> int:
             out = result.summary()
         else:
             out = {"indices": {r.index: r.summary() for r in per_index}}
-        print(json.dumps(_jsonable(out), default=str))
+        print(json.dumps(jsonable(out), default=str))
         return EXIT_OK
     for k, r in enumerate(per_index):
         if k:
@@ -327,7 +250,7 @@ def cmd_measures(args) -> int:
 
     width = max(map(len, REGISTRY))
     for name, m in REGISTRY.items():
-        params = f" [{', '.join(f'{k}={v}' for k, v in m.params.items())}]" if m.params else ""
+        params = f" [{', '.join(f'{k}={v}' for k, v in m.defaults.items())}]" if m.params else ""
         print(f"{name:<{width}}  {m.family:<9}  {m.summary}{params}")
     return EXIT_OK
 
@@ -337,29 +260,29 @@ def cmd_measures(args) -> int:
 
 def _add_cluster_args(p):
     p.add_argument("--scheduler", metavar="ADDRESS", help="use an existing Dask scheduler (tcp://host:8786); default: start a local cluster")
-    p.add_argument("--workers", type=_positive_int, help="worker processes of the local cluster (default: min(CPUs, 4))")
+    p.add_argument("--workers", type=positive_int, help="worker processes of the local cluster (default: min(CPUs, 4))")
 
 
 def _add_generate_args(p, rows, cols):
-    p.add_argument("--rows", type=_positive_int, default=rows, help=f"rows (default {rows:,})")
-    p.add_argument("--cols", type=_positive_int, default=cols, help=f"columns (default {cols:,})")
-    p.add_argument("--row-clusters", type=_positive_int, default=10)
-    p.add_argument("--col-clusters", type=_positive_int, default=5)
+    p.add_argument("--rows", type=positive_int, default=rows, help=f"rows (default {rows:,})")
+    p.add_argument("--cols", type=positive_int, default=cols, help=f"columns (default {cols:,})")
+    p.add_argument("--row-clusters", type=positive_int, default=10)
+    p.add_argument("--col-clusters", type=positive_int, default=5)
     p.add_argument("--noise", type=float, default=0.1, help="fraction of labels redrawn at random in pred")
     p.add_argument("--seed", type=int, default=0)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="daskbicl", description="Score co-clusterings and biclusterings against a reference.")
+    parser = Parser(prog="daskbicl", description="Score co-clusterings and biclusterings against a reference.")
     parser.add_argument("--version", action="version", version=f"daskbicl {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     p = sub.add_parser("score", help="score PRED against TRUTH (Zarr stores)")
     p.add_argument("truth", help="truth store (path or URL)")
     p.add_argument("pred", help="pred store (path or URL)")
     p.add_argument("--measure", action="append", metavar="NAME", help="a measure to compute (repeat; default: all that apply)")
-    p.add_argument("--param", action="append", type=_param, metavar="NAME=VALUE", help="measure parameter, e.g. beta=0.5")
+    p.add_argument("--param", action="append", type=param, metavar="NAME=VALUE", help="measure parameter, e.g. beta=0.5")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_cluster_args(p)
@@ -368,8 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("generate", help="write a synthetic co-clustering and perturbed copies to Zarr")
     p.add_argument("out", help="output folder (truth.zarr, pred.zarr or pred-NNN.zarr)")
     _add_generate_args(p, 1_000_000, 10_000)
-    p.add_argument("--preds", type=_positive_int, default=1, help="number of perturbed copies")
-    p.add_argument("--chunk", type=_positive_int, default=1 << 21, help="chunk length in labels")
+    p.add_argument("--preds", type=positive_int, default=1, help="number of perturbed copies")
+    p.add_argument("--chunk", type=positive_int, default=1 << 21, help="chunk length in labels")
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
     p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
@@ -408,21 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("measures", help="list the measures")
     p.set_defaults(func=cmd_measures)
 
-    # Subcommands defined next to their feature: each module exposes
-    # add_parsers(sub, common) where common(p) adds --scheduler/--workers.
-    for module in _SUBCOMMAND_MODULES:
-        module.add_parsers(sub, _add_cluster_args)
+    # batch and results are defined next to their feature (add_parsers(sub, common),
+    # where common(p) adds --scheduler/--workers)
+    batch_cli.add_parsers(sub, _add_cluster_args)
     return parser
-
-
-def _subcommand_modules():
-    import importlib
-
-    names = ["daskbicl.batch.cli"]  # e.g. "daskbicl.batch.cli"; appended as features land
-    return [importlib.import_module(n) for n in names]
-
-
-_SUBCOMMAND_MODULES: list = []
 
 
 def _stdout_to_devnull() -> None:
@@ -449,7 +361,6 @@ def main(argv=None) -> int:
 
 
 def _main(argv=None) -> int:
-    _SUBCOMMAND_MODULES[:] = _subcommand_modules()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

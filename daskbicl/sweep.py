@@ -20,6 +20,7 @@ import pandas as pd
 
 from .errors import InputError
 from .kernels import tradeoff as KT
+from .measures.plan import ScorePlan, run_tables
 
 __all__ = ["SweepTradeoff", "tradeoff"]
 
@@ -384,9 +385,6 @@ def tradeoff(
     >>> t.optimal["sweep0"].intervals["winner"].tolist()
     ['tight', 'loose']
     """
-    from .engine.bicluster import bicluster_tables
-    from .engine.core import compute
-    from .io.align import align
     from .io.convert import as_biclustering
     from .io.validate import as_dataset
     from .kernels.bicluster import corrected_precision_recall
@@ -402,12 +400,12 @@ def tradeoff(
         raise InputError(f"need {len(sweeps)} distinct algorithm names, got {names}")
     kinds = ("biclustering", "partition")
     truth = _select_target(as_biclustering(as_dataset(truth, "truth", kinds=kinds)), truth_bicluster)
-    graphs = []
-    for role, sweep in zip(names, sweeps):
-        s = as_biclustering(as_dataset(sweep, f"sweep {role}", kinds=kinds))
-        t, s = align(truth, s)
-        graphs.append(bicluster_tables(t, s))
-    computed = compute(*graphs, progress=progress)
+    plans = [
+        ScorePlan.build(truth, as_biclustering(as_dataset(sweep, f"sweep {role}", kinds=kinds)), measures=[],
+                        tables=["bicluster"], roles=("truth", f"sweep {role}"))
+        for role, sweep in zip(names, sweeps)
+    ]
+    computed = [plan.tables_of(t, "bicluster") for plan, t in zip(plans, run_tables(plans, progress=progress))]
     rows, dropped = [], {}
     truth_size = n_cells = None
     for alg, tables in zip(names, computed):

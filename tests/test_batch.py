@@ -150,7 +150,7 @@ def test_a_new_measure_or_parameter_scores_only_what_is_new(work, client):
     from daskbicl.batch.manifest import params_key
     from daskbicl.measures import get
 
-    assert {r["params"] for r in fm} == {params_key({**get("fmeasure").params, "beta": 2})}  # defaults included
+    assert {r["params"] for r in fm} == {params_key({**get("fmeasure").defaults, "beta": 2})}  # defaults included
     assert '"beta":2.0' in fm[0]["params"]
     p0 = next(r for r in fm if r["pred"].endswith("pred-0.zarr"))
     assert p0["value"] == pytest.approx(daskbicl.fmeasure(work / "truth.zarr", work / "pred-0.zarr", beta=2), rel=1e-12)

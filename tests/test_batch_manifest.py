@@ -96,7 +96,7 @@ BAD = {
     "undefined group": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n\n[[pairs]]\ntruth = "t"\npred = "p"\n\n[[pairs]]\ntruth = "t"\npred = ["p", "q"]\n',
                         12, "pred 'q' is not defined in [pred] (defined: p)"),
     "parameter out of range": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["fmeasure"]\nparams = { beta = -1 }\n',
-                               9, "beta must be a finite number > 0"),
+                               9, "parameter beta must be a number in (0, inf)"),
     "parameter of the wrong type": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["fmeasure"]\n[pairs.params]\nbeta = "2"\n',
                                     10, "parameter 'beta' must be a number"),
     "parameter no measure accepts": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["cari"]\nparams = { beta = 2 }\n',
@@ -108,7 +108,7 @@ BAD = {
     "no pairs": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n', 1, "no [[pairs]] table"),
     "empty group list": ('[truth]\nt = "truth.zarr"\n[pred]\np = []\n[[pairs]]\ntruth = "t"\npred = "p"\n', 4, "non-empty list"),
     "measures of different kinds": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["cari", "fmeasure"]\nparams = { beta = 0 }\n',
-                                    9, "beta must be a finite number > 0"),
+                                    9, "parameter beta must be a number in (0, inf)"),
     "TOML syntax": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr\n', 4, "invalid TOML"),
 }
 
@@ -188,7 +188,7 @@ def test_url_globs_are_expanded_with_fsspec():
 def test_params_are_canonical_and_requests_resolve_defaults():
     assert params_key({"beta": 1, "clip": False}) == params_key({"clip": False, "beta": 1.0})
     resolved = Request(("fmeasure", "cari"), (("beta", 2.0),)).resolve("partition", "partition")
-    defaults = {k: float(v) if type(v) is int else v for k, v in daskbicl.measures.get("fmeasure").params.items()}
+    defaults = {k: float(v) if type(v) is int else v for k, v in daskbicl.measures.get("fmeasure").defaults.items()}
     assert [(m.name, p) for m, p in resolved] == [("fmeasure", {**defaults, "beta": 2.0}), ("cari", {})]
     with pytest.raises(daskbicl.MeasureError, match="needs co-clusterings"):
         Request(("cari",)).resolve("biclustering", "partition")

@@ -175,7 +175,7 @@ def test_clip_and_drop_empty_are_accepted_by_every_bicluster_measure(name):
     else:  # no effect on raw measures (already >= 0)
         assert clipped == plain
     assert getattr(daskbicl, name)(truth, pred, clip=True) == clipped
-    assert daskbicl.MEASURES[name].params["clip"] is False
+    assert daskbicl.MEASURES[name].defaults["clip"] is False
 
 
 def test_one_parameter_set_works_for_any_selection_of_bicluster_measures():

@@ -135,10 +135,10 @@ def _task_names(graph) -> set[str]:
     ],
 )
 def test_each_measure_builds_only_what_it_reads(name, built, not_built):
-    from daskbicl.measures import prepare
+    from daskbicl.measures import ScorePlan
 
     t = _ds(([[1, 1, 0]], [[1, 0]]))
-    _, _, graphs = prepare(t, t, [name])
+    graphs = ScorePlan.build(t, t, [name]).graphs()
     (graph,) = graphs.values()
     names = _task_names(graph)
     assert built <= names and not (not_built & names), names
@@ -178,12 +178,12 @@ def test_max_work_is_a_dask_config_key():
 def test_the_client_gets_only_the_parts_asked_for():
     import pickle
 
-    from daskbicl.measures import prepare
+    from daskbicl.measures import ScorePlan
 
     truth, pred = _heavy(n=300, k=30)
     for names, present in ((["e4sc"], {"overlap"}), (["micro_rnia"], {"coverage"}),
                            (["micro_ce", "e4sc"], {"overlap", "coverage"})):
-        _, _, graphs = prepare(truth, pred, names)
+        graphs = ScorePlan.build(truth, pred, names).graphs()
         (result,) = dask.compute(*graphs.values())
         assert {f for f, v in result._asdict().items() if v is not None} == present
         assert len(pickle.dumps(result)) < 50_000  # K x L tables and a few counts, no cell classes
@@ -191,21 +191,21 @@ def test_the_client_gets_only_the_parts_asked_for():
 
 def test_requests_with_different_measures_never_share_an_incomplete_graph():
     """A batch pair scored by two manifest entries: one graph per distinct set of parts."""
-    from daskbicl.measures import finalize, prepare
+    from daskbicl.measures import ScorePlan
 
     t = _ds(([[1, 1, 0]], [[1, 0]]))
     p = _ds(([[1, 0, 0]], [[1, 1]]))
-    merged, requests = {}, []
+    merged, plans = {}, []
     for names in (["micro_rnia"], ["mocice_bcubed", "e4sc"]):
-        selected, per_measure, graphs = prepare(t, p, names)
-        for key, graph in graphs.items():
-            merged.setdefault(key, graph)  # as the batch runner merges a pair's graphs
-        requests.append((selected, per_measure))
+        plan = ScorePlan.build(t, p, names)
+        for key, graph in plan.graphs().items():
+            merged.setdefault(key, graph)  # one graph per distinct provider key
+        plans.append(plan)
     assert len(merged) == 2
     tables = dict(zip(merged, dask.compute(*merged.values())))
-    for selected, per_measure in requests:
-        got = finalize(selected, per_measure, tables)
-        want = daskbicl.score(t, p, measures=[m.name for m in selected])
+    for plan in plans:
+        got = plan.finalize(tables)
+        want = daskbicl.score(t, p, measures=[m.name for m in plan.measures])
         assert got == want
 
 

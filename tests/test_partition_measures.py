@@ -198,14 +198,14 @@ def test_measures_of_every_family_share_one_counting_pass():
     from the row and column tables: the labels are counted once per axis."""
     import dask.array as dsa
 
-    from daskbicl.measures import prepare
+    from daskbicl.measures import ScorePlan
 
     rng = np.random.default_rng(1)
     z = dsa.from_array(rng.integers(0, 4, 1000), chunks=250)  # 4 row chunks
     w = dsa.from_array(rng.integers(0, 3, 300), chunks=100)  # 3 column chunks
     zp = dsa.from_array(rng.integers(0, 4, 1000), chunks=250)
     wp = dsa.from_array(rng.integers(0, 3, 300), chunks=100)
-    _, _, graphs = prepare((z, w), (zp, wp), ["cari", "fmeasure", "micro_rnia", "e4sc"])
+    graphs = ScorePlan.build((z, w), (zp, wp), ["cari", "fmeasure", "micro_rnia", "e4sc"]).graphs()
     assert len(graphs) == 3  # three providers ...
     objs = [o for g in graphs.values() for o in (g if isinstance(g, tuple) else (g,))]
     keys = {k for o in objs for k in o.__dask_graph__().keys()}
@@ -218,8 +218,8 @@ def test_requests_built_in_one_shared_block_read_each_array_once():
     every request's graphs come from the same mask passes."""
     import dask.array as dsa
 
-    from daskbicl.engine.core import shared_passes
-    from daskbicl.measures import prepare
+    from daskbicl.measures import ScorePlan
+    from daskbicl.measures.plan import plan_graphs
 
     rng = np.random.default_rng(2)
 
@@ -229,9 +229,9 @@ def test_requests_built_in_one_shared_block_read_each_array_once():
         return daskbicl.biclustering(rm, cm)
 
     truth, pred = lazy_biclustering(), lazy_biclustering()
-    with shared_passes():
-        graphs = [prepare(truth, pred, names)[2] for names in (["micro_rnia"], ["mocice_bcubed"], ["fmeasure"])]
-    objs = [o for g in graphs for v in g.values() for o in (v if isinstance(v, tuple) else (v,))]
+    plans = [ScorePlan.build(truth, pred, names) for names in (["micro_rnia"], ["mocice_bcubed"], ["fmeasure"])]
+    graphs = plan_graphs(plans)
+    objs = [o for v in graphs.values() for o in (v if isinstance(v, tuple) else (v,))]
     keys = {k for o in objs for k in o.__dask_graph__().keys()}
     assert len([k for k in keys if str(k).startswith("signature_counts")]) == 4 + 3
     assert len([k for k in keys if str(k).startswith("intersect_counts")]) == 4 + 3

@@ -19,6 +19,7 @@ import math
 import os
 import sys
 
+from ..clitools import cluster, progress_wanted
 from ..errors import DaskbiclError
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
@@ -26,10 +27,6 @@ __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
 FORMATS = ("table", "csv", "json", "parquet")
 _TABLE_SCORES = ("truth", "pred", "measure", "params", "value", "scored_at")
 _TABLE_FAILURES = ("truth", "pred", "measures", "reason", "failed_at")
-
-
-def _progress_wanted(args) -> bool:
-    return sys.stderr.isatty() if args.progress is None else args.progress
 
 
 def _quiet_worker_logs() -> None:
@@ -42,8 +39,6 @@ def _quiet_worker_logs() -> None:
 @contextlib.contextmanager
 def _connect(args):
     """The cluster of ``--scheduler`` (or a new local one), entered only when there is work."""
-    from ..cli import cluster
-
     with cluster(args.scheduler, args.workers) as client:
         if not args.scheduler:
             client.run(_quiet_worker_logs)
@@ -76,7 +71,7 @@ def cmd_batch(args) -> int:
     if args.dry_run:
         return _dry_run(manifest, results, args.force)
     report = run_batch(manifest, results, connect=lambda: _connect(args), force=args.force,
-                       progress=_progress_wanted(args), out=sys.stderr)
+                       progress=progress_wanted(args), out=sys.stderr)
     for truth, pred, reason in report.failures:
         print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
     if args.json:

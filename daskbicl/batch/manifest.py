@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError
 from ..io.store import is_remote
+from ..measures import check_request, get, select_measures
 
 try:  # Python >= 3.11
     import tomllib
@@ -92,11 +93,9 @@ class Request:
         Raises :class:`~daskbicl.MeasureError` when a measure does not apply
         to the kinds (e.g. ``cari`` on a biclustering).
         """
-        from ..measures import select_measures
-
         selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
         given = dict(self.params)
-        return [(m, {k: _canonical(given.get(k, v)) for k, v in m.params.items()}) for m in selected]
+        return [(m, {k: _canonical(given.get(k, v)) for k, v in m.defaults.items()}) for m in selected]
 
 
 @dataclass
@@ -313,8 +312,6 @@ def _check_groups(doc: dict, check: _Checker) -> dict[str, dict[str, list[str]]]
 
 
 def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _Checker) -> dict | None:
-    from ..measures import get
-
     params = entry.get("params", {})
     ppath = path + ("params",)
     if not isinstance(params, dict):
@@ -325,7 +322,7 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
         return None
     defaults: dict = {}
     for name in measures or []:
-        for k, v in get(name).params.items():
+        for k, v in get(name).defaults.items():
             defaults.setdefault(k, v)
     ok = True
     for k, v in params.items():
@@ -344,8 +341,6 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
 
 
 def _check_pair(entry, i: int, groups: dict, check: _Checker) -> tuple | None:
-    from ..measures import get
-
     path = ("pairs", i)
     if not isinstance(entry, dict):
         check.error(("pairs",), "pairs must be an array of tables: write [[pairs]] headers")
@@ -394,41 +389,18 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker) -> tuple | None:
     return chosen["truth"], chosen["pred"], request
 
 
-def _tiny(kind: str):
-    from .. import biclustering, partition
-
-    if kind == "partition":
-        return partition([0, 0, 1, 1], [0, 1, 1]), partition([1, 1, 0, 0], [2, 3, 3])
-    truth = biclustering([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 1, 0], [0, 1, 1]])
-    pred = biclustering([[1, 1, 1, 0], [0, 0, 1, 1]], [[1, 0, 0], [0, 1, 1]])
-    return truth, pred
-
-
 def dry_run(request: Request) -> str | None:
-    """Run ``request`` on a tiny in-memory pair; the error message, or None when it works.
+    """Check ``request``'s measures and parameters without data; the error message, or None.
 
-    The measures' own parameter checks (``beta > 0``, ...) run here, before
-    any store is read, so a bad value is a manifest error and not one failure
-    per pair.
+    The parameters' declared constraints (``beta > 0``, ...) are checked
+    here, before any store is read, so a bad value is a manifest error and
+    not one failure per pair.
     """
-    import dask
-
-    from ..measures import PROVIDERS, finalize, get, prepare
-
     if request.measures is None:
         return None
-    kinds = None
-    for name in request.measures:
-        accepted = set(PROVIDERS[get(name).needs].kinds)
-        kinds = accepted if kinds is None else kinds & accepted
-    if not kinds:
-        return f"measures {', '.join(request.measures)} cannot score the same kind of input"
-    truth, pred = _tiny("partition" if "partition" in kinds else "biclustering")
     try:
-        selected, per_measure, graphs = prepare(truth, pred, list(request.measures), **dict(request.params))
-        tables = dask.compute(*graphs.values(), scheduler="sync")
-        finalize(selected, per_measure, dict(zip(graphs, tables)))
-    except (DaskbiclError, ValueError, TypeError) as exc:
+        check_request(list(request.measures), dict(request.params))
+    except DaskbiclError as exc:
         return str(exc)
     return None
 

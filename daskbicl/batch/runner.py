@@ -33,7 +33,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import dask
+
 from ..errors import DaskbiclError
+from ..measures import PROVIDERS, ScorePlan
+from ..measures.plan import plan_graphs
 from .fingerprint import StoreInfo, fingerprint_stores
 from .manifest import Manifest, ManifestError, Request, params_key
 from .results import ResultsDB, flatten
@@ -110,8 +114,6 @@ class BatchReport:
 
 
 def _known_kinds() -> set[str]:
-    from ..measures import PROVIDERS
-
     return {kind for provider in PROVIDERS.values() for kind in provider.kinds}
 
 
@@ -329,32 +331,24 @@ def _open_once(jobs: list[PairJob], storage_options: dict):
 
 def _build(job: PairJob, datasets: dict):
     """``(delayed tables dict, [(request, selected, per_measure)], [(request, reason)])`` for one pair."""
-    import dask
-
-    from ..engine.core import shared_passes
-    from ..measures import prepare
-
     truth, pred = datasets[job.truth], datasets[job.pred]
     broken = [f"{role}: {x}" if not str(x).startswith(role) else str(x)
               for role, x in (("truth", truth), ("pred", pred)) if isinstance(x, Exception)]
     if broken:
         return None, [], [(req, "; ".join(broken)) for req, _ in job.work]
-    graphs: dict = {}
     prepared, errors = [], []
-    with shared_passes():  # the pair's requests share its counting passes: each array is read once
-        for request, todo in job.work:
-            try:
-                selected, per_measure, g = prepare(truth, pred, [m.name for m, _ in todo], **dict(request.params))
-            except DaskbiclError as exc:
-                errors.append((request, str(exc)))
-                continue
-            for name, graph in g.items():
-                graphs.setdefault(name, graph)
-            prepared.append((request, selected, per_measure))
+    for request, todo in job.work:
+        try:
+            plan = ScorePlan.build(truth, pred, [m.name for m, _ in todo], **dict(request.params))
+        except DaskbiclError as exc:
+            errors.append((request, str(exc)))
+            continue
+        prepared.append((request, plan))
     if not prepared:
         return None, [], errors
-    names = list(graphs)
-    return dask.delayed(_collect, pure=False)(names, [graphs[n] for n in names]), prepared, errors
+    graphs = plan_graphs([plan for _, plan in prepared])  # the pair's plans share its counting passes
+    keys = list(graphs)
+    return dask.delayed(_collect, pure=False)(keys, [graphs[k] for k in keys]), prepared, errors
 
 
 def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str | None = None,
@@ -489,17 +483,15 @@ class _State:
 
     def finish(self, job: PairJob, prepared, tables) -> None:
         """Finalize every request of a computed pair and commit its rows in one transaction."""
-        from ..measures import finalize
-
         rows = []
-        for request, selected, per_measure in prepared:
+        for i, (request, plan) in enumerate(prepared):
             try:
-                values = finalize(selected, per_measure, tables)
+                values = plan.finalize({key: v for (j, key), v in tables.items() if j == i})
             except Exception as exc:
                 self.fail(job, request, _reason(exc))
                 continue
             for name, value in values.items():
-                key = params_key(per_measure[name])
+                key = params_key(plan.params[name])
                 rows.extend((m, key, v) for m, v in flatten(name, value))
         if rows:
             self.rows += self.db.record_pair(job.truth, job.pred, job.truth_fp, job.pred_fp, rows,
@@ -543,7 +535,7 @@ def _run(client, submitted, state: _State, progress: bool, every: float, out, ar
                 tables = future.result()
             except Exception as exc:  # the pair's graph failed: a corrupt chunk, bad labels, a lost worker...
                 reason = _failure_reason(exc, job, _blamed_key(client, future.key), arrays)
-                for request, _, _ in prepared:
+                for request, _ in prepared:
                     state.fail(job, request, reason)
                 state.settle(job)
             else:

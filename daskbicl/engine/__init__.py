@@ -1,6 +1,9 @@
-"""Dask: chunked counting passes that produce the small tables measures need."""
+"""Dask: chunked counting passes that produce the small tables measures need.
 
-from .core import active_client, compute
+Running graphs (the active Client, ``compute``, scattering inputs) lives in
+:mod:`daskbicl.scheduling`, shared with :mod:`daskbicl.io`.
+"""
+
 from .partition import contingency_graph, partition_tables
 
-__all__ = ["active_client", "compute", "contingency_graph", "partition_tables"]
+__all__ = ["contingency_graph", "partition_tables"]

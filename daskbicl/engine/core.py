@@ -1,4 +1,4 @@
-"""Scheduling helpers shared by every counting pass.
+"""Building blocks of every counting pass: aligned blocks, per-block tasks, tree reductions.
 
 A counting pass maps a numpy kernel over aligned chunks of its inputs and
 combines the small per-chunk results with a tree reduction.  The per-chunk
@@ -12,22 +12,25 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import sys
 from collections.abc import Callable, Sequence
 
 import dask
 import dask.array as da
 import numpy as np
 
-__all__ = ["aligned_blocks", "tree_reduce", "compute", "active_client", "scatter_inputs", "shared_pass", "shared_passes", "DEFAULT_CHUNK"]
+from .. import config
+from ..scheduling import scatter_blocks
+
+__all__ = ["aligned_blocks", "map_blocks_delayed", "tree_reduce", "shared_pass", "shared_passes", "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
 #: small enough that a chunk's bincount stays in cache, large enough that
-#: scheduling overhead is negligible.
-DEFAULT_CHUNK = 1 << 21
+#: scheduling overhead is negligible.  The dask config key ``daskbicl.chunk``
+#: overrides it (see :mod:`daskbicl.config`).
+DEFAULT_CHUNK = config.DEFAULTS["daskbicl"]["chunk"]
 
 
-def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[tuple]:
+def aligned_blocks(*arrays, axis: int = -1, chunk: int | None = None) -> list[tuple]:
     """Per-block tuples of arrays chunked identically along ``axis``.
 
     numpy inputs are cut into views of ``chunk`` elements (no copy: dask's
@@ -39,13 +42,14 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[
     blocks are Delayed objects.
     """
     if not any(isinstance(a, da.Array) for a in arrays):
+        chunk = int(chunk or config.get("chunk"))
         arrays = [np.asarray(a) for a in arrays]
         length = arrays[0].shape[axis]
         out = []
         for start in range(0, length, chunk):
             sl = slice(start, min(start + chunk, length))
             out.append(tuple(a[(slice(None),) * (axis % a.ndim) + (sl,)] for a in arrays))
-        return _scatter_to_cluster(out)
+        return scatter_blocks(out)
     lead = next(a for a in arrays if isinstance(a, da.Array))
     arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
     first = lead
@@ -58,28 +62,6 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int = DEFAULT_CHUNK) -> list[
             arr = arr.rechunk(chunks)
         unified.append(arr.to_delayed().reshape(-1))
     return list(zip(*unified))
-
-
-#: Set by :func:`scatter_inputs` while a graph is built that is computed at once.
-_SCATTER = contextvars.ContextVar("daskbicl_scatter_inputs", default=False)
-
-
-@contextlib.contextmanager
-def scatter_inputs():
-    """Within this block, in-memory blocks are scattered to the active cluster.
-
-    Embedding numpy data in a task graph makes the scheduler carry it (dask
-    warns "Sending large graph") and is slower; scattered blocks enter the
-    graph as Futures.  A Future lives only as long as the graph that holds it
-    and belongs to the Client that made it, so only a caller that builds
-    *and* computes the graph inside the block may use it (:func:`daskbicl.score`
-    does); graphs built elsewhere embed their blocks.
-    """
-    token = _SCATTER.set(True)
-    try:
-        yield
-    finally:
-        _SCATTER.reset(token)
 
 
 #: While :func:`shared_passes` is active: (pass name, id of inputs...) -> (inputs, graph).
@@ -121,18 +103,6 @@ def shared_pass(name: str, inputs: tuple, build: Callable):
     return shared[key][1]
 
 
-def _scatter_to_cluster(blocks: list[tuple]) -> list[tuple]:
-    """Blocks as Futures on the active cluster inside :func:`scatter_inputs`, else unchanged."""
-    if not _SCATTER.get() or not blocks:
-        return blocks
-    client = active_client()
-    if client is None:
-        return blocks
-    width = len(blocks[0])
-    flat = client.scatter([a for block in blocks for a in block], hash=False)
-    return [tuple(flat[i : i + width]) for i in range(0, len(flat), width)]
-
-
 def map_blocks_delayed(func, blocks, *args):
     """``[delayed(func)(*args, *block) for block in blocks]`` without hashing data.
 
@@ -159,42 +129,3 @@ def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
         ]
         if len(level) == 1:
             return level[0]
-
-
-def active_client():
-    """The current ``dask.distributed`` Client, or None."""
-    try:
-        from distributed import default_client
-    except ImportError:  # pragma: no cover - distributed is a core dependency
-        return None
-    try:
-        return default_client()
-    except ValueError:
-        return None
-
-
-def compute(*objs, progress: bool = False):
-    """Compute dask objects together on the active Client (or the local scheduler).
-
-    With ``progress=True`` a text progress bar is written to stderr: dask's
-    :class:`~dask.diagnostics.ProgressBar` locally, ``distributed.progress``
-    on a cluster.
-    """
-    client = active_client()
-    if client is None:
-        ctx = contextlib.nullcontext()
-        if progress:
-            from dask.diagnostics import ProgressBar
-
-            ctx = ProgressBar(out=sys.stderr, minimum=1.0)
-        with ctx:
-            return dask.compute(*objs)
-    futures = client.compute(list(objs))
-    if progress:
-        from distributed import progress as show_progress
-
-        # distributed's text bar writes to sys.stdout: send it to stderr
-        with contextlib.redirect_stdout(sys.stderr):
-            show_progress(futures, multi=False)
-            sys.stderr.flush()
-    return tuple(client.gather(futures))

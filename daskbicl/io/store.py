@@ -234,7 +234,7 @@ def _run_writes(writes, progress: bool) -> None:
     is shut down before returning means the caller can remove the folder
     without another thread re-creating part of it.
     """
-    from ..engine.core import active_client, compute
+    from ..scheduling import active_client, compute
 
     if active_client() is not None:
         compute(writes, progress=progress)
@@ -261,7 +261,7 @@ def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0)
     """
     import time
 
-    from ..engine.core import active_client
+    from ..scheduling import active_client
 
     shutil.rmtree(folder, ignore_errors=True)
     if active_client() is None:
@@ -275,7 +275,7 @@ def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0)
 
 
 def _save_remote(ds, kind, url, overwrite, storage_options, progress) -> str:
-    from ..engine.core import compute
+    from ..scheduling import compute
 
     mode = "w" if overwrite else "w-"
     try:

@@ -1,26 +1,50 @@
-"""Registry of measures: name -> which table it needs -> finalize.
+"""Registry of measures: name -> provider (counting pass) -> finalize.
 
 Importing this package registers every measure; the public functions are
-generated from the registry into :mod:`daskbicl.measures.functions`.
+generated from the registry into :mod:`daskbicl.measures.functions`, and
+:class:`~daskbicl.measures.plan.ScorePlan` is the one pipeline every caller
+scores through.
 """
 
-from . import bicluster as _bicluster  # noqa: F401
+from . import bicluster as _bicluster  # noqa: F401  (registers the measures)
 from . import micro as _micro  # noqa: F401
-from . import partition as _partition  # noqa: F401  (registers the measures)
-from .api import finalize, make_measure_function, prepare, score, select_measures
-from .registry import PROVIDERS, REGISTRY, Measure, Provider, get, register, register_provider
+from . import partition as _partition  # noqa: F401
+from .api import make_measure_function, measure_docstring, score
+from .plan import ScorePlan, check_request, provider_options, resolve_params, run, run_tables, select_measures
+from .registry import (
+    PROVIDERS,
+    REGISTRY,
+    Boolean,
+    Interval,
+    Measure,
+    OneOf,
+    Param,
+    Provider,
+    get,
+    register,
+    register_provider,
+)
 
 __all__ = [
     "PROVIDERS",
     "REGISTRY",
+    "Boolean",
+    "Interval",
     "Measure",
+    "OneOf",
+    "Param",
     "Provider",
-    "finalize",
+    "ScorePlan",
+    "check_request",
     "get",
     "make_measure_function",
-    "prepare",
+    "measure_docstring",
+    "provider_options",
     "register",
     "register_provider",
+    "resolve_params",
+    "run",
+    "run_tables",
     "score",
     "select_measures",
 ]

@@ -10,6 +10,8 @@ They share one *group* computation, the per-pair table
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import xarray as xr
 
@@ -17,7 +19,8 @@ from ..engine.bicluster import bicluster_tables
 from ..errors import InputError
 from ..kernels import bicluster as KB
 from ..kernels.masks import BiclusterTables
-from .registry import Measure, Provider, register, register_provider
+from .plan import ScorePlan, run_tables
+from .registry import Boolean, Interval, Measure, Param, Provider, register, register_provider
 
 __all__ = ["DROP_EMPTY_HINT", "pair_scores", "prepare_tables"]
 
@@ -30,7 +33,14 @@ register_provider(
     )
 )
 
-GROUP_PARAMS = {"R": 1.0, "beta": 1.0, "clip": False, "drop_empty": False}
+R_PARAM = Param(1.0, Interval(0, math.inf, closed="neither"),
+          "Goodness weight: R/(R+1) on precision, 1/(R+1) on recall (R > 1 favours precision).")
+BETA = Param(1.0, Interval(0, math.inf, closed="neither"),
+             "F-measure beta: the usual F_beta convention, beta > 1 favours recall.")
+CLIP = Param(False, Boolean(),
+             "Clip negative corrected and corrected-space values at 0 (no effect on the raw measures).")
+DROP_EMPTY = Param(False, Boolean(),
+                   "Ignore biclusters with no row or no column instead of failing on them.")
 
 
 #: How ``score`` and the ``daskbicl score`` command spell the drop_empty option.
@@ -116,12 +126,11 @@ def pair_scores(truth, pred, *, R: float = 1.0, beta: float = 1.0, clip: bool = 
     >>> float(ds.recall.sel(truth_bicluster="B", pred_bicluster=0))
     0.5
     """
-    from ..engine.core import compute
-    from ..io.align import align
-    from ..io.validate import as_dataset
-
-    truth, pred = align(as_dataset(truth, "truth"), as_dataset(pred, "pred"))
-    (tables,) = compute(bicluster_tables(truth, pred), progress=progress)
+    plan = ScorePlan.build(truth, pred, measures=[], tables=["bicluster"])
+    params = {"R": R, "beta": beta, "clip": clip, "drop_empty": drop_empty}
+    R, beta, clip, drop_empty = (P.validate(k, params[k]) for k, P in
+                                 (("R", R_PARAM), ("beta", BETA), ("clip", CLIP), ("drop_empty", DROP_EMPTY)))
+    tables = plan.tables_of(run_tables([plan], progress=progress)[0], "bicluster")
     tables, pairs = _pairs(tables, R=R, beta=beta, clip=clip, drop_empty=drop_empty)
     dims = ("truth_bicluster", "pred_bicluster")
     return xr.Dataset(
@@ -132,83 +141,90 @@ def pair_scores(truth, pred, *, R: float = 1.0, beta: float = 1.0, clip: bool = 
     )
 
 
-_BASE = {
-    "goodness": ("Goodness(R) = (R·pre + rec)/(R+1)", ("R",),
-                 "G_R = \\frac{R\\,pre + rec}{R + 1}"),
-    "fmeasure": ("F-measure(β) = (1+β²)·pre·rec/(β²·pre + rec)", ("beta",),
-                 "F_\\beta = \\frac{(1+\\beta^2)\\,pre\\,rec}{\\beta^2 pre + rec}"),
-    "dice": ("Dice = F-measure with β = 1", (),
-             "D = \\frac{2\\,pre\\,rec}{pre + rec}"),
-    "jaccard": ("Jaccard = pre·rec/(pre + rec − pre·rec)", (),
-                "J = \\frac{pre\\,rec}{pre + rec - pre\\,rec}"),
-}
-_VARIANTS = {
-    "": ("mean best match", (0.0, 1.0), "raw"),
-    "_corrected": ("size-bias corrected, (M − E[M])/(1 − E[M])", (-np.inf, 1.0),
-                   "corrected for size bias: :math:`M^c = (M - E[M])/(1 - E[M])` (may be negative: worse than random)"),
-    "_space": ("in the corrected precision–recall space", (-np.inf, 1.0),
-               "the uncorrected formula on corrected precision and recall "
-               "(SPEC §4: 0 when pre^c ≤ 0 or rec^c ≤ 0 for F and Jaccard)"),
-}
 
-_NOTES = {
-    "jaccard_corrected": """
-.. note::
-    :math:`E[J]` is SPEC §4's *approximation* (the "≈" row of its table),
-
-    .. math::
-        E[J] \\approx \\frac{|B||X|}{|D||B| + |D||X| - |B||X|},
-
-    the expected intersection :math:`|B||X|/|D|` divided by the expected
-    union, not the exact expectation of the Jaccard index of a random X of
-    size :math:`|X|` (the mean of a ratio is not the ratio of the means).
-    So a random result's corrected Jaccard is only approximately 0.
-""",
-}
-
-for _base, (_formula, _own, _math) in _BASE.items():
-    for _suffix, (_what, _bounds, _detail) in _VARIANTS.items():
-        _name = _base + _suffix
-        _params = {p: GROUP_PARAMS[p] for p in _own}
-        # every bicluster measure accepts clip and drop_empty, so one parameter
-        # set works for any selection; clip only changes corrected values
-        _params["clip"] = False
-        _params["drop_empty"] = False
-        _note = _NOTES.get(_name, "")
-        register(
-            Measure(
-                name=_name,
-                summary=f"{_formula}, {_what}, over true biclusters.",
-                family="bicluster",
-                needs="bicluster",
-                finalize=(lambda agg, key=_name: agg[key]),
-                group=_aggregates,
-                group_params=GROUP_PARAMS,
-                symmetric=False,
-                bounds=_bounds,
-                perfect=1.0,
-                params=_params,
-                doc=f"""
-Hanczar & Nadif's {_base} between a true bicluster B and an estimated X,
-{_detail}, aggregated as the mean over true biclusters of the best match:
+def _doc(formula: str, variant: str, name: str, note: str = "") -> str:
+    """The shared docstring body of the twelve aggregates (formula, variant, aggregation)."""
+    detail = {
+        "raw": "",
+        "corrected": (
+            "corrected for size bias, :math:`M^c = (M - E[M])/(1 - E[M])` with the expectation\n"
+            "for a random X of the same size (may be negative: worse than random),\n"
+        ),
+        "space": (
+            "computed on the corrected precision and recall,\n"
+            ":math:`pre^c = (|D|\\,pre - |B|)/(|D| - |B|)`, :math:`rec^c = (|D|\\,rec - |X|)/(|D| - |X|)`\n"
+            "(F and Jaccard are 0 when :math:`pre^c \\le 0` or :math:`rec^c \\le 0`),\n"
+        ),
+    }[variant]
+    return f"""
+Hanczar & Nadif's index between a true bicluster B and an estimated X,
+{detail}aggregated as the mean over true biclusters of the best match:
 
 .. math::
-    {_math}, \\quad
+    {formula}, \\quad
     I(\\mathrm{{truth}}, \\mathrm{{pred}}) = \\frac{{1}}{{K}}\\sum_k \\max_l M(B_k, X_l)
 
-with :math:`pre = |B \\cap X|/|X|`, :math:`rec = |B \\cap X|/|B|`.  Exact
-definitions and errata: SPEC §4.  Finalized from the K x L shared-row and
-shared-column tables; ``clip`` clips negative corrected and corrected-space
-values at 0 (accepted, with no effect, by the raw measures),
-``drop_empty`` ignores biclusters with no row or no column (otherwise they
-are an error naming the bicluster).
-{_note}
+with :math:`pre = |B \\cap X|/|X|`, :math:`rec = |B \\cap X|/|B|`.  Finalized
+from the K x L shared-row and shared-column tables (one pass over the masks).
+{note}
 Examples
 --------
 >>> import daskbicl
 >>> truth = daskbicl.biclustering([[1, 1, 0, 0]], [[1, 1, 0]])
->>> round(daskbicl.{_name}(truth, truth), 12)
+>>> round(daskbicl.{name}(truth, truth), 12)
 1.0
-""",
-            )
-        )
+"""
+
+
+_GOODNESS = r"G_R = \frac{R\,pre + rec}{R + 1}"
+_FMEASURE = r"F_\beta = \frac{(1+\beta^2)\,pre\,rec}{\beta^2 pre + rec}"
+_DICE = r"D = \frac{2\,pre\,rec}{pre + rec}"
+_JACCARD = r"J = \frac{pre\,rec}{pre + rec - pre\,rec}"
+_JACCARD_NOTE = r"""
+.. note::
+    :math:`E[J]` is an *approximation* (the "≈" of its formula), the expected intersection
+    :math:`|B||X|/|D|` over the expected union,
+
+    .. math::
+        E[J] \approx \frac{|B||X|}{|D||B| + |D||X| - |B||X|},
+
+    not the exact expectation of the Jaccard index of a random X of size
+    :math:`|X|` (the mean of a ratio is not the ratio of the means), so a
+    random result's corrected Jaccard is only approximately 0.
+"""
+_RAW, _CORR, _SPACE = "mean best match", "size-bias corrected, (M − E[M])/(1 − E[M])", "in the corrected PR space"
+_UNBOUNDED = (-math.inf, 1.0)
+
+
+def _bicluster(name: str, summary: str, params: dict, bounds: tuple, doc: str) -> Measure:
+    return Measure(
+        name=name, summary=f"{summary}, over true biclusters.", family="bicluster", provider="bicluster",
+        finalize=lambda agg: agg[name], shared=_aggregates, symmetric=False, bounds=bounds, perfect=1.0,
+        params={**params, "clip": CLIP, "drop_empty": DROP_EMPTY}, doc=doc,
+    )
+
+
+register(_bicluster("goodness", f"Goodness(R) = (R·pre + rec)/(R+1), {_RAW}", {"R": R_PARAM}, (0.0, 1.0),
+                    _doc(_GOODNESS, "raw", "goodness")))
+register(_bicluster("goodness_corrected", f"Goodness(R), {_CORR}", {"R": R_PARAM}, _UNBOUNDED,
+                    _doc(_GOODNESS, "corrected", "goodness_corrected")))
+register(_bicluster("goodness_space", f"Goodness(R), {_SPACE}", {"R": R_PARAM}, _UNBOUNDED,
+                    _doc(_GOODNESS, "space", "goodness_space")))
+register(_bicluster("fmeasure", f"F-measure(β) = (1+β²)·pre·rec/(β²·pre + rec), {_RAW}", {"beta": BETA},
+                    (0.0, 1.0), _doc(_FMEASURE, "raw", "fmeasure")))
+register(_bicluster("fmeasure_corrected", f"F-measure(β), {_CORR}", {"beta": BETA}, _UNBOUNDED,
+                    _doc(_FMEASURE, "corrected", "fmeasure_corrected")))
+register(_bicluster("fmeasure_space", f"F-measure(β), {_SPACE}", {"beta": BETA}, _UNBOUNDED,
+                    _doc(_FMEASURE, "space", "fmeasure_space")))
+register(_bicluster("dice", f"Dice = F-measure with β = 1, {_RAW}", {}, (0.0, 1.0),
+                    _doc(_DICE, "raw", "dice")))
+register(_bicluster("dice_corrected", f"Dice, {_CORR}", {}, _UNBOUNDED,
+                    _doc(_DICE, "corrected", "dice_corrected")))
+register(_bicluster("dice_space", f"Dice, {_SPACE}", {}, _UNBOUNDED,
+                    _doc(_DICE, "space", "dice_space")))
+register(_bicluster("jaccard", f"Jaccard = pre·rec/(pre + rec − pre·rec), {_RAW}", {}, (0.0, 1.0),
+                    _doc(_JACCARD, "raw", "jaccard")))
+register(_bicluster("jaccard_corrected", f"Jaccard, {_CORR}", {}, _UNBOUNDED,
+                    _doc(_JACCARD, "corrected", "jaccard_corrected", _JACCARD_NOTE)))
+register(_bicluster("jaccard_space", f"Jaccard, {_SPACE}", {}, _UNBOUNDED,
+                    _doc(_JACCARD, "space", "jaccard_space")))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..engine.signatures import max_work, micro_graph
 from ..kernels import micro as KM
-from .registry import Measure, Provider, register, register_provider
+from .registry import Boolean, Measure, Param, Provider, register, register_provider
 
 register_provider(
     Provider(
@@ -38,9 +38,10 @@ If neither truth nor pred covers a cell (no bicluster has both a row and a
 column) the formula is 0/0 and :class:`~daskbicl.errors.InputError` is
 raised."""
 
-_MULTISET_DOC = (
-    "True (default): count each cell with multiplicity, max(|G(x)|, |C(x)|) times in U and "
-    "min(...) times in I (Patrikainen & Meila). False: sets of covered cells."
+MULTISET = Param(
+    True, Boolean(),
+    "True: count each cell with multiplicity, max(|G(x)|, |C(x)|) times in U and "
+    "min(...) times in I (Patrikainen & Meila). False: sets of covered cells.",
 )
 
 register(
@@ -48,7 +49,7 @@ register(
         name="mocice_bcubed",
         summary="MOCICE-BCubed precision, recall and F1 over cells (extended BCubed, overlap-aware).",
         family="micro",
-        needs="micro",
+        provider="micro",
         finalize=lambda r: r.bcubed,
         symmetric=False,
         bounds=(0.0, 1.0),
@@ -103,13 +104,12 @@ register(
         name="micro_ce",
         summary="Clustering error over cells (Patrikainen–Meila): (|U| − D_max)/|U| (0 = identical).",
         family="micro",
-        needs="micro",
+        provider="micro",
         finalize=lambda r, multiset=True: float(KM.micro_ce(r, multiset=multiset, max_work=max_work())),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
-        params={"multiset": True},
-        param_docs={"multiset": _MULTISET_DOC},
+        params={"multiset": MULTISET},
         provider_options={"parts": frozenset({"overlap", "coverage"})},
         doc=f"""
 .. math::
@@ -155,9 +155,8 @@ register(
         name="micro_rnia",
         summary="Relative non-intersecting area: (|U| − |I|)/|U| (0 = identical coverage).",
         family="micro",
-        needs="micro",
-        params={"multiset": True},
-        param_docs={"multiset": _MULTISET_DOC},
+        provider="micro",
+        params={"multiset": MULTISET},
         finalize=lambda r, multiset=True: float(KM.rnia(r, multiset=multiset)),
         symmetric=True,
         bounds=(0.0, 1.0),
@@ -192,7 +191,7 @@ register(
         name="e4sc",
         summary="E4SC: harmonic mean of macro-F1(pred→truth) and macro-F1(truth→pred) on cell sets.",
         family="micro",
-        needs="micro",
+        provider="micro",
         finalize=lambda r: float(KM.e4sc(r)),
         symmetric=True,
         bounds=(0.0, 1.0),

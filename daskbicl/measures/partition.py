@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import math
 
-import dask
-
+from .. import config
 from ..engine.partition import partition_tables
 from ..kernels import partition as K
 from .registry import Measure, Provider, register, register_provider
@@ -26,29 +25,27 @@ register_provider(
 
 def _dense_limit() -> int:
     """Tables above this many cells are matched with the sparse solver (config ``daskbicl.dense_limit``)."""
-    return int(dask.config.get("daskbicl.dense_limit", K.DENSE_MATCH_LIMIT))
+    return int(config.get("dense_limit"))
 
 
-_REF_CARI = (
-    "Robert, Vasseur & Brault (2021), Comparing high-dimensional partitions with the "
-    "Co-clustering Adjusted Rand Index, Journal of Classification 38:158-186."
-)
-
-_SPECS = [
-    dict(
+register(
+    Measure(
         name="cari",
         summary="Co-clustering adjusted Rand index: ARI of the I·J cell labels (1 = identical, ~0 = random).",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.cari(*t),
         symmetric=True,
         bounds=(-1.0, 1.0),
         perfect=1.0,
-        doc=f"""
+        doc=r"""
 .. math::
-    \\mathrm{{CARI}} = \\mathrm{{ARI}}(n^{{zz'}} \\otimes n^{{ww'}})
+    \mathrm{CARI} = \mathrm{ARI}(n^{zz'} \otimes n^{ww'})
 
 computed exactly from the two tables (the Kronecker product is never built).
 
-Reference: {_REF_CARI}
+Reference: Robert, Vasseur & Brault (2021), Comparing high-dimensional partitions with
+the Co-clustering Adjusted Rand Index, Journal of Classification 38:158-186.
 
 Examples
 --------
@@ -58,15 +55,20 @@ Examples
 >>> round(daskbicl.cari(truth, pred), 6)
 0.274725
 """,
-    ),
-    dict(
+    )
+)
+
+register(
+    Measure(
         name="ari_rows",
         summary="Adjusted Rand index of the row partitions alone.",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.ari(t[0]),
         symmetric=True,
         bounds=(-1.0, 1.0),
         perfect=1.0,
-        doc="""
+        doc=r"""
 Hubert & Arabie (1985) ARI of ``z`` and ``z'`` from n^{zz'}.
 
 Examples
@@ -75,15 +77,20 @@ Examples
 >>> daskbicl.ari_rows(([0, 0, 1, 1], [0]), ([1, 1, 0, 0], [0]))
 1.0
 """,
-    ),
-    dict(
+    )
+)
+
+register(
+    Measure(
         name="ari_cols",
         summary="Adjusted Rand index of the column partitions alone.",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.ari(t[1]),
         symmetric=True,
         bounds=(-1.0, 1.0),
         perfect=1.0,
-        doc="""
+        doc=r"""
 Hubert & Arabie (1985) ARI of ``w`` and ``w'`` from n^{ww'}.
 
 Examples
@@ -92,18 +99,23 @@ Examples
 >>> round(daskbicl.ari_cols(([0], [0, 0, 1, 1]), ([0], [0, 1, 0, 1])), 6)
 -0.5
 """,
-    ),
-    dict(
+    )
+)
+
+register(
+    Measure(
         name="ce",
         summary="Co-clustering error (Lomet): d_r + d_c − d_r·d_c (0 = identical).",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.ce(*t, dense_limit=_dense_limit()),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
-        doc="""
+        doc=r"""
 .. math::
-    \\mathrm{CE} = d_r + d_c - d_r d_c,\\quad
-    d_r = 1 - \\max_\\sigma \\frac{1}{I}\\sum_h n^{zz'}_{h\\sigma(h)}
+    \mathrm{CE} = d_r + d_c - d_r d_c,\quad
+    d_r = 1 - \max_\sigma \frac{1}{I}\sum_h n^{zz'}_{h\sigma(h)}
 
 The matchings are assignment problems solved by
 :func:`scipy.optimize.linear_sum_assignment`.
@@ -114,18 +126,23 @@ Examples
 >>> daskbicl.ce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]))
 0.25
 """,
-    ),
-    dict(
+    )
+)
+
+register(
+    Measure(
         name="nce",
         summary="Normalized co-clustering error, 1 − CE/(1/H + 1/L − 1/(HL)) (1 = identical).",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.nce(*t, dense_limit=_dense_limit()),
         symmetric=True,
         bounds=(-math.inf, 1.0),
         perfect=1.0,
-        doc="""
+        doc=r"""
 .. math::
-    \\mathrm{NCE} = 1 - \\frac{\\mathrm{CE}}{1/H + 1/L - 1/(HL)},\\quad
-    H = \\max(H, H'),\\ L = \\max(L, L')
+    \mathrm{NCE} = 1 - \frac{\mathrm{CE}}{1/H + 1/L - 1/(HL)},\quad
+    H = \max(H, H'),\ L = \max(L, L')
 
 As SPEC §3 defines it.  The SPEC states a range of [0, 1], but the largest
 CE is ``1 − 1/(HL)``, so NCE can be negative (down to
@@ -137,15 +154,20 @@ Examples
 >>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]))
 0.6666666666666666
 """,
-    ),
-    dict(
+    )
+)
+
+register(
+    Measure(
         name="comi",
         summary="Co-clustering mutual information MI(z,z') + MI(w,w'), in nats.",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.comi(*t),
         symmetric=True,
         bounds=(0.0, math.inf),
         perfect=math.nan,  # equals the joint entropy of truth: input dependent
-        doc="""
+        doc=r"""
 Mutual information of the cell table, which factors into the row and the
 column mutual informations (natural log).
 
@@ -155,17 +177,22 @@ Examples
 >>> round(daskbicl.comi(([0, 0, 1, 1], [0, 1]), ([1, 1, 0, 0], [0, 1])), 10)  # 2 log 2
 1.3862943611
 """,
-    ),
-    dict(
+    )
+)
+
+register(
+    Measure(
         name="conmi",
         summary="coMI / max(H(z)+H(w), H(z')+H(w')) (1 = identical, 0 = independent).",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.conmi(*t),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=1.0,
-        doc="""
+        doc=r"""
 .. math::
-    \\mathrm{coNMI} = \\frac{\\mathrm{coMI}}{\\max(H(z)+H(w),\\ H(z')+H(w'))}
+    \mathrm{coNMI} = \frac{\mathrm{coMI}}{\max(H(z)+H(w),\ H(z')+H(w'))}
 
 1 when both joint entropies are 0.
 
@@ -175,18 +202,23 @@ Examples
 >>> daskbicl.conmi(([0, 0, 1, 1], [0, 1]), ([1, 1, 0, 0], [0, 1]))
 1.0
 """,
-    ),
-    dict(
+    )
+)
+
+register(
+    Measure(
         name="enmi",
         summary="Extended NMI, NMI(z,z') + NMI(w,w'), range [0, 2] as published.",
+        family="partition",
+        provider="partition",
         finalize=lambda t: K.enmi(*t),
         symmetric=True,
         bounds=(0.0, 2.0),
         perfect=2.0,
-        doc="""
+        doc=r"""
 .. math::
-    \\mathrm{ENMI} = \\mathrm{NMI}(z, z') + \\mathrm{NMI}(w, w'),\\quad
-    \\mathrm{NMI} = \\frac{\\mathrm{MI}}{\\max(H, H')}
+    \mathrm{ENMI} = \mathrm{NMI}(z, z') + \mathrm{NMI}(w, w'),\quad
+    \mathrm{NMI} = \frac{\mathrm{MI}}{\max(H, H')}
 
 Examples
 --------
@@ -194,8 +226,5 @@ Examples
 >>> daskbicl.enmi(([0, 0, 1, 1], [0, 1]), ([1, 1, 0, 0], [0, 1]))
 2.0
 """,
-    ),
-]
-
-for _spec in _SPECS:
-    register(Measure(family="partition", needs="partition", **_spec))
+    )
+)

@@ -1,29 +1,155 @@
 """Measures declared as data (after flox's ``aggregations.py``).
 
-Each measure is one :class:`Measure` record: its name, the *tables* it is
-finalized from, the finalize function, its parameters and its properties
-(symmetric?, bounds, value for a perfect match).  One registry dict holds
-them; :func:`daskbicl.score`, the per-measure functions, the xarray accessor,
-the CLI and the parametrised invariance tests are all generated from it.
+Each measure is one :class:`Measure` literal: its name, the *provider* (the
+counting pass) it is finalized from, the finalize function, its parameters
+with their constraints and docs (after scikit-learn's ``validate_params``),
+and its properties (symmetric?, bounds, value for a perfect match).  One
+registry dict holds them; :func:`daskbicl.score`, the per-measure functions,
+the xarray accessor, the CLI, the batch manifest checks and the generated
+docs all read it.
 
-Tables are produced by *providers*: a provider takes the aligned truth and
-pred Datasets and returns a Delayed object (one counting pass).  Every
-provider a ``score`` call needs is computed in a single ``dask.compute``, so
-each input is read once whatever the number of measures.  A measure may ask
-its provider for specific work through ``provider_options`` (the micro
-provider computes only the parts the selected measures read); the options
-of all selected measures are merged, so no work is done that was not asked
-for.
+Providers are counting passes: a provider takes the aligned truth and pred
+Datasets and returns a Delayed object.  Every provider a plan needs is
+computed in one ``dask.compute``, so each input is read once whatever the
+number of measures.  A measure may ask its provider for specific work
+through ``provider_options`` (the micro provider computes only the parts the
+selected measures read); the options of all selected measures are merged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+import math
+import numbers
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
 
 from ..errors import MeasureError
 
-__all__ = ["Measure", "Provider", "REGISTRY", "PROVIDERS", "register", "register_provider", "get"]
+__all__ = [
+    "Boolean", "Interval", "Measure", "OneOf", "Param", "Provider", "PROVIDERS", "REGISTRY",
+    "get", "register", "register_provider",
+]
+
+
+# --------------------------------------------------------------------------- constraints
+
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real number in ``[low, high]``; ``closed`` says which ends belong to it.
+
+    Examples
+    --------
+    >>> Interval(0, math.inf, closed="neither").check("beta", "0.5")
+    0.5
+    >>> Interval(0, math.inf, closed="neither").describe()
+    'a number in (0, inf)'
+    """
+
+    low: float
+    high: float
+    closed: str = "both"  # "both", "left", "right" or "neither"
+
+    def describe(self) -> str:
+        left = "[" if self.closed in ("both", "left") else "("
+        right = "]" if self.closed in ("both", "right") else ")"
+        return f"a number in {left}{self.low:g}, {self.high:g}{right}"
+
+    def _inside(self, x: float) -> bool:
+        lo_ok = x >= self.low if self.closed in ("both", "left") else x > self.low
+        hi_ok = x <= self.high if self.closed in ("both", "right") else x < self.high
+        return lo_ok and hi_ok
+
+    def check(self, name: str, value) -> float:
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise MeasureError(f"parameter {name} must be {self.describe()}, got {value!r}") from None
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise MeasureError(f"parameter {name} must be {self.describe()}, got {value!r}")
+        try:
+            x = float(value)
+        except OverflowError:
+            raise MeasureError(f"parameter {name} must be {self.describe()}, got {value!r}") from None
+        if math.isnan(x) or not self._inside(x):
+            raise MeasureError(f"parameter {name} must be {self.describe()}, got {value!r}")
+        return x
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """True or False; also 1/0 and the words true/false, yes/no, on/off (the CLI passes text).
+
+    Anything else is an error, never silently truthy.
+
+    Examples
+    --------
+    >>> Boolean().check("clip", "yes"), Boolean().check("clip", 0)
+    (True, False)
+    """
+
+    def describe(self) -> str:
+        return "a boolean (true/false or 1/0)"
+
+    def check(self, name: str, value) -> bool:
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in _TRUE | {"1.0"} or word in _FALSE | {"0.0"}:
+                return word in _TRUE | {"1.0"}
+        raise MeasureError(f"parameter {name} must be {self.describe()}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """One of a fixed set of words (compared case-insensitively).
+
+    Examples
+    --------
+    >>> OneOf(("min", "max")).check("average_method", "MAX")
+    'max'
+    """
+
+    options: tuple[str, ...]
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(map(repr, self.options))
+
+    def check(self, name: str, value) -> str:
+        if isinstance(value, str) and value.strip().lower() in self.options:
+            return value.strip().lower()
+        raise MeasureError(f"parameter {name} must be {self.describe()}, got {value!r}")
+
+
+Constraint = Interval | Boolean | OneOf
+
+
+@dataclass(frozen=True)
+class Param:
+    """A measure parameter: its default, its constraint and one line of documentation."""
+
+    default: object
+    constraint: Constraint
+    doc: str
+
+    def validate(self, name: str, value):
+        """``value`` checked against the constraint and converted (e.g. ``"0.5"`` -> 0.5)."""
+        return self.constraint.check(name, value)
+
+
+# --------------------------------------------------------------------------- records
 
 
 @dataclass(frozen=True)
@@ -39,9 +165,13 @@ class Provider:
     description: str = ""
 
 
+def _frozen(mapping) -> Mapping:
+    return MappingProxyType(dict(mapping))
+
+
 @dataclass(frozen=True)
 class Measure:
-    """One measure: name -> the table it needs -> finalize.
+    """One measure: name -> provider -> finalize.
 
     Attributes
     ----------
@@ -52,56 +182,59 @@ class Measure:
     family : str
         ``"partition"``, ``"bicluster"`` or ``"micro"``: which inputs it
         scores by default.
-    needs : str
-        The provider (table) it is finalized from.
+    provider : str
+        The counting pass (a :class:`Provider` name) it is finalized from.
     finalize : callable
-        ``finalize(tables, **params) -> float`` (or a small NamedTuple).
+        ``finalize(tables, **params) -> float`` (or a small NamedTuple); with
+        ``shared``, ``finalize(shared_result)``.
     symmetric : bool
         ``m(truth, pred) == m(pred, truth)``.
     bounds : (float, float)
         Range of values (``-inf``/``inf`` when unbounded).
     perfect : float
-        Value when pred equals truth up to relabeling.
-    params : dict
-        Parameter name -> default value.
+        Value when pred equals truth up to relabeling (nan: input dependent).
+    params : mapping of str to Param
+        Parameters with default, constraint and doc, validated before any work.
     doc : str
-        Numpydoc body (formula, reference, examples) for the generated function.
+        Numpydoc body (formula, reference, examples) of the generated function.
     fields : tuple of str
         For record-valued measures, the names of the fields (else empty).
-    group : callable, optional
-        A computation several measures share (e.g. the K x L pair table of
-        every bicluster measure): ``group(tables, **params) -> dict``.  When
-        set, ``finalize`` receives that dict instead of the tables, and
-        ``score`` runs the group once per distinct parameter set.
-    group_params : dict
-        Every parameter ``group`` accepts, with defaults (a measure's own
-        ``params`` override them).
-    provider_options : dict
-        Keyword options this measure needs passed to its provider's
-        ``build``.  The options of every selected measure with the same
-        provider are merged: sets are united, booleans or-ed, other values
-        must agree.  ``score(measures=["micro_rnia"])`` thus builds only
-        what RNIA reads.
-    param_docs : dict
-        Parameter name -> one-line description for the generated docstring
-        (the type shown is that of the default).
+    shared : callable, optional
+        A computation several measures share (the K x L pair table of the
+        bicluster measures): ``shared(tables, **params) -> value``, run once
+        per distinct (function, parameter set); ``finalize`` then receives
+        its result.
+    provider_options : mapping
+        Keyword options for the provider's ``build``; merged over the
+        selected measures (sets united, booleans or-ed, others must agree).
     """
 
     name: str
     summary: str
     family: str
-    needs: str
+    provider: str
     finalize: Callable
     symmetric: bool
     bounds: tuple[float, float]
     perfect: float
-    params: dict = field(default_factory=dict)
+    params: Mapping[str, Param] = field(default_factory=dict)
     doc: str = ""
     fields: tuple[str, ...] = ()
-    group: Callable | None = None
-    group_params: dict = field(default_factory=dict)
-    provider_options: dict = field(default_factory=dict)
-    param_docs: dict = field(default_factory=dict)
+    shared: Callable | None = None
+    provider_options: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", _frozen(self.params))
+        object.__setattr__(self, "provider_options", _frozen(self.provider_options))
+
+    @property
+    def defaults(self) -> dict:
+        """Parameter name -> default value."""
+        return {k: p.default for k, p in self.params.items()}
+
+    def validate_params(self, given: Mapping) -> dict:
+        """Every parameter of this measure: ``given`` values checked, defaults for the rest."""
+        return {k: p.validate(k, given[k]) if k in given else p.default for k, p in self.params.items()}
 
 
 REGISTRY: dict[str, Measure] = {}
@@ -111,8 +244,10 @@ PROVIDERS: dict[str, Provider] = {}
 def register(measure: Measure) -> Measure:
     if measure.name in REGISTRY:
         raise ValueError(f"measure {measure.name!r} is registered twice")
-    if measure.needs not in PROVIDERS:
-        raise ValueError(f"measure {measure.name!r} needs unknown provider {measure.needs!r}")
+    if measure.provider not in PROVIDERS:
+        raise ValueError(f"measure {measure.name!r} needs unknown provider {measure.provider!r}")
+    for name, param in measure.params.items():  # a default must satisfy its own constraint
+        param.validate(name, param.default)
     REGISTRY[measure.name] = measure
     return measure
 
@@ -122,13 +257,22 @@ def register_provider(provider: Provider) -> Provider:
     return provider
 
 
-def get(name: str) -> Measure:
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        import difflib
+def get(name) -> Measure:
+    """The measure called ``name`` (case and surrounding spaces ignored).
 
-        close = difflib.get_close_matches(name, list(REGISTRY), n=3)
+    Examples
+    --------
+    >>> import daskbicl
+    >>> get(" CARI ").name
+    'cari'
+    """
+    if not isinstance(name, str):
+        raise MeasureError(f"a measure name must be a string, got {name!r}")
+    key = name.strip().lower()
+    try:
+        return REGISTRY[key]
+    except KeyError:
+        close = difflib.get_close_matches(key, list(REGISTRY), n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
         raise MeasureError(
             f"unknown measure {name!r}.{hint} Available: {', '.join(sorted(REGISTRY))}"

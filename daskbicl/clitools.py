@@ -1,0 +1,106 @@
+"""What every subcommand shares: exit codes, argument types, the cluster, JSON output.
+
+:mod:`daskbicl.cli` (score, generate, demo, tradeoff, measures) and
+:mod:`daskbicl.batch.cli` (batch, results) both build on this module, so
+neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import sys
+
+from .errors import DaskbiclError
+
+__all__ = [
+    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "Parser", "cluster", "jsonable", "param",
+    "positive_int", "progress_wanted",
+]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process killed by SIGPIPE
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: same format, exit 2
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"daskbicl: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(float(text)) if "e" in text.lower() else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+_BOOLEAN_WORDS = ("true", "false", "yes", "no", "on", "off")
+
+
+def param(text: str) -> tuple[str, float | str]:
+    """``NAME=VALUE``: a number, or a true/false word that the measure parses."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    name, value = text.split("=", 1)
+    try:
+        return name.strip(), float(value)
+    except ValueError:
+        if value.strip().lower() in _BOOLEAN_WORDS:
+            return name.strip(), value.strip().lower()
+        raise argparse.ArgumentTypeError(
+            f"parameter {name!r} needs a number or true/false, got {value!r}"
+        ) from None
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True):
+    """A ``distributed.Client``: to ``scheduler`` if given, else on a new LocalCluster.
+
+    The local cluster uses worker processes and is closed on exit.
+    """
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="15s")
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            # ValueError/TypeError: a malformed address such as "foo::bar"
+            raise DaskbiclError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from exc
+        with client:
+            yield client
+        return
+    # Errors raised by a task reach the user once, as daskbicl's one-line
+    # message; the workers' own "Compute Failed ... Traceback" logs are noise.
+    level = logging.CRITICAL if quiet else logging.WARNING
+    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker"):
+        logging.getLogger(name).setLevel(level)
+    n = workers or min(os.cpu_count() or 1, 4)
+    with LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=level
+    ) as lc, Client(lc) as client:
+        yield client
+
+
+def jsonable(value):
+    if hasattr(value, "_asdict"):
+        return {k: jsonable(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def progress_wanted(args) -> bool:
+    if args.progress is not None:
+        return args.progress
+    return sys.stderr.isatty()

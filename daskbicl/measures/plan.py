@@ -1,0 +1,313 @@
+"""One scoring pipeline: :class:`ScorePlan`.
+
+Every way of scoring — :func:`daskbicl.score`, the per-measure functions, the
+accessor, ``daskbicl score``, the batch runner and :func:`daskbicl.tradeoff` —
+goes through the same four steps:
+
+1. **check** the request without data: measure names resolved, parameters
+   validated against their declared constraints (:func:`check_request`;
+   this is all ``daskbicl batch --dry-run`` needs);
+2. **build** a plan: inputs validated and aligned once, measures selected
+   for the input kinds (:meth:`ScorePlan.build`);
+3. **graphs**: one Delayed counting pass per provider, shared between the
+   plans built together (:func:`plan_graphs`);
+4. **finalize** every measure from the computed tables
+   (:meth:`ScorePlan.finalize`), a shared computation once per parameter set.
+
+:func:`run` does 3–4 for any number of plans in one ``dask.compute``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import xarray as xr
+
+from ..engine.core import shared_passes
+from ..errors import MeasureError
+from ..io.align import align
+from ..io.validate import KINDS, PARTITION, as_dataset
+from ..scheduling import compute, scatter_inputs
+from .registry import PROVIDERS, REGISTRY, Measure, get
+
+__all__ = [
+    "ScorePlan", "check_request", "graph_key", "plan_graphs", "provider_options", "resolve_params", "run",
+    "select_measures",
+]
+
+
+def _default_families(kind_truth: str, kind_pred: str) -> tuple[str, ...]:
+    if kind_truth == PARTITION and kind_pred == PARTITION:
+        return ("partition",)
+    return ("bicluster", "micro")
+
+
+def _names(measures) -> list[str]:
+    if isinstance(measures, str):
+        return [measures]
+    if not isinstance(measures, Iterable):
+        raise MeasureError(f"measures must be a measure name or a list of names, got {measures!r}")
+    names = list(measures)
+    for n in names:
+        if not isinstance(n, str):
+            raise MeasureError(f"measures must be a measure name or a list of names, got {measures!r}")
+    if not names:
+        raise MeasureError("measures is empty; pass None for every applicable measure")
+    return names
+
+
+def select_measures(measures, kind_truth: str | None = None, kind_pred: str | None = None) -> list[Measure]:
+    """Resolve ``measures`` (None, a name, or names) into registry records.
+
+    ``None`` selects every measure of the default families for the input
+    kinds: co-clustering measures for two co-clusterings, bicluster and
+    micro-object measures otherwise.  With kinds given, a measure whose
+    provider cannot read them is an error; without, the measures must at
+    least share one kind of input.
+    """
+    if measures is None:
+        if kind_truth is None or kind_pred is None:
+            return []
+        families = _default_families(kind_truth, kind_pred)
+        return [m for m in REGISTRY.values() if m.family in families]
+    selected = list({m.name: m for m in map(get, _names(measures))}.values())
+    if kind_truth is None or kind_pred is None:
+        common = set(KINDS)
+        for m in selected:
+            common &= set(PROVIDERS[m.provider].kinds)
+        if not common:
+            raise MeasureError(
+                f"measures {', '.join(m.name for m in selected)} cannot score the same kind of input"
+            )
+        return selected
+    for m in selected:
+        kinds = PROVIDERS[m.provider].kinds
+        for role, kind in (("truth", kind_truth), ("pred", kind_pred)):
+            if kind not in kinds:
+                raise MeasureError(
+                    f"measure {m.name!r} needs co-clusterings ({' or '.join(kinds)}) but "
+                    f"{role} is a {kind}"
+                )
+    return selected
+
+
+def resolve_params(selected: Sequence[Measure], params: Mapping) -> dict[str, dict]:
+    """Measure name -> its full, validated parameter dict.
+
+    A parameter no selected measure accepts is an error, so is a value
+    outside a parameter's declared constraint: both are found before any
+    data is read.
+    """
+    known = {p for m in selected for p in m.params}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        allowed = ", ".join(sorted(known)) or "none"
+        raise MeasureError(
+            f"unknown parameter(s) {', '.join(map(str, unknown))} for the selected measures "
+            f"(they accept: {allowed})"
+        )
+    return {m.name: m.validate_params(params) for m in selected}
+
+
+def check_request(measures, params: Mapping | None = None, kinds: tuple[str, str] | None = None) -> list[Measure]:
+    """Validate measure names and parameters without any data; the selected measures.
+
+    Examples
+    --------
+    >>> import daskbicl
+    >>> [m.name for m in check_request(["fmeasure"], {"beta": "2"})]
+    ['fmeasure']
+    >>> check_request(["fmeasure"], {"beta": -1})
+    Traceback (most recent call last):
+    ...
+    daskbicl.errors.MeasureError: parameter beta must be a number in (0, inf), got -1
+    """
+    selected = select_measures(measures, *(kinds or (None, None)))
+    resolve_params(selected, params or {})
+    return selected
+
+
+def _merge_option(provider: str, key: str, a, b):
+    if isinstance(a, bool) and isinstance(b, bool):
+        return a or b
+    if isinstance(a, (set, frozenset)) and isinstance(b, (set, frozenset)):
+        return frozenset(a) | frozenset(b)
+    if a == b:
+        return a
+    raise MeasureError(f"measures ask provider {provider!r} for conflicting {key}: {a!r} and {b!r}")
+
+
+def provider_options(selected: Iterable[Measure]) -> dict[str, dict]:
+    """Provider name -> the merged ``provider_options`` of the selected measures.
+
+    Examples
+    --------
+    >>> from daskbicl.measures import REGISTRY
+    >>> opts = provider_options([REGISTRY["micro_rnia"], REGISTRY["e4sc"], REGISTRY["cari"]])
+    >>> sorted(opts["micro"]["parts"]), opts["partition"]
+    (['coverage', 'overlap'], {})
+    """
+    out: dict[str, dict] = {}
+    for m in selected:
+        opts = out.setdefault(m.provider, {})
+        for key, value in m.provider_options.items():
+            value = frozenset(value) if isinstance(value, (set, frozenset)) else value
+            opts[key] = _merge_option(m.provider, key, opts[key], value) if key in opts else value
+    return {name: dict(sorted(opts.items())) for name, opts in out.items()}
+
+
+def graph_key(provider: str, options: Mapping) -> str:
+    """The key of a provider's graph: its name, plus its options when it has any.
+
+    Two requests with different measures (a batch manifest) then never share
+    a graph that lacks a part one of them reads.
+    """
+    if not options:
+        return provider
+    text = ";".join(
+        f"{k}={','.join(sorted(map(str, v))) if isinstance(v, frozenset) else v}" for k, v in options.items()
+    )
+    return f"{provider}[{text}]"
+
+
+@dataclass(frozen=True)
+class ScorePlan:
+    """Validated, aligned inputs and the measures to finalize from their tables.
+
+    Build with :meth:`build`; compute with :func:`run` (many plans in one
+    pass) or :meth:`compute`.
+
+    Attributes
+    ----------
+    truth, pred : xarray.Dataset
+        Validated, pred aligned to truth (lazy).
+    measures : tuple of Measure
+        Selected measures, in request order.
+    params : mapping
+        Measure name -> validated parameters.
+    options : mapping
+        Provider name -> merged provider options; ``tables`` providers are
+        included with their own options.
+    """
+
+    truth: xr.Dataset
+    pred: xr.Dataset
+    measures: tuple[Measure, ...]
+    params: Mapping[str, dict]
+    options: Mapping[str, dict]
+
+    @classmethod
+    def build(cls, truth, pred, measures=None, *, tables: Sequence[str] = (),
+              roles: tuple[str, str] = ("truth", "pred"), **params) -> ScorePlan:
+        """Check the request, validate and align the inputs.
+
+        Parameters
+        ----------
+        truth, pred
+            Anything :func:`daskbicl.score` accepts.
+        measures : str or list of str, optional
+            Default: every measure of the default families for the kinds.
+        tables : sequence of str
+            Providers whose raw tables are wanted too (e.g. ``["bicluster"]``
+            for the tradeoff space); read them with :meth:`tables_of`.
+        roles : (str, str)
+            How messages name the two inputs.
+        **params
+            Measure parameters, validated against their constraints.
+        """
+        tables_only = bool(tables) and isinstance(measures, (list, tuple)) and not measures
+        if measures is not None and not tables_only:  # names and parameters fail before any store is opened
+            check_request(measures, params)
+        truth = as_dataset(truth, roles[0])
+        pred = as_dataset(pred, roles[1])
+        truth, pred = align(truth, pred)
+        kinds = (truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
+        selected = [] if tables_only else select_measures(measures, *kinds)
+        if not selected and not tables:
+            raise MeasureError(f"no measure for a {kinds[0]} truth and a {kinds[1]} pred is available")
+        options = provider_options(selected)
+        for name in tables:
+            if name not in PROVIDERS:
+                raise MeasureError(f"unknown provider {name!r}; known: {', '.join(PROVIDERS)}")
+            for role, kind in zip(roles, kinds):
+                if kind not in PROVIDERS[name].kinds:
+                    raise MeasureError(f"{role} is a {kind}; the {name} tables need {' or '.join(PROVIDERS[name].kinds)}")
+            options.setdefault(name, {})
+        return cls(truth, pred, tuple(selected), resolve_params(selected, params), options)
+
+    @property
+    def keys(self) -> dict[str, str]:
+        """Provider name -> graph key."""
+        return {name: graph_key(name, opts) for name, opts in self.options.items()}
+
+    def graphs(self) -> dict:
+        """Graph key -> Delayed table, one counting pass per provider.
+
+        Call inside :func:`~daskbicl.engine.core.shared_passes` to share
+        passes with other plans over the same arrays (:func:`plan_graphs`
+        does).
+        """
+        with shared_passes():
+            return {
+                graph_key(name, opts): PROVIDERS[name].build(self.truth, self.pred, **opts)
+                for name, opts in self.options.items()
+            }
+
+    def tables_of(self, tables: Mapping, provider: str):
+        """The computed table of ``provider`` among ``tables`` (graph key -> value)."""
+        return tables[self.keys[provider]]
+
+    def finalize(self, tables: Mapping) -> dict:
+        """Measure name -> value, from the computed tables (graph key -> value).
+
+        Measures that declare a ``shared`` computation run it once per
+        distinct (function, provider, parameters).
+        """
+        out = {}
+        shared: dict = {}
+        keys = self.keys
+        for m in self.measures:
+            params = self.params[m.name]
+            table = tables[keys[m.provider]]
+            if m.shared is None:
+                out[m.name] = m.finalize(table, **params)
+                continue
+            key = (m.shared, m.provider, tuple(sorted(params.items())))
+            if key not in shared:
+                shared[key] = m.shared(table, **params)
+            out[m.name] = m.finalize(shared[key])
+        return out
+
+    def compute(self, *, progress: bool = False) -> dict:
+        """Count and finalize this plan alone (see :func:`run`)."""
+        return run([self], progress=progress)[0]
+
+
+def plan_graphs(plans: Sequence[ScorePlan]) -> dict:
+    """Graph key-> Delayed for every plan, passes over the same arrays built once.
+
+    Graph keys of different plans are made distinct by their position.
+    """
+    out = {}
+    with shared_passes():
+        for i, plan in enumerate(plans):
+            for key, graph in plan.graphs().items():
+                out[(i, key)] = graph
+    return out
+
+
+def run_tables(plans: Sequence[ScorePlan], *, progress: bool = False) -> list[dict]:
+    """Compute every plan's tables in one ``dask.compute``; per plan, graph key -> table."""
+    with scatter_inputs():  # built and computed together: in-memory blocks may be scattered
+        graphs = plan_graphs(plans)
+        computed = compute(*graphs.values(), progress=progress)
+    out: list[dict] = [{} for _ in plans]
+    for (i, key), value in zip(graphs, computed):
+        out[i][key] = value
+    return out
+
+
+def run(plans: Sequence[ScorePlan], *, progress: bool = False) -> list[dict]:
+    """Compute and finalize every plan; each input array is read once however many plans read it."""
+    return [plan.finalize(tables) for plan, tables in zip(plans, run_tables(plans, progress=progress))]

@@ -1,0 +1,95 @@
+"""Where and how graphs run: the active Client, computing, scattering inputs.
+
+The one module that both :mod:`daskbicl.io` (writing stores) and
+:mod:`daskbicl.engine` (counting passes) use to run work, so neither imports
+the other for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import sys
+
+import dask
+
+__all__ = ["active_client", "compute", "scatter_blocks", "scatter_inputs"]
+
+
+#: Set by :func:`scatter_inputs` while a graph is built that is computed at once.
+_SCATTER = contextvars.ContextVar("daskbicl_scatter_inputs", default=False)
+
+
+@contextlib.contextmanager
+def scatter_inputs():
+    """Within this block, in-memory blocks are scattered to the active cluster.
+
+    Embedding numpy data in a task graph makes the scheduler carry it (dask
+    warns "Sending large graph") and is slower; scattered blocks enter the
+    graph as Futures.  A Future lives only as long as the graph that holds it
+    and belongs to the Client that made it, so only a caller that builds
+    *and* computes the graph inside the block may use it (:func:`daskbicl.score`
+    does); graphs built elsewhere embed their blocks.
+    """
+    token = _SCATTER.set(True)
+    try:
+        yield
+    finally:
+        _SCATTER.reset(token)
+
+
+def scatter_blocks(blocks: list[tuple]) -> list[tuple]:
+    """Blocks as Futures on the active cluster inside :func:`scatter_inputs`, else unchanged."""
+    if not _SCATTER.get() or not blocks:
+        return blocks
+    client = active_client()
+    if client is None:
+        return blocks
+    width = len(blocks[0])
+    flat = client.scatter([a for block in blocks for a in block], hash=False)
+    return [tuple(flat[i : i + width]) for i in range(0, len(flat), width)]
+
+
+def active_client():
+    """The current ``dask.distributed`` Client, or None.
+
+    A Client exists only if ``distributed`` was imported, so this never
+    imports it (``import daskbicl`` stays light).
+    """
+    if "distributed" not in sys.modules:
+        return None
+    try:
+        from distributed import default_client
+    except ImportError:  # pragma: no cover - distributed is a core dependency
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def compute(*objs, progress: bool = False):
+    """Compute dask objects together on the active Client (or the local scheduler).
+
+    With ``progress=True`` a text progress bar is written to stderr: dask's
+    :class:`~dask.diagnostics.ProgressBar` locally, ``distributed.progress``
+    on a cluster.
+    """
+    client = active_client()
+    if client is None:
+        ctx = contextlib.nullcontext()
+        if progress:
+            from dask.diagnostics import ProgressBar
+
+            ctx = ProgressBar(out=sys.stderr, minimum=1.0)
+        with ctx:
+            return dask.compute(*objs)
+    futures = client.compute(list(objs))
+    if progress:
+        from distributed import progress as show_progress
+
+        # distributed's text bar writes to sys.stdout: send it to stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            show_progress(futures, multi=False)
+            sys.stderr.flush()
+    return tuple(client.gather(futures))
