@@ -77,12 +77,11 @@ def compute(*objs, progress: bool = False):
     """
     client = active_client()
     if client is None:
-        ctx = contextlib.nullcontext()
-        if progress:
-            from dask.diagnostics import ProgressBar
+        if not progress:
+            return dask.compute(*objs)
+        from dask.diagnostics import ProgressBar
 
-            ctx = ProgressBar(out=sys.stderr, minimum=1.0)
-        with ctx:
+        with ProgressBar(out=sys.stderr, minimum=1.0):
             return dask.compute(*objs)
     futures = client.compute(list(objs))
     if progress:

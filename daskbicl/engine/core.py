@@ -43,20 +43,19 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int | None = None) -> list[tu
     """
     if not any(isinstance(a, da.Array) for a in arrays):
         chunk = int(chunk or config.get("chunk"))
-        arrays = [np.asarray(a) for a in arrays]
-        length = arrays[0].shape[axis]
+        numpy_arrays = [np.asarray(a) for a in arrays]
+        length = numpy_arrays[0].shape[axis]
         out = []
         for start in range(0, length, chunk):
             sl = slice(start, min(start + chunk, length))
-            out.append(tuple(a[(slice(None),) * (axis % a.ndim) + (sl,)] for a in arrays))
+            out.append(tuple(a[(slice(None),) * (axis % a.ndim) + (sl,)] for a in numpy_arrays))
         return scatter_blocks(out)
-    lead = next(a for a in arrays if isinstance(a, da.Array))
-    arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
-    first = lead
+    first = next(a for a in arrays if isinstance(a, da.Array))
+    dask_arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
     axis = axis % first.ndim
     target = first.chunks[axis]
     unified = []
-    for arr in arrays:
+    for arr in dask_arrays:
         chunks = tuple(target if i == axis % arr.ndim else (arr.shape[i],) for i in range(arr.ndim))
         if arr.chunks != chunks:
             arr = arr.rechunk(chunks)
