@@ -26,6 +26,7 @@ from .errors import (
     TooLargeError,
 )
 from .io import as_dataset, save
+from .io.inputs import biclustering_dataset, biclustering_from_indices, from_estimator
 from .io.store import open_store as open
 from .io.synthetic import perturb, random_partition
 from .kernels.tradeoff import (
@@ -98,10 +99,15 @@ def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
     Parameters
     ----------
     row_mask : array-like of bool, shape (K, I)
-        ``row_mask[k, i]`` is True when row i is in bicluster k.
+        ``row_mask[k, i]`` is True when row i is in bicluster k (0/1 works too).
     col_mask : array-like of bool, shape (K, J)
     bicluster, row, col : array-like, optional
         Coordinate labels (bicluster names, gene ids, sample ids).
+
+    See Also
+    --------
+    biclustering_from_indices : from lists of row and column indices.
+    from_estimator : from a fitted scikit-learn style model.
 
     Examples
     --------
@@ -109,30 +115,8 @@ def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
     >>> ds.attrs["daskbicl_kind"], dict(ds.sizes)
     ('biclustering', {'bicluster': 1, 'row': 3, 'col': 2})
     """
-    import numpy as np
-    import xarray as xr
-
-    def mask(values, name):
-        if not hasattr(values, "dtype"):
-            values = np.asarray(values)
-        if values.dtype.kind in "iu" and values.size and isinstance(values, np.ndarray):
-            if not np.isin(values, (0, 1)).all():
-                raise InputError(f"{name} must be boolean (or 0/1), got other integer values")
-            values = values.astype(bool)
-        if getattr(values, "ndim", None) != 2:
-            raise InputError(f"{name} must be 2-D (bicluster, {name[:3]}), got shape {tuple(values.shape)}")
-        return values
-
-    rm, cm = mask(row_mask, "row_mask"), mask(col_mask, "col_mask")
-    if rm.shape[0] != cm.shape[0]:
-        raise InputError(f"row_mask has {rm.shape[0]} biclusters but col_mask has {cm.shape[0]}")
-    coords = {k: v for k, v in (("bicluster", bicluster), ("row", row), ("col", col)) if v is not None}
-    ds = xr.Dataset(
-        {"row_mask": (("bicluster", "row"), rm), "col_mask": (("bicluster", "col"), cm)},
-        coords=coords,
-        attrs={"daskbicl_kind": "biclustering"},
-    )
-    return as_dataset(ds, "biclustering")
+    ds = biclustering_dataset(row_mask, col_mask, bicluster=bicluster, row=row, col=col, role="biclustering()")
+    return as_dataset(ds, "biclustering()")
 
 
 __all__ = [
@@ -149,6 +133,8 @@ __all__ = [
     "tradeoff_curves",
     "weighted_index",
     "biclustering",
+    "biclustering_from_indices",
+    "from_estimator",
     "pair_scores",
     "AlignmentError",
     "DaskbiclError",

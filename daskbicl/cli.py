@@ -121,15 +121,53 @@ def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_cluster
     return truth_path, pred_paths
 
 
+def _generate_biclustering(args, progress: bool) -> tuple[str, list[str]]:
+    """``generate --kind biclustering``: a synthetic overlapping biclustering and noisy copies."""
+    from .io.store import save
+    from .io.synthetic_biclustering import perturb_biclustering, random_biclustering
+
+    truth = random_biclustering(args.rows, args.cols, args.biclusters, density=args.density, layout=args.layout,
+                                overlap=args.overlap, seed=args.seed, chunk=args.chunk)
+    if not os.path.isdir(args.out):
+        try:
+            os.makedirs(args.out, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create output folder {args.out}: {exc}") from exc
+    names = _store_names(args.preds)
+    truth_path = save(truth, os.path.join(args.out, names[0]), overwrite=args.overwrite, progress=progress)
+    preds = [
+        save(perturb_biclustering(truth, args.noise, density=args.density, seed=args.seed + 1 + k),
+             os.path.join(args.out, name), overwrite=args.overwrite, progress=progress)
+        for k, name in enumerate(names[1:])
+    ]
+    return truth_path, preds
+
+
+def _check_generate_biclustering(args) -> None:
+    from .io.synthetic_biclustering import LAYOUTS
+
+    if not 0.0 < args.density <= 1.0:
+        raise InputError(f"--density is the share of rows and of columns in a bicluster: it must be in (0, 1], got {args.density:g}")
+    if not 0.0 <= args.overlap <= 1.0:
+        raise InputError(f"--overlap must be in [0, 1], got {args.overlap:g}")
+    if args.layout not in LAYOUTS:  # argparse checks choices; this guards the Python call
+        raise InputError(f"--layout must be one of {', '.join(LAYOUTS)}")
+
+
 def cmd_generate(args) -> int:
     _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite)
+    if args.kind == "biclustering":
+        _check_generate_biclustering(args)
     with cluster(args.scheduler, args.workers) if args.cluster else contextlib.nullcontext():
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
-            truth, preds = _generate(
-                args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
-                args.noise, args.seed, args.preds, args.overwrite, args.chunk, progress_wanted(args),
-            )
+            if args.kind == "biclustering":
+                truth, preds = _generate_biclustering(args, progress_wanted(args))
+            else:
+                truth, preds = _generate(
+                    args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
+                    args.noise, args.seed, args.preds, args.overwrite, args.chunk, progress_wanted(args),
+                )
     print(f"truth: {truth}")
     for p in preds:
         print(f"pred:  {p}")
@@ -164,6 +202,44 @@ def cmd_demo(args) -> int:
     print(format_table(results))
     print(f"\nscored {args.rows + args.cols:,} labels per store in {elapsed:.2f} s")
     print(f"stores kept in {out}  (try: daskbicl score {truth} {preds[0]} --json)")
+    return EXIT_OK
+
+
+def _convert_dataset(args):
+    """The Dataset ``daskbicl convert`` writes, from the files its arguments name."""
+    from .io.inputs import biclustering_from_indices, read_biclusters_json, read_labels, read_mask
+    from .io.validate import as_dataset
+
+    row = read_labels(args.row_coords) if args.row_coords else None
+    col = read_labels(args.col_coords) if args.col_coords else None
+    forms = [bool(args.rows or args.cols), bool(args.row_mask or args.col_mask), bool(args.biclusters)]
+    if sum(forms) != 1:
+        raise InputError("convert needs exactly one of: --rows and --cols (a co-clustering), "
+                         "--row-mask and --col-mask, or --biclusters FILE.json (a biclustering)")
+    if forms[0]:
+        if not (args.rows and args.cols):
+            raise InputError("a co-clustering needs both --rows FILE and --cols FILE")
+        from . import partition
+
+        return partition(read_labels(args.rows), read_labels(args.cols), row=row, col=col)
+    if forms[1]:
+        if not (args.row_mask and args.col_mask):
+            raise InputError("a biclustering from masks needs both --row-mask FILE and --col-mask FILE")
+        from . import biclustering
+
+        return biclustering(read_mask(args.row_mask), read_mask(args.col_mask), row=row, col=col)
+    shape = tuple(args.shape) if args.shape else None
+    ds = biclustering_from_indices(read_biclusters_json(args.biclusters), shape, row=row, col=col)
+    return as_dataset(ds, "convert")
+
+
+def cmd_convert(args) -> int:
+    from .io.store import save
+
+    ds = _convert_dataset(args)  # every file read and checked before anything is written
+    path = save(ds, args.out, overwrite=args.overwrite)
+    sizes = ", ".join(f"{n:,} {d}s" for d, n in ds.sizes.items())
+    print(f"{ds.attrs['daskbicl_kind']}: {path} ({sizes})")
     return EXIT_OK
 
 
@@ -288,9 +364,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_args(p)
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("generate", help="write a synthetic co-clustering and perturbed copies to Zarr")
+    p = sub.add_parser("generate", help="write a synthetic co-clustering (or biclustering) and perturbed copies to Zarr")
     p.add_argument("out", help="output folder (truth.zarr, pred.zarr or pred-NNN.zarr)")
     _add_generate_args(p, 1_000_000, 10_000)
+    p.add_argument("--kind", choices=["partition", "biclustering"], default="partition",
+                   help="partition (a co-clustering; default) or biclustering (overlapping biclusters)")
+    p.add_argument("--biclusters", type=positive_int, default=5, help="biclustering: number of biclusters (default 5)")
+    p.add_argument("--density", type=float, default=0.1,
+                   help="biclustering: share of rows and of columns in each bicluster (default 0.1)")
+    p.add_argument("--layout", choices=["random", "blocks"], default="random",
+                   help="biclustering: random subsets (overlapping at random; default) or contiguous blocks")
+    p.add_argument("--overlap", type=float, default=0.0,
+                   help="biclustering, blocks layout: each block extends this share of its length into the next")
     p.add_argument("--preds", type=positive_int, default=1, help="number of perturbed copies")
     p.add_argument("--chunk", type=positive_int, default=1 << 21, help="chunk length in labels")
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
@@ -298,6 +383,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_cluster_args(p)
     p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser(
+        "convert", help="write label or bicluster files (.npy, .txt, .csv, .tsv, .parquet, JSON) as a Zarr store",
+        description="Write a co-clustering (--rows/--cols) or a biclustering (--row-mask/--col-mask, or "
+        "--biclusters JSON) as a Zarr store that score, tradeoff and batch read. FILE may be FILE:COLUMN for "
+        ".csv/.tsv/.parquet tables.",
+    )
+    p.add_argument("out", help="the store to write (path or URL)")
+    p.add_argument("--rows", metavar="FILE[:COLUMN]", help="row cluster labels, one per row")
+    p.add_argument("--cols", metavar="FILE[:COLUMN]", help="column cluster labels, one per column")
+    p.add_argument("--row-mask", metavar="FILE", help="(K, I) boolean or 0/1 matrix: .npy, or headerless .csv/.tsv")
+    p.add_argument("--col-mask", metavar="FILE", help="(K, J) boolean or 0/1 matrix")
+    p.add_argument("--biclusters", metavar="FILE.json", help='JSON list of {"rows": [...], "cols": [...]}')
+    p.add_argument("--shape", type=positive_int, nargs=2, metavar=("I", "J"),
+                   help="matrix shape for --biclusters (not needed with --row-coords and --col-coords)")
+    p.add_argument("--row-coords", metavar="FILE[:COLUMN]", help="row coordinate labels (gene ids, ...)")
+    p.add_argument("--col-coords", metavar="FILE[:COLUMN]", help="column coordinate labels (sample ids, ...)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing daskbicl store")
+    p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("demo", help="generate a co-clustering and a perturbed copy, score them on a local cluster")
     _add_generate_args(p, 2_000_000, 200_000)

@@ -386,7 +386,7 @@ def tradeoff(
     ['tight', 'loose']
     """
     from .io.convert import as_biclustering
-    from .io.validate import as_dataset
+    from .io.inputs import as_input
     from .kernels.bicluster import corrected_precision_recall
     from .measures.bicluster import prepare_tables
 
@@ -399,9 +399,9 @@ def tradeoff(
     if len(names) != len(sweeps) or len(set(names)) != len(names):
         raise InputError(f"need {len(sweeps)} distinct algorithm names, got {names}")
     kinds = ("biclustering", "partition")
-    truth = _select_target(as_biclustering(as_dataset(truth, "truth", kinds=kinds)), truth_bicluster)
+    truth = _select_target(as_biclustering(as_input(truth, "truth", kinds=kinds)), truth_bicluster)
     plans = [
-        ScorePlan.build(truth, as_biclustering(as_dataset(sweep, f"sweep {role}", kinds=kinds)), measures=[],
+        ScorePlan.build(truth, as_biclustering(as_input(sweep, f"sweep {role}", kinds=kinds)), measures=[],
                         tables=["bicluster"], roles=("truth", f"sweep {role}"))
         for role, sweep in zip(names, sweeps)
     ]

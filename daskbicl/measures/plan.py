@@ -27,7 +27,8 @@ import xarray as xr
 from ..engine.core import shared_passes
 from ..errors import MeasureError
 from ..io.align import align
-from ..io.validate import KINDS, PARTITION, as_dataset
+from ..io.inputs import as_input
+from ..io.validate import KINDS, PARTITION
 from ..scheduling import compute, scatter_inputs
 from .registry import PROVIDERS, REGISTRY, Measure, get
 
@@ -219,8 +220,8 @@ class ScorePlan:
         tables_only = bool(tables) and isinstance(measures, (list, tuple)) and not measures
         if measures is not None and not tables_only:  # names and parameters fail before any store is opened
             check_request(measures, params)
-        truth = as_dataset(truth, roles[0])
-        pred = as_dataset(pred, roles[1])
+        truth = as_input(truth, roles[0])
+        pred = as_input(pred, roles[1])
         truth, pred = align(truth, pred)
         kinds = (truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
         selected = [] if tables_only else select_measures(measures, *kinds)

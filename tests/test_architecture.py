@@ -1,0 +1,142 @@
+"""The layering the README's "How it works" describes, checked on the source.
+
+* no import cycle inside ``daskbicl`` (function-local imports included, so no
+  local import can exist only to dodge one);
+* ``daskbicl/kernels`` imports numpy, scipy and the standard library only
+  (never dask, distributed, xarray, zarr or pandas), and of the package only
+  other kernels and ``daskbicl.errors``;
+* ``daskbicl/io`` and ``daskbicl/engine`` run work through
+  ``daskbicl.scheduling``; io never imports engine;
+* no module is longer than the size one reads in a sitting.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "daskbicl"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(module: str) -> list[tuple[str, bool]]:
+    """``(imported name, is_function_local)`` for every import of ``module``.
+
+    ``from .x import y`` names ``pkg.x.y`` when that is a module, else ``pkg.x``.
+    """
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        local = getattr(node, "col_offset", 0) > 0
+        if isinstance(node, ast.Import):
+            out += [(a.name, local) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                base = ".".join(base + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for a in node.names:
+                name = f"{base}.{a.name}"
+                out.append((name if name in MODULES else base, local))
+    return out
+
+
+def _internal_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for m in MODULES:
+        for name, _ in _imports(m):
+            if name in MODULES and name != m:
+                graph[m].add(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph) + 100))
+    try:
+        for v in graph:
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_the_package():
+    assert _cycles(_internal_graph()) == []
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("daskbicl.kernels")])
+def test_kernels_import_numpy_and_scipy_only(module):
+    allowed_internal = {"daskbicl.errors"}
+    for name, _ in _imports(module):
+        top = name.split(".")[0]
+        assert top not in {"dask", "distributed", "xarray", "zarr", "pandas", "matplotlib"}, (module, name)
+        if top == "daskbicl":
+            assert name.startswith("daskbicl.kernels") or name in allowed_internal, (module, name)
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("daskbicl.io")])
+def test_io_never_imports_the_engine(module):
+    for name, _ in _imports(module):
+        assert not name.startswith("daskbicl.engine"), (module, name)
+        assert not name.startswith("daskbicl.measures"), (module, name)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_stay_readable(module):
+    lines = MODULES[module].read_text(encoding="utf-8").count("\n")
+    assert lines <= 700, f"{module} has {lines} lines: split it by concern"
