@@ -116,7 +116,7 @@ def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
     ('biclustering', {'bicluster': 1, 'row': 3, 'col': 2})
     """
     ds = biclustering_dataset(row_mask, col_mask, bicluster=bicluster, row=row, col=col, role="biclustering()")
-    return as_dataset(ds, "biclustering()")
+    return as_dataset(ds, "biclustering()", allow_empty=True)
 
 
 __all__ = [

@@ -230,3 +230,36 @@ def test_generate_biclustering_bad_arguments(tmp_path, args, message):
     code, _, err = _cli("generate", tmp_path / "g", "--kind", "biclustering", "--rows", 10, "--cols", 10, *args)
     assert code == 2 and message in err and "Traceback" not in err
     assert not os.path.exists(tmp_path / "g" / "truth.zarr")
+
+
+# --------------------------------------------------------------------------- empty results (SPEC §2)
+
+def _empty(n_rows=5, n_cols=4):
+    return daskbicl.biclustering(np.zeros((0, n_rows), bool), np.zeros((0, n_cols), bool))
+
+
+@pytest.mark.parametrize("truth", [
+    daskbicl.biclustering([[1, 1, 0, 0, 1]], [[0, 1, 1, 0]]),
+    daskbicl.partition([0, 0, 1, 1, 2], [0, 1, 1, 0]),
+])
+def test_a_pred_that_found_nothing_scores_zero(truth):
+    got = daskbicl.score(truth, _empty())
+    similarities = [n for n in got if n not in ("micro_ce", "micro_rnia")]
+    assert len(got) == 16 and all(got[n] == 0.0 or tuple(got[n]) == (0.0, 0.0, 0.0) for n in similarities)
+    assert got["micro_ce"] == got["micro_rnia"] == 1.0
+    assert daskbicl.fmeasure(truth, _empty(), beta=2) == 0.0
+
+
+def test_a_pred_that_found_nothing_on_a_cluster(client):
+    truth = daskbicl.biclustering([[1, 1, 0, 0, 1]], [[0, 1, 1, 0]])
+    assert daskbicl.score(truth, _empty(), measures=["e4sc", "micro_ce"]) == {"e4sc": 0.0, "micro_ce": 1.0}
+
+
+def test_an_empty_truth_or_nothing_covered_is_an_error_naming_the_side():
+    with pytest.raises(daskbicl.InputError, match="truth has no biclusters"):
+        daskbicl.score(_empty(), daskbicl.biclustering([[1, 0, 0, 0, 0]], [[1, 0, 0, 0]]))
+    truth_covers_nothing = daskbicl.biclustering([[0, 0, 0, 0, 0]], [[1, 0, 0, 0]])
+    with pytest.raises(daskbicl.InputError, match="truth covers no cell"):
+        daskbicl.score(truth_covers_nothing, _empty(), measures=["e4sc"])
+    with pytest.raises(daskbicl.MeasureError, match="parameter beta"):  # parameters are still checked
+        daskbicl.score(daskbicl.biclustering([[1, 0, 0, 0, 0]], [[1, 0, 0, 0]]), _empty(), beta=-1)

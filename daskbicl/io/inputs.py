@@ -253,7 +253,7 @@ def _is_mask_pair(obj) -> bool:
     return all(getattr(a, "ndim", None) == 2 and getattr(getattr(a, "dtype", None), "kind", "") == "b" for a in obj)
 
 
-def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS) -> xr.Dataset:
+def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False) -> xr.Dataset:
     """:func:`~daskbicl.io.validate.as_dataset`, also accepting estimators and mask tuples.
 
     A tuple of two 2-D boolean arrays is ``(row_mask, col_mask)`` (a
@@ -275,7 +275,7 @@ def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS) -> xr.Da
             f"{role}: {type(obj).__name__} looks like a model but has no fitted row_labels_/column_labels_ "
             "or rows_/columns_: fit it first (or pass daskbicl.from_estimator(model))"
         )
-    return as_dataset(obj, role, kinds=kinds)
+    return as_dataset(obj, role, kinds=kinds, allow_empty=allow_empty)
 
 
 # --------------------------------------------------------------------------- files

@@ -173,7 +173,7 @@ def _sequence_to_array(values, name: str) -> np.ndarray:
         raise LabelError(f"{name} cannot be read as an integer array: {exc}") from exc
 
 
-def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS) -> xr.Dataset:
+def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False) -> xr.Dataset:
     """Return ``obj`` as a validated daskbicl Dataset.
 
     Parameters
@@ -185,6 +185,9 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS) -> xr.
         "truth" or "pred": used in error messages.
     kinds : sequence of str
         The kinds the caller accepts.
+    allow_empty : bool
+        Accept a biclustering with zero biclusters (a pred that found
+        nothing, SPEC §2); otherwise it is an error naming ``role``.
 
     Returns
     -------
@@ -224,7 +227,7 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS) -> xr.
             check_label_dtype(ds[var].data, f"{role} {var}")
         else:
             check_mask_dtype(ds[var].data, f"{role} {var}")
-    if kind == BICLUSTERING and ds.sizes.get("bicluster", 0) == 0:
+    if kind == BICLUSTERING and ds.sizes.get("bicluster", 0) == 0 and not allow_empty:
         raise InputError(f"{role} has no biclusters")
     if ds.attrs.get("daskbicl_kind") != kind:
         ds = ds.assign_attrs(daskbicl_kind=kind)

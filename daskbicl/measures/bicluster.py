@@ -200,7 +200,7 @@ def _bicluster(name: str, summary: str, params: dict, bounds: tuple, doc: str) -
     return Measure(
         name=name, summary=f"{summary}, over true biclusters.", family="bicluster", provider="bicluster",
         finalize=lambda agg: agg[name], shared=_aggregates, symmetric=False, bounds=bounds, perfect=1.0,
-        params={**params, "clip": CLIP, "drop_empty": DROP_EMPTY}, doc=doc,
+        params={**params, "clip": CLIP, "drop_empty": DROP_EMPTY}, doc=doc, empty_pred=0.0,
     )
 
 

@@ -48,6 +48,7 @@ register(
     Measure(
         name="mocice_bcubed",
         summary="MOCICE-BCubed precision, recall and F1 over cells (extended BCubed, overlap-aware).",
+        empty_pred=KM.PRF(0.0, 0.0, 0.0),
         family="micro",
         provider="micro",
         finalize=lambda r: r.bcubed,
@@ -103,6 +104,7 @@ register(
     Measure(
         name="micro_ce",
         summary="Clustering error over cells (Patrikainen–Meila): (|U| − D_max)/|U| (0 = identical).",
+        empty_pred=1.0,
         family="micro",
         provider="micro",
         finalize=lambda r, multiset=True: float(KM.micro_ce(r, multiset=multiset, max_work=max_work())),
@@ -154,6 +156,7 @@ register(
     Measure(
         name="micro_rnia",
         summary="Relative non-intersecting area: (|U| − |I|)/|U| (0 = identical coverage).",
+        empty_pred=1.0,
         family="micro",
         provider="micro",
         params={"multiset": MULTISET},
@@ -190,6 +193,7 @@ register(
     Measure(
         name="e4sc",
         summary="E4SC: harmonic mean of macro-F1(pred→truth) and macro-F1(truth→pred) on cell sets.",
+        empty_pred=0.0,
         family="micro",
         provider="micro",
         finalize=lambda r: float(KM.e4sc(r)),

@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import dask
 import xarray as xr
 
 from ..engine.core import shared_passes
-from ..errors import MeasureError
+from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
-from ..io.validate import KINDS, PARTITION
+from ..io.validate import BICLUSTERING, KINDS, PARTITION
 from ..scheduling import compute, scatter_inputs
 from .registry import PROVIDERS, REGISTRY, Measure, get
 
@@ -190,6 +191,10 @@ class ScorePlan:
     options : mapping
         Provider name -> merged provider options; ``tables`` providers are
         included with their own options.
+    empty_pred : bool
+        Pred is a biclustering with no bicluster (SPEC §2): no table is
+        counted; every measure takes its declared ``empty_pred`` value once
+        truth is known to cover a cell.
     """
 
     truth: xr.Dataset
@@ -197,6 +202,7 @@ class ScorePlan:
     measures: tuple[Measure, ...]
     params: Mapping[str, dict]
     options: Mapping[str, dict]
+    empty_pred: bool = False
 
     @classmethod
     def build(cls, truth, pred, measures=None, *, tables: Sequence[str] = (),
@@ -221,12 +227,18 @@ class ScorePlan:
         if measures is not None and not tables_only:  # names and parameters fail before any store is opened
             check_request(measures, params)
         truth = as_input(truth, roles[0])
-        pred = as_input(pred, roles[1])
+        pred = as_input(pred, roles[1], allow_empty=not tables)
         truth, pred = align(truth, pred)
         kinds = (truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
         selected = [] if tables_only else select_measures(measures, *kinds)
         if not selected and not tables:
             raise MeasureError(f"no measure for a {kinds[0]} truth and a {kinds[1]} pred is available")
+        empty = kinds[1] == BICLUSTERING and pred.sizes["bicluster"] == 0
+        if empty:
+            refused = [m.name for m in selected if m.empty_pred is None]
+            if refused:
+                raise MeasureError(f"{roles[1]} has no biclusters, which {', '.join(refused)} cannot score")
+            return cls(truth, pred, tuple(selected), resolve_params(selected, params), {}, empty_pred=True)
         options = provider_options(selected)
         for name in tables:
             if name not in PROVIDERS:
@@ -249,6 +261,8 @@ class ScorePlan:
         passes with other plans over the same arrays (:func:`plan_graphs`
         does).
         """
+        if self.empty_pred:
+            return {_COVERS: _truth_covers_a_cell(self.truth)}
         with shared_passes():
             return {
                 graph_key(name, opts): PROVIDERS[name].build(self.truth, self.pred, **opts)
@@ -266,6 +280,11 @@ class ScorePlan:
         distinct (function, provider, parameters).
         """
         out = {}
+        if self.empty_pred:
+            if not bool(tables[_COVERS]):
+                raise InputError("pred has no biclusters and truth covers no cell (no bicluster with both a "
+                                 "row and a column): every micro measure is 0/0 and nothing can be scored")
+            return {m.name: m.empty_pred for m in self.measures}
         shared: dict = {}
         keys = self.keys
         for m in self.measures:
@@ -283,6 +302,17 @@ class ScorePlan:
     def compute(self, *, progress: bool = False) -> dict:
         """Count and finalize this plan alone (see :func:`run`)."""
         return run([self], progress=progress)[0]
+
+
+#: Graph key of the one table an empty pred needs.
+_COVERS = "truth_covers_a_cell"
+
+
+def _truth_covers_a_cell(truth: xr.Dataset):
+    """Delayed bool: some truth bicluster has a row and a column (always, for a co-clustering)."""
+    if truth.attrs["daskbicl_kind"] == PARTITION:
+        return dask.delayed(True)
+    return dask.delayed(bool)((truth.row_mask.any("row") & truth.col_mask.any("col")).any().data)
 
 
 def plan_graphs(plans: Sequence[ScorePlan]) -> dict:

@@ -207,6 +207,10 @@ class Measure:
     provider_options : mapping
         Keyword options for the provider's ``build``; merged over the
         selected measures (sets united, booleans or-ed, others must agree).
+    empty_pred : float or record, optional
+        The value when pred is a biclustering with no bicluster at all (an
+        algorithm that found nothing; SPEC §2): 0 for every similarity, 1 for
+        the micro CE and RNIA errors.  None: the measure does not accept it.
     """
 
     name: str
@@ -222,6 +226,7 @@ class Measure:
     fields: tuple[str, ...] = ()
     shared: Callable | None = None
     provider_options: Mapping = field(default_factory=dict)
+    empty_pred: object = None
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
