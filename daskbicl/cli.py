@@ -83,6 +83,20 @@ def _store_names(preds: int) -> list[str]:
     return ["truth.zarr"] + (["pred.zarr"] if preds == 1 else [f"pred-{k:03d}.zarr" for k in range(preds)])
 
 
+#: ``generate`` refuses to build a graph of more chunks than this (it would take minutes to plan).
+MAX_GENERATE_CHUNKS = 200_000
+
+
+def _check_size(rows: int, cols: int, chunk: int, preds: int) -> None:
+    chunks = (-(-rows // chunk) + -(-cols // chunk)) * (1 + preds)
+    if chunks > MAX_GENERATE_CHUNKS:
+        need = -(-(rows + cols) * (1 + preds) // MAX_GENERATE_CHUNKS)
+        raise InputError(
+            f"{rows:,} rows and {cols:,} columns in chunks of {chunk:,} make {chunks:,} chunks "
+            f"(at most {MAX_GENERATE_CHUNKS:,}); pass --chunk {need:,} or more"
+        )
+
+
 def _check_generate(out_dir: str, noise: float, seed: int, preds: int, overwrite: bool) -> None:
     """Validate every ``generate`` argument before anything is written or started."""
     if not (math.isfinite(noise) and 0.0 <= noise <= 1.0):
@@ -156,6 +170,7 @@ def _check_generate_biclustering(args) -> None:
 
 def cmd_generate(args) -> int:
     _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite)
+    _check_size(args.rows, args.cols, args.chunk, args.preds)
     if args.kind == "biclustering":
         _check_generate_biclustering(args)
     with cluster(args.scheduler, args.workers) if args.cluster else contextlib.nullcontext():
@@ -250,6 +265,14 @@ def _figure_paths(args) -> dict[str, str]:
     for opt, path in wanted.items():
         if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
             raise InputError(f"{opt} {path}: use a .png, .svg or .pdf suffix")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise InputError(f"{opt} {path}: folder {folder} does not exist")
+        try:  # try a write now rather than fail after all the computing
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".daskbicl-write-test-"):
+                pass
+        except OSError as exc:
+            raise InputError(f"{opt} {path}: cannot write in {folder}: {exc.strerror or exc}") from None
     if wanted:
         try:
             import matplotlib  # noqa: F401
@@ -455,6 +478,10 @@ def _stdout_to_devnull() -> None:
 
 
 def main(argv=None) -> int:
+    if sys.stdout is None:  # started with stdout closed (daskbicl measures >&-)
+        if sys.stderr is not None:
+            print("daskbicl: error: standard output is closed; nothing can be printed", file=sys.stderr)
+        return EXIT_USAGE
     try:
         code = _main(argv)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

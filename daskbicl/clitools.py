@@ -31,13 +31,20 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+#: The largest count a command-line option takes (2**53: exact in a float, far beyond any matrix).
+MAX_COUNT = 2**53
+
+
 def positive_int(text: str) -> int:
+    """A count from 1 to :data:`MAX_COUNT`; ``1e6`` is accepted for 1,000,000."""
     try:
         value = int(float(text)) if "e" in text.lower() else int(text)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"{text} is too large (at most 2**53)")
     return value
 
 
