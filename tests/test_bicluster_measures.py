@@ -191,3 +191,19 @@ def test_jaccard_corrected_documents_the_approximate_expectation():
     doc = daskbicl.jaccard_corrected.__doc__
     assert "approximation" in doc and "≈" in doc
     assert "not the exact expectation" in " ".join(doc.split())
+
+
+def test_extreme_finite_parameters_reach_their_limits():
+    """beta -> inf is recall alone, beta -> 0 precision alone; R -> inf precision alone (never NaN)."""
+    truth = daskbicl.biclustering([[1, 1, 1, 0, 0, 0]], [[1, 1, 0, 0]])
+    pred = daskbicl.biclustering([[0, 1, 1, 1, 0, 0]], [[1, 1, 1, 0]])
+    pre, rec = 4 / 9, 4 / 6
+    assert daskbicl.fmeasure(truth, pred, beta=1e200) == pytest.approx(rec, rel=1e-15)
+    assert daskbicl.fmeasure(truth, pred, beta=1.4e154) == pytest.approx(rec, rel=1e-15)
+    assert daskbicl.fmeasure(truth, pred, beta=1e-200) == pytest.approx(pre, rel=1e-15)
+    assert daskbicl.goodness(truth, pred, R=1.7e308) == pytest.approx(pre, rel=1e-15)
+    assert daskbicl.goodness(truth, pred, R=5e-324) == pytest.approx(rec, rel=1e-15)
+    for name in ("fmeasure_corrected", "fmeasure_space", "goodness_corrected", "goodness_space"):
+        param = {"beta": 1e300} if name.startswith("f") else {"R": 1.7e308}
+        value = daskbicl.score(truth, pred, measures=[name], **param)[name]
+        assert np.isfinite(value), name

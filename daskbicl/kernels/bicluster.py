@@ -97,6 +97,42 @@ def check_parameters(R: float = 1.0, beta: float = 1.0) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def split_weight(t: float) -> tuple[float, float]:
+    """``(t/(1+t), 1/(1+t))`` for ``t > 0``, without overflow or underflow to NaN.
+
+    Goodness(R) weights precision by ``R/(R+1)``; F_beta weights recall by
+    ``beta²/(1+beta²)`` (pass ``t = beta²`` as ``beta`` via :func:`beta_weights`).
+    Written as weights, every parameter a float can hold gives a finite
+    value: ``R = 1.7e308`` is precision alone, not ``inf/inf``.
+
+    Examples
+    --------
+    >>> split_weight(1.0), split_weight(3.0)
+    ((0.5, 0.5), (0.75, 0.25))
+    >>> split_weight(1.7e308)
+    (1.0, 5.88235294117647e-309)
+    """
+    if t >= 1.0:
+        inv = 1.0 / t
+        return 1.0 / (1.0 + inv), inv / (1.0 + inv)
+    return t / (1.0 + t), 1.0 / (1.0 + t)
+
+
+def beta_weights(beta: float) -> tuple[float, float]:
+    """``(beta²/(1+beta²), 1/(1+beta²))``, the recall and precision weights of F_beta, for any finite ``beta > 0``.
+
+    Examples
+    --------
+    >>> beta_weights(1.0), beta_weights(1e200)
+    ((0.5, 0.5), (1.0, 0.0))
+    """
+    if beta >= 1.0:
+        inv2 = (1.0 / beta) * (1.0 / beta)  # may underflow to 0: recall alone
+        return 1.0 / (1.0 + inv2), inv2 / (1.0 + inv2)
+    b2 = beta * beta  # may underflow to 0: precision alone
+    return b2 / (1.0 + b2), 1.0 / (1.0 + b2)
+
+
 def empty_biclusters(rows, cols) -> np.ndarray:
     """Indices of biclusters with no row or no column.
 
@@ -379,7 +415,6 @@ def pair_measures(
     R, beta = check_parameters(R, beta)
     inter, f = _tables(rows_shared, cols_shared, truth_rows, truth_cols, pred_rows, pred_cols, n_cells)
     n, b, x, N, Db, Dx = f["n"], f["b"], f["x"], f["N"], f["Db"], f["Dx"]
-    b2 = beta * beta
     pre = n / x
     rec = n / b
     nz = f["nz"]
@@ -395,13 +430,17 @@ def pair_measures(
         "recall": np.broadcast_to(rec, N.shape).copy(),
     }
     ones = np.ones_like(N)
-    out["goodness"] = (R * pre + rec) / (R + 1) * ones
-    out["goodness_corrected"] = _div(N * (R * b + x), b * x * (R * Db + Dx), nz)
-    out["goodness_space"] = (R * pre_c + rec_c) / (R + 1)
-    for key, bb in (("fmeasure", b2), ("dice", 1.0)):
-        out[key] = (1 + bb) * n / (bb * b + x) * ones
-        out[f"{key}_corrected"] = _div((1 + bb) * N, bb * Q + P, nz)
-        out[f"{key}_space"] = _div((1 + bb) * pre_c * rec_c, bb * pre_c + rec_c, pos)
+    # Goodness and F as weighted forms: rho = R/(R+1) on precision, lam =
+    # beta²/(1+beta²) on recall (the same values as the printed formulas,
+    # bit for bit at R = beta = 1, and finite for every finite R, beta > 0).
+    rho, one_rho = split_weight(R)
+    out["goodness"] = (rho * pre + one_rho * rec) * ones
+    out["goodness_corrected"] = _div(N * (rho * b + one_rho * x), b * x * (rho * Db + one_rho * Dx), nz)
+    out["goodness_space"] = rho * pre_c + one_rho * rec_c
+    for key, (lam, mu) in (("fmeasure", beta_weights(beta)), ("dice", (0.5, 0.5))):
+        out[key] = n / (lam * b + mu * x) * ones
+        out[f"{key}_corrected"] = _div(N, lam * Q + mu * P, nz)
+        out[f"{key}_space"] = _div(pre_c * rec_c, lam * pre_c + mu * rec_c, pos)
     out["jaccard"] = n / f["union"]
     out["jaccard_corrected"] = _div((b + x) * N, f["union"] * (P + Q), nz)
     out["jaccard_space"] = _div(pre_c * rec_c, pre_c + rec_c - pre_c * rec_c, pos)
