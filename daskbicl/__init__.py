@@ -41,7 +41,7 @@ from .kernels.tradeoff import (
     weighted_index,
 )
 from .measures import REGISTRY as _REGISTRY
-from .measures import score
+from .measures import Contingency, contingency, score
 from .measures.bicluster import pair_scores
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
@@ -121,6 +121,8 @@ def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
 
 __all__ = [
     "MEASURES",
+    "Contingency",
+    "contingency",
     "SweepTradeoff",
     "application_domain",
     "R_from_lambda",

@@ -35,7 +35,7 @@ from ..kernels.signatures import DEFAULT_MAX_WORK, MAX_WORK_KEY, merge_signature
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 from .partition import partition_tables
 
-__all__ = ["MicroResult", "PARTS", "max_work", "micro_graph", "signature_graph"]
+__all__ = ["MicroResult", "PARTS", "max_work", "micro_from_partition_tables", "micro_graph", "signature_graph"]
 
 MicroResult = KM.MicroResult
 
@@ -100,6 +100,11 @@ def _coclustering(rows, cols, parts: frozenset, limit: float) -> KM.MicroResult:
         coverage=KM.coclustering_coverage(rows, cols) if "coverage" in parts else None,
         bcubed=KM.coclustering_bcubed(rows, cols, max_work=limit) if "bcubed" in parts else None,
     )
+
+
+def micro_from_partition_tables(rows, cols, *, parts=PARTS) -> KM.MicroResult:
+    """The micro parts of two co-clusterings, eagerly, from their row and column contingency tables."""
+    return _coclustering(rows, cols, frozenset(parts), max_work())
 
 
 def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, blocks: int | None = None,

@@ -9,7 +9,8 @@ scores through.
 from . import bicluster as _bicluster  # noqa: F401  (registers the measures)
 from . import micro as _micro  # noqa: F401
 from . import partition as _partition  # noqa: F401
-from .api import make_measure_function, measure_docstring, score
+from .api import contingency, make_measure_function, measure_docstring, score
+from .contingency import Contingency
 from .plan import ScorePlan, check_request, provider_options, resolve_params, run, run_tables, select_measures
 from .registry import (
     PROVIDERS,
@@ -29,6 +30,7 @@ __all__ = [
     "PROVIDERS",
     "REGISTRY",
     "Boolean",
+    "Contingency",
     "Interval",
     "Measure",
     "OneOf",
@@ -36,6 +38,7 @@ __all__ = [
     "Provider",
     "ScorePlan",
     "check_request",
+    "contingency",
     "get",
     "make_measure_function",
     "measure_docstring",

@@ -5,28 +5,38 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable
 
-from .plan import ScorePlan
+from .contingency import DENSE_CELLS as _DENSE_CELLS
+from .contingency import Contingency
+from .plan import ScorePlan, run_tables
 from .registry import Measure
 
-__all__ = ["score", "make_measure_function", "measure_docstring"]
+__all__ = ["contingency", "make_measure_function", "measure_docstring", "score"]
 
 
-def score(truth, pred, *, measures: str | Iterable[str] | None = None, progress: bool = False, **params) -> dict:
+def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, progress: bool = False,
+          compute: bool = True, **params):
     """Score ``pred`` against ``truth`` with every requested measure.
 
     Parameters
     ----------
-    truth, pred : xarray.Dataset, str, os.PathLike or tuple
+    truth, pred : xarray.Dataset, str, os.PathLike, tuple or fitted model
         Co-clusterings or biclusterings: a Dataset in the layout of
         :func:`daskbicl.partition` / :func:`daskbicl.biclustering`, the path
-        or URL of a Zarr store, or a tuple ``(row_labels, col_labels)`` of
-        numpy or dask arrays.
+        or URL of a Zarr store, a tuple ``(row_labels, col_labels)`` of
+        numpy or dask arrays, a tuple ``(row_mask, col_mask)`` of 2-D
+        boolean arrays, or a fitted model (see
+        :func:`daskbicl.from_estimator`).  Or ``truth`` alone: a
+        :class:`~daskbicl.measures.contingency.Contingency` from
+        :func:`daskbicl.contingency`, scored without reading the data again.
     measures : str or list of str, optional
         Measure names (see ``daskbicl.MEASURES``); default: every measure
         that applies to the inputs (all co-clustering measures for two
         co-clusterings).
     progress : bool
         Show a progress bar on stderr while counting.
+    compute : bool
+        False: return a ``dask.delayed`` object that computes to the dict,
+        to combine many scores (and other work) in one ``dask.compute``.
     **params
         Measure parameters (e.g. ``beta=0.5`` or ``R=2`` for bicluster
         measures, ``multiset=False`` for micro CE and RNIA), checked against
@@ -57,8 +67,13 @@ def score(truth, pred, *, measures: str | Iterable[str] | None = None, progress:
     ['ari_cols', 'ari_rows', 'cari', 'ce', 'comi', 'conmi', 'enmi', 'nce']
     >>> s["cari"], s["nce"]
     (1.0, 1.0)
+    >>> import dask
+    >>> lazy = [daskbicl.score(([0, 1], [0]), ([1, k], [0]), measures="ari_rows", compute=False) for k in (0, 1)]
+    >>> dask.compute(*lazy)
+    ({'ari_rows': 1.0}, {'ari_rows': 0.0})
     """
-    return ScorePlan.build(truth, pred, measures, **params).compute(progress=progress)
+    plan = ScorePlan.build(truth, pred, measures, **params)
+    return plan.compute(progress=progress) if compute else plan.to_delayed()
 
 
 def measure_docstring(measure: Measure) -> str:
@@ -73,8 +88,8 @@ def measure_docstring(measure: Measure) -> str:
     return (
         f"{measure.summary}\n\n"
         "Parameters\n----------\n"
-        "truth, pred : xarray.Dataset, str, os.PathLike or tuple\n"
-        "    Anything :func:`daskbicl.score` accepts.\n"
+        "truth, pred : xarray.Dataset, str, os.PathLike, tuple or fitted model\n"
+        "    Anything :func:`daskbicl.score` accepts (truth alone: a :func:`daskbicl.contingency`).\n"
         + params
         + "progress : bool\n    Show a progress bar while counting.\n\n"
         f"Returns\n-------\n{returns}\n    In [{measure.bounds[0]}, {measure.bounds[1]}]"
@@ -86,12 +101,12 @@ def measure_docstring(measure: Measure) -> str:
 def make_measure_function(measure: Measure):
     """Build the public function ``daskbicl.<name>(truth, pred, **params)``."""
 
-    def func(truth, pred, *, progress: bool = False, **params):
+    def func(truth, pred=None, *, progress: bool = False, **params):
         return score(truth, pred, measures=[measure.name], progress=progress, **params)[measure.name]
 
     parameters = [
         inspect.Parameter("truth", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        inspect.Parameter("pred", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("pred", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
     ]
     parameters += [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
@@ -102,3 +117,39 @@ def make_measure_function(measure: Measure):
     func.__name__ = func.__qualname__ = measure.name
     func.__doc__ = measure_docstring(measure)
     return func
+
+
+def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENSE_CELLS) -> Contingency:
+    """Count the row and column contingency tables of two co-clusterings.
+
+    Parameters
+    ----------
+    truth, pred
+        Co-clusterings, in any form :func:`daskbicl.score` accepts.
+    progress : bool
+        Progress bar on stderr while counting.
+    dense_cells : int
+        Show tables up to this many cells dense (xarray), larger ones sparse
+        (pandas Series of the non-zero cells).
+
+    Returns
+    -------
+    Contingency
+        Pass it to :func:`daskbicl.score` (``score(tables, measures=...)``)
+        to score without reading the data again.
+
+    Examples
+    --------
+    >>> import daskbicl
+    >>> tables = daskbicl.contingency(([0, 0, 1, 1], [5, 5, 6]), ([1, 1, 0, 2], [0, 1, 1]))
+    >>> tables.rows.values.tolist()
+    [[0, 2, 0], [1, 0, 1]]
+    >>> tables.cols.coords["truth"].values.tolist()
+    [5, 6]
+    >>> daskbicl.score(tables, measures=["ari_rows", "ce"]) == daskbicl.score(
+    ...     ([0, 0, 1, 1], [5, 5, 6]), ([1, 1, 0, 2], [0, 1, 1]), measures=["ari_rows", "ce"])
+    True
+    """
+    plan = ScorePlan.build(truth, pred, measures=[], tables=["partition"])
+    rows, cols = plan.tables_of(run_tables([plan], progress=progress)[0], "partition")
+    return Contingency(rows, cols, int(dense_cells))

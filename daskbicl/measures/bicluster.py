@@ -18,7 +18,7 @@ import xarray as xr
 from ..engine.bicluster import bicluster_tables
 from ..errors import InputError
 from ..kernels import bicluster as KB
-from ..kernels.masks import BiclusterTables
+from ..kernels.masks import BiclusterTables, tables_from_partitions
 from .plan import ScorePlan, run_tables
 from .registry import Boolean, Interval, Measure, Param, Provider, register, register_provider
 
@@ -30,6 +30,7 @@ register_provider(
         build=lambda truth, pred: bicluster_tables(truth, pred),
         kinds=("partition", "biclustering"),
         description="K x L shared-row and shared-column tables and bicluster sizes",
+        from_tables=lambda rows, cols: tables_from_partitions(rows, cols),
     )
 )
 

@@ -10,7 +10,7 @@ the cell classes and its class-pair sum, run as blocks over the cluster.
 
 from __future__ import annotations
 
-from ..engine.signatures import max_work, micro_graph
+from ..engine.signatures import max_work, micro_from_partition_tables, micro_graph
 from ..kernels import micro as KM
 from .registry import Boolean, Measure, Param, Provider, register, register_provider
 
@@ -21,6 +21,7 @@ register_provider(
         kinds=("partition", "biclustering"),
         description="row and column signature classes (one chunked pass per axis); "
         "option parts: what the selected measures read",
+        from_tables=lambda rows, cols, parts=frozenset(): micro_from_partition_tables(rows, cols, parts=parts),
     )
 )
 

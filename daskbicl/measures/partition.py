@@ -19,6 +19,7 @@ register_provider(
         build=lambda truth, pred: partition_tables(truth, pred),
         kinds=("partition",),
         description="row and column contingency tables (one chunked pass per axis)",
+        from_tables=lambda rows, cols: (rows, cols),
     )
 )
 

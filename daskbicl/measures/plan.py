@@ -31,6 +31,7 @@ from ..io.align import align
 from ..io.inputs import as_input
 from ..io.validate import BICLUSTERING, KINDS, PARTITION
 from ..scheduling import compute, scatter_inputs
+from .contingency import Contingency
 from .registry import PROVIDERS, REGISTRY, Measure, get
 
 __all__ = [
@@ -195,6 +196,9 @@ class ScorePlan:
         Pred is a biclustering with no bicluster (SPEC §2): no table is
         counted; every measure takes its declared ``empty_pred`` value once
         truth is known to cover a cell.
+    contingency : Contingency, optional
+        Scoring from already counted tables (:meth:`from_tables`); truth and
+        pred are then None.
     """
 
     truth: xr.Dataset
@@ -203,6 +207,7 @@ class ScorePlan:
     params: Mapping[str, dict]
     options: Mapping[str, dict]
     empty_pred: bool = False
+    contingency: Contingency | None = None
 
     @classmethod
     def build(cls, truth, pred, measures=None, *, tables: Sequence[str] = (),
@@ -223,6 +228,12 @@ class ScorePlan:
         **params
             Measure parameters, validated against their constraints.
         """
+        if isinstance(truth, Contingency):
+            if pred is not None:
+                raise InputError("score(tables, ...) takes the counted tables alone: pass no pred")
+            return cls.from_tables(truth, measures, **params)
+        if pred is None:
+            raise InputError("pred is missing: score(truth, pred, ...), or score(tables) for a daskbicl.contingency()")
         tables_only = bool(tables) and isinstance(measures, (list, tuple)) and not measures
         if measures is not None and not tables_only:  # names and parameters fail before any store is opened
             check_request(measures, params)
@@ -249,6 +260,22 @@ class ScorePlan:
             options.setdefault(name, {})
         return cls(truth, pred, tuple(selected), resolve_params(selected, params), options)
 
+    @classmethod
+    def from_tables(cls, tables: Contingency, measures=None, **params) -> ScorePlan:
+        """A plan that scores two co-clusterings from their counted tables (no data pass).
+
+        Every co-clustering measure applies, and every other measure whose
+        provider declares ``from_tables``.
+        """
+        if measures is not None:
+            check_request(measures, params)
+        selected = select_measures(measures, PARTITION, PARTITION)
+        for m in selected:
+            if PROVIDERS[m.provider].from_tables is None:
+                raise MeasureError(f"measure {m.name!r} cannot be scored from contingency tables")
+        return cls(None, None, tuple(selected), resolve_params(selected, params), provider_options(selected),
+                   contingency=tables)
+
     @property
     def keys(self) -> dict[str, str]:
         """Provider name -> graph key."""
@@ -263,6 +290,12 @@ class ScorePlan:
         """
         if self.empty_pred:
             return {_COVERS: _truth_covers_a_cell(self.truth)}
+        if self.contingency is not None:
+            rows, cols = self.contingency.row_table, self.contingency.col_table
+            return {
+                graph_key(name, opts): dask.delayed(PROVIDERS[name].from_tables, pure=False)(rows, cols, **opts)
+                for name, opts in self.options.items()
+            }
         with shared_passes():
             return {
                 graph_key(name, opts): PROVIDERS[name].build(self.truth, self.pred, **opts)
@@ -302,6 +335,14 @@ class ScorePlan:
     def compute(self, *, progress: bool = False) -> dict:
         """Count and finalize this plan alone (see :func:`run`)."""
         return run([self], progress=progress)[0]
+
+    def to_delayed(self):
+        """A ``dask.delayed`` object that computes to :meth:`compute`'s dict.
+
+        In-memory inputs are embedded in the graph (not scattered), so the
+        object may be computed later, with other work, on any scheduler.
+        """
+        return dask.delayed(self.finalize, pure=False)(self.graphs())
 
 
 #: Graph key of the one table an empty pred needs.

@@ -156,13 +156,18 @@ class Param:
 class Provider:
     """A counting pass: ``build(truth, pred, **options) -> Delayed``.
 
-    ``kinds`` are the input kinds (per side) it accepts.
+    ``kinds`` are the input kinds (per side) it accepts.  ``from_tables``,
+    when set, computes the same table eagerly from the row and column
+    contingency tables of two co-clusterings (``from_tables(row_table,
+    col_table, **options)``), so :func:`daskbicl.score` can score a
+    :class:`~daskbicl.measures.contingency.Contingency` without the data.
     """
 
     name: str
     build: Callable
     kinds: tuple[str, ...]
     description: str = ""
+    from_tables: Callable | None = None
 
 
 def _frozen(mapping) -> Mapping:
