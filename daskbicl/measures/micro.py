@@ -104,7 +104,7 @@ Examples
 register(
     Measure(
         name="micro_ce",
-        summary="Clustering error over cells (Patrikainen–Meila): (|U| − D_max)/|U| (0 = identical).",
+        summary="Clustering error over cells (Patrikainen–Meila): share of covered cells outside the best bicluster matching (0 = identical).",
         empty_pred=1.0,
         family="micro",
         provider="micro",
@@ -156,7 +156,7 @@ Examples
 register(
     Measure(
         name="micro_rnia",
-        summary="Relative non-intersecting area: (|U| − |I|)/|U| (0 = identical coverage).",
+        summary="Relative non-intersecting area: share of covered cells not covered alike by both sides (0 = identical coverage).",
         empty_pred=1.0,
         family="micro",
         provider="micro",
