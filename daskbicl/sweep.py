@@ -140,8 +140,9 @@ class SweepTradeoff:
         optimal curve (bold), its breakpoints, each interval's winner and
         the application domain — the same intervals and AUC as
         :attr:`optimal` (results removed by ``pre_min`` / ``rec_min`` are
-        not drawn).  Several sweeps: one row per index with the comparison
-        panel first and, with ``detail=True``, one such panel per algorithm.
+        not drawn).  Several sweeps: per index, the comparison panel first
+        and, with ``detail=True``, one such panel per algorithm.  Panels
+        are laid out in rows of at most two.
 
         Parameters
         ----------
@@ -159,32 +160,26 @@ class SweepTradeoff:
         -------
         matplotlib.figure.Figure
         """
-        from matplotlib.figure import Figure
-
         from . import plot as P
-        from .plot._common import LABELS
+        from .plot._common import LABELS, panel_grid
 
         indices = self._indices(indices)
         several = self.comparison is not None
         algs = list(self.optimal)
-        if several:
-            nrows, ncols = len(indices), 1 + (len(algs) if detail else 0)
-        else:
-            nrows, ncols = 1, len(indices)
-        fig = Figure(figsize=(5.6 * ncols, 5.6 * nrows), layout="constrained")
-        axes = fig.subplots(nrows, ncols, squeeze=False)
+        per_index = (1 + (len(algs) if detail else 0)) if several else 1
+        fig, grid = panel_grid(per_index * len(indices))  # rows of at most two panels: readable at page width
         for k, idx in enumerate(indices):
             st = self.for_index(idx)
             label = LABELS[idx]
+            row = grid[k * per_index:(k + 1) * per_index]
             if several:
-                row = axes[k]
                 title = f"Algorithm comparison — {label}{self._suffix()}"
                 if st.excluded:
                     title += f"\nexcluded (no result meets the constraints): {', '.join(map(str, st.excluded))}"
                 P.plot_comparison(st.comparison, ax=row[0], n_grid=n_grid, title=title)
                 panels = list(zip(row[1:], algs))
             else:
-                panels = [(axes[0][k], algs[0])]
+                panels = [(row[0], algs[0])]
             for ax, alg in panels:
                 P.plot_tradeoff(
                     st.optimal[alg], domain=st.domain[alg], ax=ax, n_grid=n_grid,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import InputError
 
-__all__ = ["save"]
+__all__ = ["legend_below", "new_axes", "panel_grid", "place_labels", "save"]
 
 #: Display names of the weighted indices.
 LABELS = {"kulczynski": "Kulczynski", "fmeasure": "F-measure", "folke": "Folke", "jaccard": "Jaccard"}
@@ -24,7 +26,91 @@ def new_axes(ax=None, figsize=(5.5, 4.5)):
     return fig, fig.add_subplot()
 
 
-def legend_below(ax, *, fontsize: int = 7):
+#: Candidate label offsets (points) around a marker, in order of preference.
+_OFFSETS = ((5, 4), (5, -11), (-5, 4), (-5, -11), (7, -3), (-7, -3), (0, 8), (0, -14), (10, 10), (-10, 10),
+            (10, -17), (-10, -17), (14, 0), (-14, 0))
+
+
+def _axes_points(ax) -> tuple[float, float]:
+    """Approximate size of the axes in points (before constrained layout runs)."""
+    w, h = ax.figure.get_size_inches()
+    pos = ax.get_position()
+    return max(w * 72 * pos.width, 1.0), max(h * 72 * pos.height, 1.0)
+
+
+def _overlap(a, b) -> float:
+    dx = min(a[2], b[2]) - max(a[0], b[0])
+    dy = min(a[3], b[3]) - max(a[1], b[1])
+    return dx * dy if dx > 0 and dy > 0 else 0.0
+
+
+def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: str = "point-label"):
+    """Name points without collisions: each label takes the first free spot around its marker.
+
+    Boxes are estimated in points from the text length (0.6 em per
+    character), so this works before the figure is drawn.  ``obstacles`` are
+    extra ``(x, y, width_pt, height_pt)`` boxes in data coordinates (e.g.
+    isoline labels) that labels must avoid.  Returns the annotations.
+    """
+    xs = np.asarray(xs, dtype=np.float64)
+    ys = np.asarray(ys, dtype=np.float64)
+    W, H = _axes_points(ax)
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+
+    def to_pt(x, y):
+        return (x - x0) / (x1 - x0) * W, (y - y0) / (y1 - y0) * H
+
+    boxes = []
+    for x, y in zip(xs, ys):  # every marker is an obstacle (about 7 pt across)
+        px, py = to_pt(x, y)
+        boxes.append((px - 3.5, py - 3.5, px + 3.5, py + 3.5))
+    for x, y, w, h in obstacles:
+        px, py = to_pt(x, y)
+        boxes.append((px - w / 2, py - h / 2, px + w / 2, py + h / 2))
+    out = []
+    order = np.lexsort((xs, -ys))  # top to bottom, left to right
+    for i in order:
+        text = str(names[i])
+        w, h = 0.6 * fontsize * max(len(text), 1), fontsize
+        px, py = to_pt(xs[i], ys[i])
+        best, best_cost = None, None
+        for dx, dy in _OFFSETS:
+            left = px + dx if dx >= 0 else px + dx - w
+            box = (left, py + dy, left + w, py + dy + h)
+            outside = max(0.0, -box[0]) + max(0.0, box[2] - W) + max(0.0, -box[1]) + max(0.0, box[3] - H)
+            cost = sum(_overlap(box, b) for b in boxes) + 50 * outside
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (dx, dy, box), cost
+            if cost == 0:
+                break
+        dx, dy, box = best
+        boxes.append(box)
+        ann = ax.annotate(text, (xs[i], ys[i]), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                          ha="left" if dx >= 0 else "right", va="bottom", zorder=6)
+        ann.set_gid(gid)
+        out.append(ann)
+    return out
+
+
+#: Panels per row of a multi-panel figure: more makes a figure too wide to read at page width.
+MAX_COLUMNS = 2
+
+
+def panel_grid(n: int, *, width: float = 6.0, height: float = 5.4):
+    """``(fig, axes)``: ``n`` panels in rows of at most :data:`MAX_COLUMNS`; unused cells removed."""
+    from matplotlib.figure import Figure
+
+    ncols = min(n, MAX_COLUMNS)
+    nrows = -(-n // ncols)
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    grid = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for extra in grid[n:]:
+        fig.delaxes(extra)
+    return fig, list(grid[:n])
+
+
+def legend_below(ax, *, fontsize: int = 8):
     """The axes' legend, centred under the axes (it never covers the data).
 
     Constrained layout (used by every daskbicl figure) makes room for it.

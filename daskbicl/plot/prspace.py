@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import InputError
 from ..kernels.tradeoff import _check_index, weighted_index
 from ._common import LABELS as _LABELS
-from ._common import legend_below, new_axes
+from ._common import legend_below, new_axes, place_labels
 
 __all__ = ["plot_corrected_pr_space", "plot_pr_space"]
 
@@ -45,18 +45,41 @@ def _draw_points(ax, p, r, names, groups=None):
                 zorder=5, label=str(g), gid="results",
             )
     if names is not None:
-        for x, y, name in zip(r, p, names):
-            ax.annotate(str(name), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8)
+        place_labels(ax, r, p, names, fontsize=8, obstacles=getattr(ax, "_daskbicl_isoline_labels", ()))
 
 
-def _isolines(ax, index, lam, levels):
-    """Contours of the weighted index over the unit square (x = rec, y = pre)."""
-    R, P = np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201))
+def _isoline_label_spots(cs, points, lo: float = 0.0) -> list[tuple[float, float]]:
+    """One label position per isoline: the vertex farthest from every result point (and the frame)."""
+    spots = []
+    pts = np.column_stack(points) if len(points[0]) else np.zeros((0, 2))
+    for segs in cs.allsegs:
+        segs = [s for s in segs if len(s)]
+        if not segs:
+            continue
+        v = np.concatenate(segs)
+        span = 1.0 - lo
+        inner = (v[:, 0] > lo + 0.06 * span) & (v[:, 0] < 0.94) & (v[:, 1] > lo + 0.06 * span) & (v[:, 1] < 0.94)
+        cand = v[inner] if inner.any() else v
+        if len(pts):
+            d = np.min(np.hypot(cand[:, None, 0] - pts[None, :, 0], cand[:, None, 1] - pts[None, :, 1]), axis=1)
+        else:
+            d = -np.abs(cand[:, 0] - cand[:, 1])  # no points: label where the isoline crosses the diagonal
+        spot = cand[int(np.argmax(d))]
+        spots.append((float(spot[0]), float(spot[1])))
+        pts = np.vstack([pts, spot[None, :]]) if len(pts) else spot[None, :]
+    return spots
+
+
+def _isolines(ax, index, lam, levels, points=((), ()), lo: float = 0.0):
+    """Contours of the weighted index (x = rec, y = pre), labelled away from the result points."""
+    R, P = np.meshgrid(np.linspace(lo, 1, 201), np.linspace(lo, 1, 201))
     cs = ax.contour(
         R, P, weighted_index(P, R, lam, index), levels=list(levels), colors="0.45", linewidths=0.8
     )
     cs.set_gid("isolines")
-    ax.clabel(cs, fmt="%.2f", fontsize=7)
+    spots = _isoline_label_spots(cs, points, lo)
+    ax.clabel(cs, fmt="%.2f", fontsize=7, manual=spots)
+    ax._daskbicl_isoline_labels = [(x, y, 24.0, 9.0) for x, y in spots]  # boxes the point labels avoid
     return cs
 
 
@@ -119,8 +142,8 @@ def plot_pr_space(
     >>> ax = fig.axes[0]
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('recall', 'precision')
-    >>> sorted(a.get_gid() for a in ax.get_children() if a.get_gid())
-    ['isolines', 'random', 'results', 'unreachable']
+    >>> sorted({a.get_gid() for a in ax.get_children() if a.get_gid()})
+    ['isolines', 'point-label', 'random', 'results', 'unreachable']
     """
     _check_index(index)
     p, r = _points(pre, rec, names, 0.0, groups)
@@ -144,10 +167,10 @@ def plot_pr_space(
             gid="random",
             label=f"random result (pre = |B|/|D| = {b / D:.3g})",
         )
-    _isolines(ax, index, lam, levels)
-    _draw_points(ax, p, r, names, groups)
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
+    _isolines(ax, index, lam, levels, points=(r, p))
+    _draw_points(ax, p, r, names, groups)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
     ax.set_title(title if title is not None else f"PR space — {_LABELS[index]} isolines (λ = {lam:g})")
@@ -221,10 +244,10 @@ def plot_corrected_pr_space(
     ax.axhspan(lo, 0, color="0.88", zorder=0)
     ax.axhline(0, color="C3", ls="--", lw=1.2, gid="random", label="random result")
     ax.axvline(0, color="C3", ls="--", lw=1.2, gid="random")
-    _isolines(ax, index, lam, levels)
-    _draw_points(ax, p, r, names, groups)
     ax.set_xlim(lo, 1.02)
     ax.set_ylim(lo, 1.02)
+    _isolines(ax, index, lam, levels, points=(r, p))
+    _draw_points(ax, p, r, names, groups)
     ax.set_xlabel("corrected recall  rec$^c$")
     ax.set_ylabel("corrected precision  pre$^c$")
     ax.set_title(

@@ -24,7 +24,7 @@ from ..kernels.tradeoff import (
     optimal_tradeoff,
 )
 from ._common import LABELS as _LABELS
-from ._common import legend_below, new_axes
+from ._common import legend_below, new_axes, panel_grid
 
 __all__ = ["envelope_grid", "plot_comparison", "plot_tradeoff", "plot_tradeoff_space"]
 
@@ -103,17 +103,6 @@ def plot_tradeoff(
         mn = domain.minimal_curve(lam)
         ax.fill_between(
             lam,
-            np.minimum(mx, mn),
-            np.maximum(mx, mn),
-            facecolor="#9ecae1",
-            edgecolor="none",
-            alpha=0.45,
-            zorder=0,
-            gid="application-domain",
-            label="application domain (between minimal and maximal)",
-        )
-        ax.fill_between(
-            lam,
             0,
             mx,
             facecolor="none",
@@ -122,7 +111,7 @@ def plot_tradeoff(
             linewidth=0,
             zorder=0.5,
             gid="uninformative",
-            label="uninformative (under X = D)",
+            label="uninformative: below predicting the whole matrix",
         )
         ax.plot(
             lam,
@@ -154,6 +143,8 @@ def plot_tradeoff(
                 gid="curve",
                 label=f"result {name}" if few else None,
             )
+        if not few:  # too many for the legend: name each curve at its right end
+            _label_curve_ends(ax, [str(c) for c in curves.columns], curves.to_numpy()[-1], [ln.get_color() for ln in ax.lines if ln.get_gid() == "curve"])
     ax.plot(
         lam,
         tradeoff.envelope(lam),
@@ -183,6 +174,28 @@ def plot_tradeoff(
     ax.set_title(title if title is not None else f"Tradeoff space — {_LABELS[tradeoff.index]}")
     legend_below(ax)
     return fig
+
+
+def _label_curve_ends(ax, names, ends, colors, fontsize: float = 7):
+    """Name curves just right of the axes at their value at λ = 1, spread so that no two labels overlap."""
+    ends = np.asarray(ends, dtype=np.float64)
+    y0, y1 = ax.get_ylim()
+    _, height_pt = ax.figure.get_size_inches() * 72 * np.array([1, ax.get_position().height])
+    gap = 1.6 * fontsize / max(height_pt, 1.0) * (y1 - y0)  # margin: constrained layout shrinks the axes later
+    order = np.argsort(ends)
+    placed = np.empty_like(ends)
+    last = -np.inf
+    for i in order:  # bottom-up: each label at its curve, or just above the previous label
+        placed[i] = max(ends[i], last + gap)
+        last = placed[i]
+    overflow = last - (y1 - gap / 2)
+    if overflow > 0:  # pushed past the top: shift the stack down, never below the bottom
+        placed = np.maximum(placed - overflow, y0)
+    for name, y_end, y_txt, color in zip(names, ends, placed, colors):
+        ann = ax.annotate(name, (1.0, y_end), xytext=(1.012, y_txt), textcoords=("axes fraction", "data"),
+                          fontsize=fontsize, color=color, va="center", ha="left", annotation_clip=False,
+                          arrowprops={"arrowstyle": "-", "color": color, "lw": 0.5, "alpha": 0.7})
+        ann.set_gid("curve-label")
 
 
 def _label_intervals(ax, intervals, column: str, height, colors=None):
@@ -262,10 +275,7 @@ def plot_tradeoff_space(
     if (truth_size is None) != (n_cells is None):
         raise InputError("give both truth_size and n_cells, or neither")
     if ax is None:
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(5.2 * len(indices), 4.5), layout="constrained")
-        axes = fig.subplots(1, len(indices), squeeze=False)[0]
+        fig, axes = panel_grid(len(indices))
     else:
         fig, axes = ax.figure, [ax]
     for a, idx in zip(axes, indices):
