@@ -72,10 +72,15 @@ def ce(z, zp, w, wp) -> Fraction:
     return dr + dc - dr * dc
 
 
-def nce(z, zp, w, wp) -> Fraction:
+def nce(z, zp, w, wp, normalizer: str = "corrected") -> Fraction:
+    """1 − CE / (1 − 1/(HL)) (1 when HL = 1); "printed": the published 1/H + 1/L − 1/(HL)."""
     h = max(len(set(z)), len(set(zp)))
     l_ = max(len(set(w)), len(set(wp)))
-    return 1 - ce(z, zp, w, wp) / (Fraction(1, h) + Fraction(1, l_) - Fraction(1, h * l_))
+    if normalizer == "printed":
+        return 1 - ce(z, zp, w, wp) / (Fraction(1, h) + Fraction(1, l_) - Fraction(1, h * l_))
+    if h * l_ == 1:
+        return Fraction(1)
+    return 1 - ce(z, zp, w, wp) / (1 - Fraction(1, h * l_))
 
 
 def entropy(labels) -> float:

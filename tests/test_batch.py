@@ -152,6 +152,9 @@ def test_a_new_measure_or_parameter_scores_only_what_is_new(work, client):
 
     assert {r["params"] for r in fm} == {params_key({**get("fmeasure").defaults, "beta": 2})}  # defaults included
     assert '"beta":2.0' in fm[0]["params"]
+    # NCE carries its normaliser, so rows of the printed formula (scored before the erratum, params {}) and
+    # rows of the corrected one are never confused and a rerun scores the new one
+    assert {r["params"] for r in rows if r["measure"] == "nce"} == {'{"normalizer":"corrected"}'}
     p0 = next(r for r in fm if r["pred"].endswith("pred-0.zarr"))
     assert p0["value"] == pytest.approx(daskbicl.fmeasure(work / "truth.zarr", work / "pred-0.zarr", beta=2), rel=1e-12)
 

@@ -89,13 +89,42 @@ def test_cari_hand_value_by_pair_count():
     assert O.ari_pairs(O.cell_labels(z, w), O.cell_labels(z, wp)) == Fraction(25, 91)
 
 
-def test_nce_can_be_negative_as_the_spec_formula_stands():
-    # SPEC §3 claims NCE in [0, 1]; with its normalizer a uniform table gives -0.6.
+def test_nce_is_zero_on_independent_uniform_clusters_and_the_printed_formula_is_not():
+    # The erratum: with the published normaliser a uniform 3 x 3 table gives -0.6.
     z = np.repeat(np.arange(3), 3)
     zp = np.tile(np.arange(3), 3)
-    value = daskbicl.nce((z, z), (zp, zp))
-    assert value == pytest.approx(-0.6)
-    assert value == pytest.approx(float(O.nce(list(z), list(zp), list(z), list(zp))))
+    assert daskbicl.nce((z, z), (zp, zp)) == 0.0
+    printed = daskbicl.nce((z, z), (zp, zp), normalizer="printed")
+    assert printed == pytest.approx(-0.6)
+    assert printed == pytest.approx(float(O.nce(list(z), list(zp), list(z), list(zp), "printed")))
+
+
+@pytest.mark.parametrize("h, l_", [(2, 3), (3, 3), (4, 2), (5, 7), (1, 4)])
+def test_nce_of_independent_uniform_clusters_is_zero(h, l_):
+    z, zp = np.repeat(np.arange(h), h * 2), np.tile(np.arange(h), h * 2)
+    w, wp = np.repeat(np.arange(l_), l_), np.tile(np.arange(l_), l_)
+    assert daskbicl.nce((z, w), (zp, wp)) == pytest.approx(0.0, abs=1e-15)
+
+
+@given(coclustering_pair(max_rows=12, max_cols=10))
+def test_nce_in_zero_one_and_both_normalisers_match_their_oracles(pair):
+    (z, w), (zp, wp) = pair
+    lists = [np.asarray(x).tolist() for x in (z, zp, w, wp)]
+    got = daskbicl.nce((z, w), (zp, wp))
+    assert 0.0 <= got <= 1.0
+    assert got == float(O.nce(*lists))
+    printed = daskbicl.nce((z, w), (zp, wp), normalizer="printed")
+    assert printed == float(O.nce(*lists, "printed"))
+    assert daskbicl.nce((z, w), (z, w)) == 1.0  # relabelings score 1
+    values = np.unique(np.concatenate([np.asarray(z), np.asarray(w)]))
+    new = dict(zip(values.tolist(), np.random.default_rng(len(values)).permutation(len(values)).tolist()))
+    relabel = np.vectorize(new.__getitem__)
+    assert daskbicl.nce((z, w), (relabel(z), relabel(w) + 7)) == 1.0
+
+
+def test_nce_normalizer_is_checked_before_any_work():
+    with pytest.raises(daskbicl.MeasureError, match="parameter normalizer must be one of 'corrected', 'printed'"):
+        daskbicl.nce(([0, 1], [0]), ([0, 1], [0]), normalizer="paper")
 
 
 @pytest.mark.parametrize("name", PARTITION_MEASURES)

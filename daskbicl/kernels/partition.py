@@ -212,28 +212,41 @@ def ce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> float:
     return float(_ce_fraction(rows, cols, dense_limit))
 
 
-def nce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> float:
-    """Normalized co-clustering error, exactly as SPEC §3 defines it.
+#: NCE normalisers: the largest CE (the default) and the one the paper prints.
+NCE_NORMALIZERS = ("corrected", "printed")
+
+
+def nce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT, normalizer: str = "corrected") -> float:
+    """Normalised co-clustering error: CE divided by its largest value, from 1.
 
     .. math::
-        \\mathrm{NCE} = 1 - \\frac{\\mathrm{CE}}{1/H + 1/L - 1/(HL)},\\quad
-        H = \\max(H, H'),\\ L = \\max(L, L')
+        \mathrm{NCE} = 1 - \frac{\mathrm{CE}}{1 - 1/(HL)},\quad
+        H = \max(H, H'),\ L = \max(L, L')
 
-    1 means identical up to relabeling.  Note: the normalizer equals
-    ``1 − (1 − 1/H)(1 − 1/L)``, whereas the largest possible CE is
-    ``1 − 1/(HL)``; NCE is therefore not bounded below by 0.  It is bounded
-    below by ``1 − (HL − 1)/(H + L − 1)``, reached by tables whose every cell
-    holds the same count (e.g. ``-0.6`` for H = L = 3):
+    and 1 when ``H·L = 1``.  In [0, 1]: 1 = identical up to relabeling, 0 =
+    the largest possible CE, reached by independent uniform clusters.
 
-    >>> u = Table.from_dense(np.ones((3, 3), dtype=np.int64))
-    >>> nce(u, u)
-    -0.6
+    ``normalizer="printed"`` divides by the published ``1/H + 1/L − 1/(HL)``
+    instead (to reproduce published numbers).  That normaliser is smaller than
+    the largest CE whenever ``H`` or ``L`` exceeds 2, so NCE then goes below
+    0, down to ``1 − (HL − 1)/(H + L − 1)``.
+
+    >>> u = Table.from_dense(np.ones((3, 3), dtype=np.int64))   # independent, uniform
+    >>> nce(u, u), nce(u, u, normalizer="printed")
+    (0.0, -0.6)
     >>> nce(Table.from_labels([0, 1, 1], [1, 0, 0]), Table.from_labels([4, 2], [0, 1]))
     1.0
     """
     h = max(rows.shape)
     l_ = max(cols.shape)
-    norm = Fraction(h + l_ - 1, h * l_)
+    if normalizer == "corrected":
+        if h * l_ == 1:
+            return 1.0
+        norm = 1 - Fraction(1, h * l_)
+    elif normalizer == "printed":
+        norm = Fraction(h + l_ - 1, h * l_)
+    else:
+        raise ValueError(f"normalizer must be one of {NCE_NORMALIZERS}, got {normalizer!r}")
     return float(1 - _ce_fraction(rows, cols, dense_limit) / norm)
 
 

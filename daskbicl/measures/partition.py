@@ -11,7 +11,7 @@ import math
 from .. import config
 from ..engine.partition import partition_tables
 from ..kernels import partition as K
-from .registry import Measure, Provider, register, register_provider
+from .registry import Measure, OneOf, Param, Provider, register, register_provider
 
 register_provider(
     Provider(
@@ -133,26 +133,40 @@ Examples
 register(
     Measure(
         name="nce",
-        summary="Normalized co-clustering error, 1 − CE/(1/H + 1/L − 1/(HL)) (1 = identical).",
+        summary="Normalised co-clustering error, 1 − CE/(1 − 1/(HL)) (1 = identical, 0 = independent).",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.nce(*t, dense_limit=_dense_limit()),
+        finalize=lambda t, normalizer="corrected": K.nce(*t, dense_limit=_dense_limit(), normalizer=normalizer),
         symmetric=True,
-        bounds=(-math.inf, 1.0),
+        bounds=(0.0, 1.0),
         perfect=1.0,
+        params={"normalizer": Param(
+            "corrected", OneOf(K.NCE_NORMALIZERS),
+            "'corrected': divide CE by its largest value 1 − 1/(HL) (NCE in [0, 1]); 'printed': the published "
+            "1/H + 1/L − 1/(HL), which goes below 0 when H or L exceeds 2 (to reproduce published numbers).",
+        )},
         doc=r"""
 .. math::
-    \mathrm{NCE} = 1 - \frac{\mathrm{CE}}{1/H + 1/L - 1/(HL)},\quad
+    \mathrm{NCE} = 1 - \frac{\mathrm{CE}}{1 - 1/(HL)},\quad
     H = \max(H, H'),\ L = \max(L, L')
 
-As SPEC §3 defines it.  The SPEC states a range of [0, 1], but the largest
-CE is ``1 − 1/(HL)``, so NCE can be negative (down to
-``1 − (HL−1)/(H+L−1)``); see :func:`daskbicl.kernels.partition.nce`.
+and 1 when HL = 1.  The largest possible CE is 1 − 1/(HL) (a best matching
+keeps at least 1/H of the rows and 1/L of the columns), so NCE is in [0, 1]:
+1 for identical co-clusterings up to relabeling, 0 for the worst case, which
+independent uniform clusters reach.
+
+Erratum: the paper prints the normaliser 1/H + 1/L − 1/(HL), from a
+mis-derived bound; it equals the largest CE only when H = L = 2 and sends
+NCE far below 0 otherwise (−0.6 for a uniform 3 x 3 table).
+``normalizer="printed"`` computes that formula, to reproduce published
+numbers.
 
 Examples
 --------
 >>> import daskbicl
 >>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]))
+0.6666666666666666
+>>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]), normalizer="printed")
 0.6666666666666666
 """,
     )
