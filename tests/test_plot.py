@@ -349,7 +349,6 @@ def test_many_curves_are_named_at_their_ends_without_overlap(tmp_path):
     labels = _by_gid(ax, "curve-label")
     assert sorted(a.get_text() for a in labels) == sorted(names)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-
     from matplotlib.text import Text
 
     canvas = FigureCanvasAgg(fig)

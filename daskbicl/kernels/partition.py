@@ -220,8 +220,8 @@ def nce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT, normaliz
     """Normalised co-clustering error: CE divided by its largest value, from 1.
 
     .. math::
-        \mathrm{NCE} = 1 - \frac{\mathrm{CE}}{1 - 1/(HL)},\quad
-        H = \max(H, H'),\ L = \max(L, L')
+        \\mathrm{NCE} = 1 - \frac{\\mathrm{CE}}{1 - 1/(HL)},\\quad
+        H = \\max(H, H'),\\ L = \\max(L, L')
 
     and 1 when ``H·L = 1``.  In [0, 1]: 1 = identical up to relabeling, 0 =
     the largest possible CE, reached by independent uniform clusters.
