@@ -29,23 +29,14 @@ from .io import as_dataset, save
 from .io.inputs import biclustering_dataset, biclustering_from_indices, from_estimator
 from .io.store import open_store as open
 from .io.synthetic import perturb, random_partition
-from .kernels.tradeoff import (
-    R_from_lambda,
-    application_domain,
-    beta_from_lambda,
-    compare_algorithms,
-    lambda_from_beta,
-    lambda_from_R,
-    optimal_tradeoff,
-    tradeoff_curves,
-    weighted_index,
-)
+from .kernels.tradeoff import R_from_lambda, beta_from_lambda, lambda_from_beta, lambda_from_R, weighted_index
 from .measures import REGISTRY as _REGISTRY
 from .measures import Contingency, contingency, score
 from .measures.bicluster import pair_scores
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
 from .sweep import SweepTradeoff, tradeoff
+from .tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff, tradeoff_curves
 
 #: Registered measures: name -> :class:`daskbicl.measures.Measure`.
 MEASURES = dict(_REGISTRY)

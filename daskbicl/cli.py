@@ -284,7 +284,7 @@ def _figure_paths(args) -> dict[str, str]:
 
 
 def _print_tradeoff(result) -> None:
-    from .kernels.tradeoff import constraint_text
+    from .tradeoff_space import constraint_text
 
     def fmt(x):
         return f"{x:.6f}"

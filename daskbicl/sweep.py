@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from . import tradeoff_space as KT
 from .errors import InputError
-from .kernels import tradeoff as KT
+from .kernels.tradeoff import get_index
 from .measures.plan import ScorePlan, run_tables
 
 __all__ = ["SweepTradeoff", "tradeoff"]
@@ -88,7 +89,7 @@ class SweepTradeoff:
         No data is read again: only the curves, intervals, AUC and
         application domain are recomputed.
         """
-        KT._check_index(index)
+        get_index(index)
         if index == self.index:
             return self
         return _analyse(
@@ -126,7 +127,7 @@ class SweepTradeoff:
         if not out:
             raise InputError("indices: give at least one index")
         for idx in out:
-            KT._check_index(idx)
+            get_index(idx)
         return out
 
     def _suffix(self) -> str:
@@ -385,7 +386,7 @@ def tradeoff(
     from .kernels.bicluster import corrected_precision_recall
     from .measures.bicluster import prepare_tables
 
-    KT._check_index(index)
+    get_index(index)
     if not sweeps:
         raise InputError("tradeoff needs at least one sweep (a biclustering of results)")
     if names is None:

@@ -31,7 +31,6 @@ import numpy as np
 
 import daskbicl
 from daskbicl.kernels.bicluster import corrected_precision_recall, pair_measures
-from daskbicl.kernels.tradeoff import application_domain, compare_algorithms, optimal_tradeoff
 from daskbicl.plot import (
     plot_comparison,
     plot_corrected_pr_space,
@@ -40,6 +39,7 @@ from daskbicl.plot import (
     plot_tradeoff_space,
     save,
 )
+from daskbicl.tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff
 
 I, J = 240, 160
 

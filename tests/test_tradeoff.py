@@ -14,15 +14,17 @@ from daskbicl.errors import InputError, MeasureError
 from daskbicl.kernels.tradeoff import (
     INDICES,
     R_from_lambda,
-    Tradeoff,
-    application_domain,
     beta_from_lambda,
-    compare_algorithms,
     lambda_from_beta,
     lambda_from_R,
+    weighted_index,
+)
+from daskbicl.tradeoff_space import (
+    Tradeoff,
+    application_domain,
+    compare_algorithms,
     optimal_tradeoff,
     tradeoff_curves,
-    weighted_index,
 )
 
 GRID = np.linspace(0.0, 1.0, 100_001)  # breakpoints, envelopes, AUC

@@ -1,4 +1,4 @@
-"""Weighted precision–recall indices and the tradeoff space (SPEC §5; numpy only).
+"""Weighted precision–recall indices and the tradeoff-space maths (numpy only).
 
 Every weighted index :math:`I_\\lambda(pre, rec)` with :math:`\\lambda \\in
 [0, 1]` the importance of recall becomes *linear in* :math:`\\lambda` after a
@@ -37,45 +37,235 @@ and Jaccard (0/0 is 0), and equals ``pre``/``rec`` at λ = 0/1 exactly.  Ties
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError, MeasureError
 
 __all__ = [
+    "INDEX_RECORDS",
     "INDICES",
-    "ApplicationDomain",
-    "Comparison",
-    "Tradeoff",
     "R_from_lambda",
-    "application_domain",
+    "WeightedIndex",
+    "below_segments",
     "beta_from_lambda",
-    "compare_algorithms",
-    "constraint_text",
+    "envelope_segments",
+    "get_index",
+    "index_integral",
+    "index_scalar",
     "lambda_from_R",
     "lambda_from_beta",
-    "optimal_tradeoff",
-    "tradeoff_curves",
+    "regular",
+    "unit",
     "weighted_index",
 ]
-
-INDICES: tuple[str, ...] = ("kulczynski", "fmeasure", "folke", "jaccard")
 
 _EPS = 1e-12  # segments shorter than this are absorbed by their neighbour
 _TINY = 1e-300
 
 
-# --------------------------------------------------------------------------- index
-def _check_index(index: str) -> str:
-    if index not in INDICES:
-        raise MeasureError(f"unknown index {index!r}; choose one of {', '.join(INDICES)}")
-    return index
+# --------------------------------------------------------------------------- the four indices, as data
 
 
-def _check_unit(name: str, value) -> np.ndarray:
+@dataclass(frozen=True)
+class WeightedIndex:
+    """One weighted index: its formula and the pieces of the envelope algorithm.
+
+    Attributes
+    ----------
+    name, label : str
+        Key (``"fmeasure"``) and display name (``"F-measure"``).
+    pieces : tuple of (float, float)
+        Intervals of λ on which ``g(I_λ)`` is linear in λ.
+    value : callable
+        ``value(p, r, lam)`` on broadcast arrays with ``0 < lam < 1``
+        (0/0 gives 0).
+    scalar : callable
+        The same for Python floats (fast inside ``quad``).
+    regular : callable
+        ``regular(p, r)``: results whose curve is a proper line in g-space.
+    slope : callable
+        ``slope(p, r, piece)``: slope in λ of ``transformed`` on a piece.
+    transformed : callable
+        ``transformed(p, r, t)``: ±g(I_t), larger is better, each a sum of
+        same-sign terms (no cancellation).
+    integral : callable
+        ``integral(p, r, a, b)``: closed-form ∫_a^b I_λ dλ within one piece.
+    """
+
+    name: str
+    label: str
+    pieces: tuple[tuple[float, float], ...]
+    value: Callable
+    scalar: Callable
+    regular: Callable
+    slope: Callable
+    transformed: Callable
+    integral: Callable
+
+    @property
+    def kinks(self) -> tuple[float, ...]:
+        """Inner piece boundaries (where the curve may have a kink)."""
+        return tuple(lo for lo, _ in self.pieces[1:])
+
+
+def _all_regular(p, r):
+    return np.ones(np.shape(p), dtype=bool)
+
+
+def _positive(p, r):
+    return (p > 0) & (r > 0)
+
+
+def _ratio(num, den):
+    """num/den, 0 where den <= 0 (the 0/0 convention)."""
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _reciprocal_integral(g, slope):
+    """∫ 1/g over [a, b] where g = 1/I is linear in λ with slope -slope(...) (F-measure, Jaccard)."""
+
+    def integral(p: float, r: float, a: float, b: float, piece: int = 0) -> float:
+        if p <= 0 or r <= 0:
+            return 0.0
+        sigma = -float(slope(p, r, piece))  # slope of g = 1/I
+        p, r = max(p, _TINY), max(r, _TINY)
+        ga, gb = g(p, r, a), g(p, r, b)
+        d = b - a
+        if sigma == 0:
+            return d / ga
+        x = sigma * d / ga
+        return (math.log1p(x) if abs(x) < 0.5 else math.log(gb / ga)) / sigma
+
+    return integral
+
+
+# Kulczynski: (1 - λ) pre + λ rec, linear itself.
+def _k_value(p, r, lam):
+    return (1 - lam) * p + lam * r
+
+
+def _k_integral(p: float, r: float, a: float, b: float, piece: int = 0) -> float:
+    return (b - a) * (p + (r - p) * (a + b) / 2)
+
+
+KULCZYNSKI = WeightedIndex(
+    name="kulczynski", label="Kulczynski", pieces=((0.0, 1.0),),
+    value=_k_value, scalar=_k_value, regular=_all_regular,
+    slope=lambda p, r, piece: r - p,
+    transformed=lambda p, r, t: (1 - t) * p + t * r,
+    integral=_k_integral,
+)
+
+
+# F-measure: pre rec / (λ pre + (1 - λ) rec); 1/I = (1 - λ)/pre + λ/rec is linear.
+def _f_value(p, r, lam):
+    return _ratio(p * r, lam * p + (1 - lam) * r)
+
+
+def _f_scalar(p: float, r: float, lam: float) -> float:
+    den = lam * p + (1 - lam) * r
+    return p * r / den if den > 0 else 0.0
+
+
+def _f_slope(p, r, piece):
+    p, r = np.maximum(p, _TINY), np.maximum(r, _TINY)  # 1/p cannot overflow (moves I by < 1e-297)
+    return 1 / p - 1 / r
+
+
+def _f_g(p, r, t):
+    return t / r + (1 - t) / p
+
+
+FMEASURE = WeightedIndex(
+    name="fmeasure", label="F-measure", pieces=((0.0, 1.0),),
+    value=_f_value, scalar=_f_scalar, regular=_positive, slope=_f_slope,
+    transformed=lambda p, r, t: -_f_g(np.maximum(p, _TINY), np.maximum(r, _TINY), t),
+    integral=_reciprocal_integral(_f_g, _f_slope),
+)
+
+
+# Folke: pre^(1-λ) rec^λ (the erratum's exponents); log I is linear.
+def _fo_value(p, r, lam):
+    return p ** (1 - lam) * r**lam
+
+
+def _fo_slope(p, r, piece):
+    return np.log(r) - np.log(p)
+
+
+def _fo_integral(p: float, r: float, a: float, b: float, piece: int = 0) -> float:
+    if p <= 0 or r <= 0:
+        return 0.0
+    sigma = float(_fo_slope(p, r, piece))
+    d = b - a
+    ia = _fo_value(p, r, a)
+    if abs(sigma * d) < 1:  # I = I(a) exp(sigma (λ - a))
+        return ia * d if sigma == 0 else ia * math.expm1(sigma * d) / sigma
+    return (_fo_value(p, r, b) - ia) / sigma
+
+
+FOLKE = WeightedIndex(
+    name="folke", label="Folke", pieces=((0.0, 1.0),),
+    value=_fo_value, scalar=_fo_value, regular=_positive, slope=_fo_slope,
+    transformed=lambda p, r, t: (1 - t) * np.log(p) + t * np.log(r),
+    integral=_fo_integral,
+)
+
+
+# Jaccard: pre rec / (w(λ) pre + w(1-λ) rec - v(λ) pre rec); 1/I is linear on [0, 1/2] and on [1/2, 1].
+def _j_den(p, r, lam):
+    w = np.minimum(2 * lam, 1.0)
+    wc = np.minimum(2 * (1 - lam), 1.0)
+    return w * p + wc * r - (1 - np.abs(1 - 2 * lam)) * p * r
+
+
+def _j_value(p, r, lam):
+    return _ratio(p * r, _j_den(p, r, lam))
+
+
+def _j_scalar(p: float, r: float, lam: float) -> float:
+    den = min(2 * lam, 1) * p + min(2 * (1 - lam), 1) * r - (1 - abs(1 - 2 * lam)) * p * r
+    return p * r / den if den > 0 else 0.0
+
+
+def _j_slope(p, r, piece):
+    p, r = np.maximum(p, _TINY), np.maximum(r, _TINY)
+    return -2 * (1 / r - 1) if piece == 0 else 2 * (1 / p - 1)
+
+
+def _j_g(p, r, t):
+    if t <= 0.5:
+        return 1 / p + 2 * t * (1 / r - 1)
+    return 1 / r + 2 * (1 - t) * (1 / p - 1)
+
+
+JACCARD = WeightedIndex(
+    name="jaccard", label="Jaccard", pieces=((0.0, 0.5), (0.5, 1.0)),
+    value=_j_value, scalar=_j_scalar, regular=_positive, slope=_j_slope,
+    transformed=lambda p, r, t: -_j_g(np.maximum(p, _TINY), np.maximum(r, _TINY), t),
+    integral=_reciprocal_integral(_j_g, _j_slope),
+)
+
+#: The weighted indices by name.
+INDEX_RECORDS: dict[str, WeightedIndex] = {x.name: x for x in (KULCZYNSKI, FMEASURE, FOLKE, JACCARD)}
+INDICES: tuple[str, ...] = tuple(INDEX_RECORDS)
+
+
+def get_index(index) -> WeightedIndex:
+    """The record of ``index`` (a name or a record); an unknown name lists the valid ones."""
+    if isinstance(index, WeightedIndex):
+        return index
+    try:
+        return INDEX_RECORDS[index]
+    except (KeyError, TypeError):
+        raise MeasureError(f"unknown index {index!r}; choose one of {', '.join(INDICES)}") from None
+
+
+def unit(name: str, value) -> np.ndarray:
+    """``value`` as float64, checked finite and within [0, 1]."""
     arr = np.asarray(value, dtype=np.float64)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
         raise InputError(f"{name} must be finite and within [0, 1]")
@@ -120,40 +310,26 @@ def weighted_index(pre, rec, lam, index: str = "fmeasure"):
     >>> weighted_index([0.5, 0.5], 0.9, [0.0, 1.0], "jaccard").tolist()
     [0.5, 0.9]
     """
-    _check_index(index)
-    p, r, lam = np.broadcast_arrays(_check_unit("pre", pre), _check_unit("rec", rec), _check_unit("lam", lam))
+    idx = get_index(index)
+    p, r, lam = np.broadcast_arrays(unit("pre", pre), unit("rec", rec), unit("lam", lam))
     with np.errstate(divide="ignore", invalid="ignore"):
-        if index == "kulczynski":
-            out = (1 - lam) * p + lam * r
-        elif index == "folke":
-            out = p ** (1 - lam) * r**lam
-        else:
-            if index == "fmeasure":
-                den = lam * p + (1 - lam) * r
-            else:
-                w = np.minimum(2 * lam, 1.0)
-                wc = np.minimum(2 * (1 - lam), 1.0)
-                den = w * p + wc * r - (1 - np.abs(1 - 2 * lam)) * p * r
-            out = np.where(den > 0, p * r / np.where(den > 0, den, 1.0), 0.0)
+        out = idx.value(p, r, lam)
     out = np.where(lam == 0, p, np.where(lam == 1, r, out))
     return out[()] if out.ndim == 0 else out
 
 
-def _scalar_index(p: float, r: float, lam: float, index: str) -> float:
-    """Plain-Python :func:`weighted_index` for one point (fast inside quad)."""
+def index_scalar(p: float, r: float, lam: float, index) -> float:
+    """Plain-Python :func:`weighted_index` for one point (fast inside ``quad``)."""
     if lam <= 0:
         return p
     if lam >= 1:
         return r
-    if index == "kulczynski":
-        return (1 - lam) * p + lam * r
-    if index == "folke":
-        return p ** (1 - lam) * r**lam
-    if index == "fmeasure":
-        den = lam * p + (1 - lam) * r
-    else:
-        den = min(2 * lam, 1) * p + min(2 * (1 - lam), 1) * r - (1 - abs(1 - 2 * lam)) * p * r
-    return p * r / den if den > 0 else 0.0
+    return get_index(index).scalar(p, r, lam)
+
+
+def regular(p: np.ndarray, r: np.ndarray, index) -> np.ndarray:
+    """Results whose curve is a proper line in g-space (not 0 on (0, 1))."""
+    return get_index(index).regular(p, r)
 
 
 def lambda_from_beta(beta):
@@ -180,7 +356,7 @@ def beta_from_lambda(lam):
     >>> float(beta_from_lambda(0.8))
     2.0
     """
-    lam = _check_unit("lam", lam)
+    lam = unit("lam", lam)
     with np.errstate(divide="ignore"):
         return np.sqrt(lam / (1 - lam))[()]
 
@@ -209,56 +385,12 @@ def R_from_lambda(lam):
     >>> float(R_from_lambda(0.25))
     3.0
     """
-    lam = _check_unit("lam", lam)
+    lam = unit("lam", lam)
     with np.errstate(divide="ignore"):
         return ((1 - lam) / lam)[()]
 
 
-# --------------------------------------------------------------------------- lines
-def _pieces(index: str) -> list[tuple[float, float]]:
-    return [(0.0, 0.5), (0.5, 1.0)] if index == "jaccard" else [(0.0, 1.0)]
-
-
-def _regular(p: np.ndarray, r: np.ndarray, index: str) -> np.ndarray:
-    """Results whose curve is a proper line in g-space (not 0 on (0, 1))."""
-    if index == "kulczynski":
-        return np.ones(p.shape, dtype=bool)
-    return (p > 0) & (r > 0)
-
-
-def _slopes(p, r, index: str, piece: int) -> np.ndarray:
-    """Slope in λ of ``_values`` on the piece (larger values are better).
-
-    For the F-measure and Jaccard, positive values below 1e-300 are raised
-    to 1e-300 so that 1/p cannot overflow (this moves the curve by less than
-    1e-297 in absolute value).
-    """
-    if index == "kulczynski":
-        return r - p
-    if index == "folke":
-        return np.log(r) - np.log(p)
-    p, r = np.maximum(p, _TINY), np.maximum(r, _TINY)
-    if index == "fmeasure":
-        return 1 / p - 1 / r
-    return -2 * (1 / r - 1) if piece == 0 else 2 * (1 / p - 1)
-
-
-def _values(p, r, index: str, t: float) -> np.ndarray:
-    """±g(I_t) (larger is better), each a sum of same-sign terms: no cancellation."""
-    if index == "kulczynski":
-        return (1 - t) * p + t * r
-    if index == "folke":
-        return (1 - t) * np.log(p) + t * np.log(r)
-    return -_g(np.maximum(p, _TINY), np.maximum(r, _TINY), index, t)
-
-
-def _g(p, r, index: str, t: float):
-    """1/I for the F-measure and Jaccard (p, r > 0), as a sum of non-negative terms."""
-    if index == "fmeasure":
-        return t / r + (1 - t) / p
-    if t <= 0.5:
-        return 1 / p + 2 * t * (1 / r - 1)
-    return 1 / r + 2 * (1 - t) * (1 / p - 1)
+# --------------------------------------------------------------------------- the envelope
 
 
 def _best(v: np.ndarray, S: np.ndarray, among: np.ndarray) -> int:
@@ -308,16 +440,17 @@ def _upper_envelope(values, S, lo: float, hi: float) -> list[tuple[float, float,
     return segments
 
 
-def _segments(p: np.ndarray, r: np.ndarray, index: str) -> list[tuple[float, float, int]]:
-    """Winner intervals over [0, 1] (positions into p, r), merged."""
-    ok = np.flatnonzero(_regular(p, r, index))
+def envelope_segments(p: np.ndarray, r: np.ndarray, index) -> list[tuple[float, float, int]]:
+    """Winner intervals ``(lam_lo, lam_hi, position)`` of the upper envelope over [0, 1], merged."""
+    idx = get_index(index)
+    ok = np.flatnonzero(idx.regular(p, r))
     if ok.size == 0:  # every curve is 0 on (0, 1)
         return [(0.0, 1.0, 0)]
     po, ro = p[ok], r[ok]
     segs: list[tuple[float, float, int]] = []
-    for piece, (lo, hi) in enumerate(_pieces(index)):
-        S = _slopes(po, ro, index, piece)
-        for a, b, k in _upper_envelope(lambda t: _values(po, ro, index, t), S, lo, hi):
+    for piece, (lo, hi) in enumerate(idx.pieces):
+        S = idx.slope(po, ro, piece)
+        for a, b, k in _upper_envelope(lambda t: idx.transformed(po, ro, t), S, lo, hi):
             k = int(ok[k])
             if segs and segs[-1][2] == k:
                 segs[-1] = (segs[-1][0], b, k)
@@ -326,368 +459,15 @@ def _segments(p: np.ndarray, r: np.ndarray, index: str) -> list[tuple[float, flo
     return segs
 
 
-def _integral(p: float, r: float, index: str, a: float, b: float) -> float:
-    """Closed-form :math:`\\int_a^b I_\\lambda(p, r)\\,d\\lambda`."""
-    if b <= a:
-        return 0.0
-    if index == "kulczynski":
-        return (b - a) * (p + (r - p) * (a + b) / 2)
-    if p <= 0 or r <= 0:
-        return 0.0
-    if index == "jaccard" and a < 0.5 < b:
-        return _integral(p, r, index, a, 0.5) + _integral(p, r, index, 0.5, b)
-    piece = 0 if (index != "jaccard" or b <= 0.5) else 1
-    sigma = float(_slopes(p, r, index, piece))
-    if index != "folke":
-        sigma = -sigma  # slope of g = 1/I
-    d = b - a
-    if index == "folke":  # I = I(a) exp(sigma (λ - a))
-        ia = _scalar_index(p, r, a, index)
-        if abs(sigma * d) < 1:
-            return ia * d if sigma == 0 else ia * math.expm1(sigma * d) / sigma
-        return (_scalar_index(p, r, b, index) - ia) / sigma
-    p, r = max(p, _TINY), max(r, _TINY)
-    ga, gb = _g(p, r, index, a), _g(p, r, index, b)
-    if sigma == 0:
-        return d / ga
-    x = sigma * d / ga
-    return (math.log1p(x) if abs(x) < 0.5 else math.log(gb / ga)) / sigma
-
-
-# --------------------------------------------------------------------------- results
-def _results(pre, rec, names) -> pd.DataFrame:
-    p = _check_unit("pre", pre)
-    r = _check_unit("rec", rec)
-    if p.ndim != 1 or p.shape != r.shape:
-        raise InputError(f"pre and rec must be 1-D of equal length, got {p.shape} and {r.shape}")
-    if p.size == 0:
-        raise InputError("need at least one result (pre, rec)")
-    names = list(range(p.size)) if names is None else list(names)
-    if len(names) != p.size:
-        raise InputError(f"got {len(names)} names for {p.size} results")
-    if len(set(names)) != len(names):
-        raise InputError("result names must be unique")
-    return pd.DataFrame({"name": names, "pre": p, "rec": r})
-
-
-def tradeoff_curves(pre, rec, lam=None, *, names=None, index: str = "fmeasure") -> pd.DataFrame:
-    """Each result's curve :math:`I_\\lambda(pre_i, rec_i)` on a λ grid.
-
-    Parameters
-    ----------
-    pre, rec : array_like, shape (n,)
-    lam : array_like, optional
-        Grid in [0, 1]; default 101 points.
-    names : sequence of hashable, optional
-        Column labels (default 0..n-1).
-    index : str
-        One of :data:`INDICES`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index ``lam``, one column per result.
-
-    Examples
-    --------
-    >>> tradeoff_curves([0.5, 1.0], [0.9, 0.2], [0, 0.5, 1], names=["a", "b"],
-    ...                 index="kulczynski").round(3).to_dict("list")
-    {'a': [0.5, 0.7, 0.9], 'b': [1.0, 0.6, 0.2]}
-    """
-    res = _results(pre, rec, names)
-    lam = np.linspace(0, 1, 101) if lam is None else _check_unit("lam", lam).ravel()
-    values = weighted_index(
-        res["pre"].to_numpy()[None, :], res["rec"].to_numpy()[None, :], lam[:, None], index
-    )
-    return pd.DataFrame(values, index=pd.Index(lam, name="lam"), columns=list(res["name"]))
-
-
-def _intervals_frame(res: pd.DataFrame, segs, index: str, label=None) -> pd.DataFrame:
-    rows = []
-    for lo, hi, k in segs:
-        p, r = float(res["pre"].iat[k]), float(res["rec"].iat[k])
-        rows.append(
-            {
-                "lam_lo": lo,
-                "lam_hi": hi,
-                "winner": res["name"].iat[k],
-                "pre": p,
-                "rec": r,
-                "area": _integral(p, r, index, lo, hi),
-            }
-        )
-    df = pd.DataFrame(rows, columns=["lam_lo", "lam_hi", "winner", "pre", "rec", "area"])
-    if label is not None:
-        df.insert(2, "algorithm", [label[k] for _, _, k in segs])
-    return df
-
-
-@dataclass(frozen=True)
-class Tradeoff:
-    """The optimal tradeoff curve of a set of results, as data.
-
-    Attributes
-    ----------
-    index : str
-    results : pandas.DataFrame
-        Columns ``name, pre, rec``: the results kept after the constraints.
-    intervals : pandas.DataFrame
-        Columns ``lam_lo, lam_hi, winner, pre, rec, area``: on each interval
-        the optimal curve is the curve of ``winner``; ``area`` its integral.
-    auc : float
-        Area under the optimal curve on [0, 1].
-    excluded : tuple
-        Names removed by ``pre_min`` / ``rec_min``.
-    """
-
-    index: str
-    results: pd.DataFrame
-    intervals: pd.DataFrame
-    auc: float
-    excluded: tuple = field(default=())
-
-    @property
-    def breakpoints(self) -> np.ndarray:
-        """λ where the best result changes (interior interval bounds)."""
-        return self.intervals["lam_lo"].to_numpy()[1:]
-
-    def winner_at(self, lam) -> np.ndarray:
-        """Name of the best result at each λ (the left interval at a breakpoint).
-
-        Consistent with :meth:`envelope` everywhere, end points included:
-        at λ = 0 the winner is a result of largest ``pre`` and at λ = 1 one
-        of largest ``rec`` — the interval's winner when it is one of them,
-        otherwise the first listed (a result with ``rec = 0`` or ``pre = 0``
-        is 0 on (0, 1), so it never appears in :attr:`intervals`, but it can
-        be the best at an end point).
-
-        Examples
-        --------
-        >>> t = optimal_tradeoff([1.0, 0.6], [0.0, 0.5], names=["r0", "b"])
-        >>> t.winner_at([0.0, 0.5, 1.0]).tolist(), t.envelope([0.0, 0.5, 1.0]).round(3).tolist()
-        (['r0', 'b', 'b'], [1.0, 0.545, 0.5])
-        """
-        lam = _check_unit("lam", lam)
-        flat = lam.ravel()
-        k = np.searchsorted(self.intervals["lam_hi"].to_numpy(), flat, side="left")
-        out = self.intervals["winner"].to_numpy()[np.minimum(k, len(self.intervals) - 1)]
-        out[flat == 0] = self._end_winner("pre", 0)
-        out[flat == 1] = self._end_winner("rec", -1)
-        return out[0] if lam.ndim == 0 else out.reshape(lam.shape)
-
-    def _end_winner(self, column: str, row: int):
-        """The best result at λ = 0 (``column="pre"``) or λ = 1 (``"rec"``)."""
-        values = self.results[column].to_numpy()
-        if self.intervals[column].iat[row] >= values.max():
-            return self.intervals["winner"].iat[row]
-        return self.results["name"].iat[int(np.argmax(values))]
-
-    def envelope(self, lam) -> np.ndarray:
-        """The optimal curve :math:`\\max_i I_\\lambda(pre_i, rec_i)` at ``lam``."""
-        lam = _check_unit("lam", lam)
-        iv = self.intervals
-        k = np.minimum(np.searchsorted(iv["lam_hi"].to_numpy(), lam, side="left"), len(iv) - 1)
-        out = weighted_index(iv["pre"].to_numpy()[k], iv["rec"].to_numpy()[k], lam, self.index)
-        # at the end points a result that is 0 on (0, 1) may still be the best
-        out = np.where(lam == 0, self.results["pre"].max(), out)
-        return np.where(lam == 1, self.results["rec"].max(), out)
-
-    def _continuous_envelope(self, lam: np.ndarray) -> np.ndarray:
-        """The envelope with its one-sided limits at λ = 0 and 1 (for quadrature)."""
-        iv = self.intervals
-        k = np.minimum(np.searchsorted(iv["lam_hi"].to_numpy(), lam, side="left"), len(iv) - 1)
-        p, r = iv["pre"].to_numpy()[k], iv["rec"].to_numpy()[k]
-        out = weighted_index(p, r, lam, self.index)
-        return np.where(_regular(p, r, self.index), out, 0.0)
-
-    def curves(self, lam=None) -> pd.DataFrame:
-        """Every kept result's curve (see :func:`tradeoff_curves`)."""
-        return tradeoff_curves(
-            self.results["pre"], self.results["rec"], lam, names=self.results["name"], index=self.index
-        )
-
-    def partial_auc(self, a: float, b: float, *, normalize: bool = False) -> float:
-        """:math:`\\int_a^b \\max_i I_\\lambda\\,d\\lambda` (divided by b - a if ``normalize``)."""
-        if not (0 <= a < b <= 1):
-            raise InputError(f"need 0 <= a < b <= 1, got a={a}, b={b}")
-        total = sum(
-            _integral(p, r, self.index, max(lo, a), min(hi, b))
-            for lo, hi, p, r in self.intervals[["lam_lo", "lam_hi", "pre", "rec"]].itertuples(index=False)
-        )
-        return total / (b - a) if normalize else total
-
-    def weighted_auc(self, density: Callable | Sequence[float], grid=None) -> float:
-        """:math:`\\int_0^1 \\max_i I_\\lambda\\,\\rho(\\lambda)\\,d\\lambda / \\int_0^1 \\rho`.
-
-        ``density`` is a callable ρ(λ) ≥ 0 (integrated with
-        :func:`scipy.integrate.quad` piecewise on the intervals) or an array
-        of values on ``grid`` (default an even grid on [0, 1]; trapezoid
-        rule on the envelope's one-sided limits at 0 and 1, so accurate to
-        the grid's resolution).
-        """
-        return _weighted_auc(self, density, grid)
-
-
-def _weighted_auc(t: Tradeoff, density, grid) -> float:
-    if callable(density):
-        from scipy.integrate import quad
-
-        num = den = 0.0
-        opts = {"limit": 200, "epsabs": 1e-13, "epsrel": 1e-11}
-        for lo, hi, p, r in t.intervals[["lam_lo", "lam_hi", "pre", "rec"]].itertuples(index=False):
-            kink = [0.5] if t.index == "jaccard" and lo < 0.5 < hi else None  # Jaccard's kink
-            num += quad(
-                lambda x, p=p, r=r: _scalar_index(p, r, x, t.index) * float(density(x)),
-                lo,
-                hi,
-                points=kink,
-                **opts,
-            )[0]
-            den += quad(lambda x: float(density(x)), lo, hi, points=kink, **opts)[0]
-        probe = np.asarray([density(x) for x in np.linspace(0, 1, 101)], dtype=float)
-        if np.any(probe < 0) or not den > 0:
-            raise InputError("density must be non-negative with a positive integral on [0, 1]")
-        return num / den
-    rho = np.asarray(density, dtype=np.float64)
-    grid = np.linspace(0, 1, rho.size) if grid is None else _check_unit("grid", grid)
-    if rho.ndim != 1 or grid.shape != rho.shape or rho.size < 2 or np.any(np.diff(grid) <= 0):
-        raise InputError("density values need an increasing grid of the same length (>= 2)")
-    if np.any(~np.isfinite(rho)) or np.any(rho < 0) or not np.trapezoid(rho, grid) > 0:
-        raise InputError("density must be finite, non-negative, with a positive integral")
-    env = t._continuous_envelope(grid)
-    return float(np.trapezoid(env * rho, grid) / np.trapezoid(rho, grid))
-
-
-def constraint_text(pre_min=None, rec_min=None) -> str:
-    """The given bounds as text, e.g. ``"pre >= 0.3 and rec >= 0.5"`` (``""`` for none).
-
-    Examples
-    --------
-    >>> constraint_text(rec_min=0.5)
-    'rec >= 0.5'
-    """
-    parts = [f"{k} >= {v:g}" for k, v in (("pre", pre_min), ("rec", rec_min)) if v is not None]
-    return " and ".join(parts)
-
-
-def _kept(res: pd.DataFrame, pre_min, rec_min) -> np.ndarray:
-    keep = np.ones(len(res), dtype=bool)
-    for column, bound in (("pre", pre_min), ("rec", rec_min)):
-        if bound is not None:
-            try:
-                bound = float(bound)
-            except (TypeError, ValueError):
-                raise InputError(f"{column}_min must be a number, got {bound!r}") from None
-            if math.isnan(bound):
-                raise InputError(f"{column}_min must be a number, got nan")
-            keep &= res[column].to_numpy() >= bound
-    return keep
-
-
-def _constrain(res: pd.DataFrame, pre_min, rec_min) -> tuple[pd.DataFrame, tuple]:
-    keep = _kept(res, pre_min, rec_min)
-    if not keep.any():
-        raise InputError(f"no result satisfies the constraints {constraint_text(pre_min, rec_min)}")
-    return res[keep].reset_index(drop=True), tuple(res["name"][~keep].tolist())
-
-
-def optimal_tradeoff(
-    pre,
-    rec,
-    *,
-    names=None,
-    index: str = "fmeasure",
-    pre_min: float | None = None,
-    rec_min: float | None = None,
-) -> Tradeoff:
-    """Optimal tradeoff curve, its intervals, breakpoints and AUC.
-
-    .. math::
-
-        I^*(\\lambda) = \\max_i I_\\lambda(pre_i, rec_i), \\qquad
-        \\mathrm{AUC} = \\int_0^1 I^*(\\lambda)\\,d\\lambda
-
-    Breakpoints are the closed-form crossings of the winning curves (see the
-    module docstring); the AUC sums closed-form integrals per interval.
-
-    Parameters
-    ----------
-    pre, rec : array_like, shape (n,)
-        One point per result (e.g. an algorithm's parameter sweep).
-    names : sequence of hashable, optional
-        Result labels (default 0..n-1); must be unique.
-    index : {"kulczynski", "fmeasure", "folke", "jaccard"}
-    pre_min, rec_min : float, optional
-        Keep only results with ``pre >= pre_min`` and ``rec >= rec_min``.
-
-    Returns
-    -------
-    Tradeoff
-
-    Examples
-    --------
-    >>> t = optimal_tradeoff([0.9, 0.5, 0.2], [0.3, 0.6, 0.95], names=["a", "b", "c"],
-    ...                      index="kulczynski")
-    >>> t.intervals[["lam_lo", "lam_hi", "winner"]].round(4).values.tolist()
-    [[0.0, 0.5185, 'a'], [0.5185, 1.0, 'c']]
-    >>> round(t.auc, 4)
-    0.7565
-    """
-    _check_index(index)
-    res, excluded = _constrain(_results(pre, rec, names), pre_min, rec_min)
-    segs = _segments(res["pre"].to_numpy(), res["rec"].to_numpy(), index)
-    iv = _intervals_frame(res, segs, index)
-    return Tradeoff(index, res, iv, float(iv["area"].sum()), excluded)
-
-
-# --------------------------------------------------------------------------- domain
-@dataclass(frozen=True)
-class ApplicationDomain:
-    """Trivial results of one truth bicluster and where results fall below them.
-
-    Attributes
-    ----------
-    index : str
-    maximal, minimal : tuple of float
-        ``(pre, rec)`` of X = D, ``(|B|/|D|, 1)``, and of a single true cell,
-        ``(1, 1/|B|)``.
-    uninformative : pandas.DataFrame
-        Columns ``result, lam_lo, lam_hi``: the λ intervals on which the
-        result's curve is strictly under the maximal result's curve.
-    fraction_uninformative : pandas.Series
-        Total length of those intervals, per result.
-    """
-
-    index: str
-    maximal: tuple[float, float]
-    minimal: tuple[float, float]
-    uninformative: pd.DataFrame
-    fraction_uninformative: pd.Series
-
-    def maximal_curve(self, lam) -> np.ndarray:
-        return weighted_index(*self.maximal, lam, self.index)
-
-    def minimal_curve(self, lam) -> np.ndarray:
-        return weighted_index(*self.minimal, lam, self.index)
-
-    def is_uninformative(self, name: Hashable, lam) -> np.ndarray:
-        """Boolean array: is ``lam`` inside an uninformative interval of ``name``."""
-        lam = _check_unit("lam", lam)
-        iv = self.uninformative[self.uninformative["result"] == name]
-        out = np.zeros(lam.shape, dtype=bool)
-        for lo, hi in iv[["lam_lo", "lam_hi"]].itertuples(index=False):
-            out |= (lam > lo) & (lam < hi)
-        return out
-
-
-def _below(p, r, ref, index) -> list[tuple[float, float]]:
-    """λ intervals where the curve of (p, r) is strictly under that of ref."""
-    if not _regular(np.array([p]), np.array([r]), index)[0]:
+def below_segments(p: float, r: float, ref: tuple[float, float], index) -> list[tuple[float, float]]:
+    """λ intervals where the curve of (p, r) is strictly under that of ``ref``."""
+    idx = get_index(index)
+    if not idx.regular(np.array([p]), np.array([r]))[0]:
         return [(0.0, 1.0)]
     out: list[tuple[float, float]] = []
-    for piece, (lo, hi) in enumerate(_pieces(index)):
+    for piece, (lo, hi) in enumerate(idx.pieces):
         pr = np.array([p, ref[0]], dtype=np.float64), np.array([r, ref[1]], dtype=np.float64)
-        v, sl = _values(*pr, index, lo), _slopes(*pr, index, piece)
+        v, sl = idx.transformed(*pr, lo), idx.slope(*pr, piece)
         da, ds = float(v[0] - v[1]), float(sl[0] - sl[1])  # result - ref at lo, larger is better
         if ds == 0:
             iv = (lo, hi) if da < 0 else None
@@ -702,170 +482,14 @@ def _below(p, r, ref, index) -> list[tuple[float, float]]:
     return out
 
 
-def application_domain(
-    pre, rec, *, truth_size: int, n_cells: int, names=None, index: str = "fmeasure"
-) -> ApplicationDomain:
-    """Maximal/minimal result curves and the uninformative λ of each result.
-
-    The maximal result X = D has :math:`pre = |B|/|D|, rec = 1`; the minimal
-    result (one true cell) :math:`pre = 1, rec = 1/|B|`.  A result is
-    *uninformative* at λ when :math:`I_\\lambda(pre, rec) <
-    I_\\lambda(|B|/|D|, 1)`: predicting the whole matrix would score higher.
-    Crossings are closed-form (see the module docstring).
-
-    Parameters
-    ----------
-    pre, rec : array_like, shape (n,)
-    truth_size : int
-        :math:`|B| \\geq 1`.
-    n_cells : int
-        :math:`|D| \\geq |B|`.
-    names : sequence of hashable, optional
-    index : str
-
-    Returns
-    -------
-    ApplicationDomain
-
-    Examples
-    --------
-    >>> d = application_domain([0.5], [0.5], truth_size=10, n_cells=100)
-    >>> d.maximal
-    (0.1, 1.0)
-    >>> d.uninformative.round(4).to_dict("list")
-    {'result': [0], 'lam_lo': [0.8889], 'lam_hi': [1.0]}
-    """
-    _check_index(index)
-    res = _results(pre, rec, names)
-    b, D = int(truth_size), int(n_cells)
-    if b < 1 or D < b:
-        raise InputError(f"need 1 <= truth_size <= n_cells, got {b} and {D}")
-    maximal, minimal = (b / D, 1.0), (1.0, 1.0 / b)
-    rows = [
-        (name, lo, hi)
-        for name, p, r in res.itertuples(index=False)
-        for lo, hi in _below(p, r, maximal, index)
-    ]
-    unin = pd.DataFrame(rows, columns=["result", "lam_lo", "lam_hi"])
-    frac = (unin["lam_hi"] - unin["lam_lo"]).groupby(unin["result"]).sum()
-    frac = frac.reindex(res["name"], fill_value=0.0).rename("fraction_uninformative")
-    return ApplicationDomain(index, maximal, minimal, unin, frac)
-
-
-# --------------------------------------------------------------------------- compare
-@dataclass(frozen=True)
-class Comparison:
-    """Where each algorithm's optimal tradeoff curve is the highest.
-
-    Attributes
-    ----------
-    index : str
-    tradeoffs : dict
-        Algorithm name -> its :class:`Tradeoff`.
-    intervals : pandas.DataFrame
-        Columns ``lam_lo, lam_hi, algorithm, area``: on each interval the
-        optimal curve of ``algorithm`` is the highest (``area`` = integral of
-        the overall optimal curve there).
-    segments : pandas.DataFrame
-        The same split further at each winning result change: columns
-        ``lam_lo, lam_hi, algorithm, winner, pre, rec, area``.
-    auc : pandas.Series
-        AUC of each algorithm's optimal curve.
-    excluded : tuple
-        Algorithms left out because none of their results satisfies the
-        ``pre_min`` / ``rec_min`` constraints (they have no optimal curve).
-    """
-
-    index: str
-    tradeoffs: dict
-    intervals: pd.DataFrame
-    segments: pd.DataFrame
-    auc: pd.Series
-    excluded: tuple = field(default=())
-
-    @property
-    def breakpoints(self) -> np.ndarray:
-        return self.intervals["lam_lo"].to_numpy()[1:]
-
-
-def compare_algorithms(
-    algorithms: Mapping[Hashable, object],
-    *,
-    index: str = "fmeasure",
-    pre_min: float | None = None,
-    rec_min: float | None = None,
-) -> Comparison:
-    """Compare the optimal tradeoff curves of two or more algorithms.
-
-    The best algorithm at λ is the one whose optimal curve is highest; since
-    each optimal curve is a maximum over results, this is the owner of the
-    best result overall.  Ties go to the algorithm listed first.
-
-    Parameters
-    ----------
-    algorithms : mapping
-        Name -> ``(pre, rec)``, ``(pre, rec, names)`` or a :class:`Tradeoff`
-        (whose kept results are used).
-    index : str
-    pre_min, rec_min : float, optional
-        Constraints applied to every algorithm.  An algorithm none of whose
-        results satisfies them is left out of the comparison and listed in
-        :attr:`Comparison.excluded` (an error only when every algorithm is).
-
-    Returns
-    -------
-    Comparison
-
-    Examples
-    --------
-    >>> c = compare_algorithms({"A": ([0.9, 0.6], [0.2, 0.6]), "B": ([0.3], [0.95])},
-    ...                        index="kulczynski")
-    >>> c.intervals[["lam_lo", "lam_hi", "algorithm"]].round(4).values.tolist()
-    [[0.0, 0.4615, 'A'], [0.4615, 1.0, 'B']]
-    >>> c = compare_algorithms({"A": ([0.9, 0.6], [0.2, 0.6]), "B": ([0.3], [0.95])}, pre_min=0.5)
-    >>> c.excluded, c.intervals["algorithm"].tolist()
-    (('B',), ['A'])
-    """
-    _check_index(index)
-    if len(algorithms) < 1:
-        raise InputError("need at least one algorithm")
-    tradeoffs, excluded = {}, []
-    for name, spec in algorithms.items():
-        if isinstance(spec, Tradeoff):
-            pre, rec, names = spec.results["pre"], spec.results["rec"], spec.results["name"]
-        else:
-            pre, rec, *rest = spec
-            names = rest[0] if rest else None
-        try:
-            if not _kept(_results(pre, rec, names), pre_min, rec_min).any():
-                excluded.append(name)
-                continue
-            tradeoffs[name] = optimal_tradeoff(
-                pre, rec, names=names, index=index, pre_min=pre_min, rec_min=rec_min
-            )
-        except InputError as err:
-            raise InputError(f"algorithm {name!r}: {err}") from None
-    if not tradeoffs:
-        raise InputError(
-            f"no algorithm has a result satisfying the constraints {constraint_text(pre_min, rec_min)}"
-        )
-    frames = [t.results.assign(algorithm=[a] * len(t.results)) for a, t in tradeoffs.items()]
-    res = pd.concat(frames, ignore_index=True)
-    label = res["algorithm"].tolist()
-    segments = _intervals_frame(
-        res, _segments(res["pre"].to_numpy(), res["rec"].to_numpy(), index), index, label
-    )
-    # an algorithm keeps its interval across its own internal breakpoints
-    block = (segments["algorithm"] != segments["algorithm"].shift()).cumsum()
-    iv = (
-        segments.groupby(block, sort=False)
-        .agg(
-            lam_lo=("lam_lo", "first"),
-            lam_hi=("lam_hi", "last"),
-            algorithm=("algorithm", "first"),
-            area=("area", "sum"),
-        )
-        .reset_index(drop=True)
-    )
-    auc = pd.Series({a: t.auc for a, t in tradeoffs.items()}, name="auc")
-    return Comparison(index, tradeoffs, iv, segments, auc, tuple(excluded))
+def index_integral(p: float, r: float, index, a: float, b: float) -> float:
+    """Closed-form :math:`\\int_a^b I_\\lambda(p, r)\\,d\\lambda`, split at the index's kinks."""
+    idx = get_index(index)
+    if b <= a:
+        return 0.0
+    total = 0.0
+    for piece, (lo, hi) in enumerate(idx.pieces):
+        x, y = max(a, lo), min(b, hi)
+        if y > x:
+            total += idx.integral(p, r, x, y, piece)
+    return total

@@ -7,11 +7,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..kernels.tradeoff import INDEX_RECORDS
 
 __all__ = ["legend_below", "new_axes", "panel_grid", "place_labels", "save"]
 
 #: Display names of the weighted indices.
-LABELS = {"kulczynski": "Kulczynski", "fmeasure": "F-measure", "folke": "Folke", "jaccard": "Jaccard"}
+LABELS = {name: record.label for name, record in INDEX_RECORDS.items()}
 
 _FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..kernels.tradeoff import _check_index, weighted_index
+from ..kernels.tradeoff import get_index, weighted_index
 from ._common import LABELS as _LABELS
 from ._common import legend_below, new_axes, place_labels
 
@@ -145,7 +145,7 @@ def plot_pr_space(
     >>> sorted({a.get_gid() for a in ax.get_children() if a.get_gid()})
     ['isolines', 'point-label', 'random', 'results', 'unreachable']
     """
-    _check_index(index)
+    get_index(index)
     p, r = _points(pre, rec, names, 0.0, groups)
     if (truth_size is None) != (n_cells is None):
         raise InputError("give both truth_size and n_cells, or neither")
@@ -236,7 +236,7 @@ def plot_corrected_pr_space(
     >>> fig.axes[0].get_xlabel()
     'corrected recall  rec$^c$'
     """
-    _check_index(index)
+    get_index(index)
     p, r = _points(pre_c, rec_c, names, -np.inf, groups)
     fig, ax = new_axes(ax)
     lo = min(-0.1, 1.1 * float(min(p.min(), r.min())))

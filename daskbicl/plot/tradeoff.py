@@ -16,13 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..kernels.tradeoff import (
-    ApplicationDomain,
-    Comparison,
-    Tradeoff,
-    application_domain,
-    optimal_tradeoff,
-)
+from ..tradeoff_space import ApplicationDomain, Comparison, Tradeoff, application_domain, optimal_tradeoff
 from ._common import LABELS as _LABELS
 from ._common import legend_below, new_axes, panel_grid
 
@@ -84,7 +78,7 @@ def plot_tradeoff(
 
     Examples
     --------
-    >>> from daskbicl.kernels.tradeoff import optimal_tradeoff
+    >>> from daskbicl.tradeoff_space import optimal_tradeoff
     >>> t = optimal_tradeoff([0.9, 0.3], [0.2, 0.95], index="kulczynski")
     >>> ax = plot_tradeoff(t).axes[0]
     >>> [ln.get_gid() for ln in ax.lines]
@@ -318,7 +312,7 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
 
     Examples
     --------
-    >>> from daskbicl.kernels.tradeoff import compare_algorithms
+    >>> from daskbicl.tradeoff_space import compare_algorithms
     >>> c = compare_algorithms({"A": ([0.9], [0.3]), "B": ([0.3], [0.9])})
     >>> ax = plot_comparison(c).axes[0]
     >>> [ln.get_gid() for ln in ax.lines]
