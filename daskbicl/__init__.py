@@ -14,6 +14,8 @@ accessor method (``truth.bicl.cari(pred)``); ``daskbicl.MEASURES`` lists them.
 
 from __future__ import annotations
 
+import xarray as xr
+
 from . import accessor as _accessor  # noqa: F401  (registers Dataset.bicl)
 from ._version import __version__
 from .errors import (
@@ -25,10 +27,13 @@ from .errors import (
     StoreError,
     TooLargeError,
 )
-from .io import as_dataset, save
+from .io import save
+from .io.align import check_unique
+from .io.inputs import as_input as as_dataset
 from .io.inputs import biclustering_dataset, biclustering_from_indices, from_estimator
 from .io.store import open_store as open
 from .io.synthetic import perturb, random_partition
+from .io.validate import as_dataset as _validated
 from .kernels.tradeoff import R_from_lambda, beta_from_lambda, lambda_from_beta, lambda_from_R, weighted_index
 from .measures import REGISTRY as _REGISTRY
 from .measures import Contingency, contingency, score
@@ -63,9 +68,7 @@ def partition(row_labels, col_labels, *, row=None, col=None):
     >>> ds.attrs["daskbicl_kind"], ds.sizes["row"], ds.sizes["col"]
     ('partition', 3, 2)
     """
-    import xarray as xr
-
-    ds = as_dataset((row_labels, col_labels), "partition")
+    ds = _validated((row_labels, col_labels), "partition")
     coords = {}
     for dim, values in (("row", row), ("col", col)):
         if values is not None:
@@ -77,8 +80,6 @@ def partition(row_labels, col_labels, *, row=None, col=None):
             coords[dim] = values
     if coords:
         ds = ds.assign_coords(coords)
-        from .io.align import check_unique
-
         for dim in coords:  # reject duplicated coordinate labels now, not at scoring time
             check_unique(ds.indexes[dim], "partition()", dim)
     return xr.Dataset(ds.data_vars, coords=ds.coords, attrs=ds.attrs)
@@ -107,7 +108,7 @@ def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
     ('biclustering', {'bicluster': 1, 'row': 3, 'col': 2})
     """
     ds = biclustering_dataset(row_mask, col_mask, bicluster=bicluster, row=row, col=col, role="biclustering()")
-    return as_dataset(ds, "biclustering()", allow_empty=True)
+    return _validated(ds, "biclustering()", allow_empty=True)
 
 
 __all__ = [

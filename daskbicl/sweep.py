@@ -20,7 +20,11 @@ import pandas as pd
 
 from . import tradeoff_space as KT
 from .errors import InputError
+from .io.convert import as_biclustering
+from .io.inputs import as_input
+from .kernels.bicluster import corrected_precision_recall
 from .kernels.tradeoff import get_index
+from .measures.bicluster import prepare_tables
 from .measures.plan import ScorePlan, run_tables
 
 __all__ = ["SweepTradeoff", "tradeoff"]
@@ -381,10 +385,6 @@ def tradeoff(
     >>> t.optimal["sweep0"].intervals["winner"].tolist()
     ['tight', 'loose']
     """
-    from .io.convert import as_biclustering
-    from .io.inputs import as_input
-    from .kernels.bicluster import corrected_precision_recall
-    from .measures.bicluster import prepare_tables
 
     get_index(index)
     if not sweeps:

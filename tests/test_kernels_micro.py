@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daskbicl.errors import InputError, TooLargeError
+from daskbicl.kernels.cells import example_tables
 from daskbicl.kernels.contingency import Table
 from daskbicl.kernels.micro import (
     MicroTables,
-    _tiny_tables,
     bcubed_block,
     bcubed_finalize,
     bcubed_plan,
@@ -691,10 +691,10 @@ def test_float_error_within_documented_bound(p):
 
 
 def test_error_bound_per_method():
-    plan = bcubed_plan(_tiny_tables(), method="subsets")
+    plan = bcubed_plan(example_tables(), method="subsets")
     m = int(plan.popcount.max())
     assert plan.error_bound == (plan.n_pred + m + 26) * 2**-53
-    plan = bcubed_plan(_tiny_tables(), method="pairwise")
+    plan = bcubed_plan(example_tables(), method="pairwise")
     s = len(plan.all_count)
     assert plan.error_bound == (plan.n_pred + math.ceil(math.log2(s)) + 1 + 25) * 2**-53
 

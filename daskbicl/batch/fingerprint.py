@@ -41,6 +41,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from ..errors import StoreError
 from ..io.store import KIND_ATTR, is_remote
 
 __all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "FINGERPRINT_VERSION"]
@@ -244,8 +245,6 @@ def fingerprint(path, storage_options: dict | None = None) -> str:
     StoreError
         When the store is missing or is not a readable daskbicl store.
     """
-    from ..errors import StoreError
-
     info = fingerprint_stores([path], storage_options)[os.fspath(path)]
     if info.error:
         raise StoreError(info.error)

@@ -35,11 +35,13 @@ from dataclasses import dataclass, field
 
 import dask
 
-from ..errors import DaskbiclError
+from ..errors import DaskbiclError, MeasureError
+from ..io.store import open_store
 from ..measures import PROVIDERS, ScorePlan
 from ..measures.plan import plan_graphs
+from ..scheduling import active_client
 from .fingerprint import StoreInfo, fingerprint_stores
-from .manifest import Manifest, ManifestError, Request, params_key
+from .manifest import Manifest, ManifestError, Request, load_manifest, params_key
 from .results import ResultsDB, flatten
 
 __all__ = ["PairJob", "Plan", "BatchReport", "survey", "plan", "execute", "run_batch"]
@@ -130,8 +132,6 @@ def survey(manifest: Manifest, *, threads: int = 16) -> dict[str, StoreInfo]:
         the kind of a store it pairs (``cari`` needs co-clusterings), naming
         the table's line and the stores.
     """
-    from ..errors import MeasureError
-
     stores = fingerprint_stores(manifest.stores, manifest.storage_options, threads=threads)
     known = _known_kinds()
     problems: dict[tuple[int, str], list[tuple[str, str]]] = {}
@@ -163,8 +163,6 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
     given).  Nothing is computed and no cluster is needed.  With ``force``
     every measure is rescored.
     """
-    from ..errors import MeasureError
-
     if stores is None:
         stores = survey(manifest, threads=threads)
     jobs = []
@@ -316,8 +314,6 @@ class _Progress(threading.Thread):
 
 def _open_once(jobs: list[PairJob], storage_options: dict):
     """One Dataset per store (so pairs share its read tasks), or the error opening it."""
-    from ..io.store import open_store
-
     opened: dict[str, object] = {}
     for job in jobs:
         for path, role in ((job.truth, "truth"), (job.pred, "pred")):
@@ -432,8 +428,6 @@ def _client(client, connect):
         with connect() as client:
             yield client
         return
-    from ..engine.core import active_client
-
     client = active_client()
     if client is not None:
         yield client
@@ -566,8 +560,6 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     entered from ``connect``, see :func:`execute`) only when some pair needs
     computing.
     """
-    from .manifest import load_manifest
-
     if not isinstance(manifest, Manifest):
         manifest = load_manifest(manifest)
     path = results or manifest.results

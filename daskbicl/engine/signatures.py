@@ -31,8 +31,10 @@ import xarray as xr
 from ..errors import InputError
 from ..io.convert import as_biclustering
 from ..kernels import micro as KM
-from ..kernels.signatures import DEFAULT_MAX_WORK, MAX_WORK_KEY, merge_signature_counts, signature_counts
+from ..kernels.budget import DEFAULT_MAX_WORK, MAX_WORK_KEY
+from ..kernels.signatures import merge_signature_counts, signature_counts
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
+from .hashing import PandasIndex
 from .partition import partition_tables
 
 __all__ = ["MicroResult", "PARTS", "max_work", "micro_from_partition_tables", "micro_graph", "signature_graph"]
@@ -74,7 +76,7 @@ def signature_graph(truth_mask, pred_mask, *, split_every: int = 8):
 
 def _prepare_bcubed(rows, cols, limit: float, want_coverage: bool):
     """The MOCICE-BCubed plan (one join) and, from the same join, the coverage."""
-    tables = KM.MicroTables(rows, cols, max_work=limit)
+    tables = KM.MicroTables(rows, cols, max_work=limit, index_type=PandasIndex)
     plan = KM.bcubed_plan(tables)
     return plan, (tables.coverage if want_coverage else None)
 
@@ -91,7 +93,7 @@ def _finish(plan, *partials) -> KM.PRF:
 
 
 def _coverage(rows, cols, limit: float):
-    return KM.MicroTables(rows, cols, max_work=limit).coverage
+    return KM.MicroTables(rows, cols, max_work=limit, index_type=PandasIndex).coverage
 
 
 def _coclustering(rows, cols, parts: frozenset, limit: float) -> KM.MicroResult:

@@ -27,6 +27,7 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import InputError
+from .store import open_store
 from .validate import BICLUSTERING, KINDS, PARTITION, as_dataset
 
 __all__ = [
@@ -254,14 +255,16 @@ def _is_mask_pair(obj) -> bool:
 
 
 def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False) -> xr.Dataset:
-    """:func:`~daskbicl.io.validate.as_dataset`, also accepting estimators and mask tuples.
+    """Any input as a validated Dataset: a path or URL of a Zarr store, an estimator, tuples, a Dataset.
 
     A tuple of two 2-D boolean arrays is ``(row_mask, col_mask)`` (a
     biclustering); a tuple of two 1-D arrays is ``(row_labels, col_labels)``.
     A 2-D array of another dtype in a tuple, or an object that looks like an
     unfitted model, gets a message saying what to do.
     """
-    if is_estimator(obj):
+    if isinstance(obj, (str, os.PathLike)):
+        obj = open_store(obj, role=role)
+    elif is_estimator(obj):
         obj = from_estimator(obj, role=role)
     elif _is_mask_pair(obj):
         obj = biclustering_dataset(*obj, role=role)

@@ -25,6 +25,8 @@ from pathlib import Path
 import xarray as xr
 
 from ..errors import InputError, StoreError
+from ..scheduling import active_client, compute
+from .validate import as_dataset
 
 __all__ = ["open_store", "save", "is_remote"]
 
@@ -93,8 +95,6 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         ) from exc
     if attrs.get(CHUNKS_ATTR) == "complete":
         _check_complete(group, text, role)
-    from .validate import as_dataset
-
     return as_dataset(ds, role)
 
 
@@ -165,7 +165,6 @@ def save(
     str
         The path written.
     """
-    from .validate import as_dataset
 
     ds = as_dataset(ds, "dataset to save")
     kind = ds.attrs[KIND_ATTR]
@@ -234,7 +233,6 @@ def _run_writes(writes, progress: bool) -> None:
     is shut down before returning means the caller can remove the folder
     without another thread re-creating part of it.
     """
-    from ..scheduling import active_client, compute
 
     if active_client() is not None:
         compute(writes, progress=progress)
@@ -261,7 +259,6 @@ def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0)
     """
     import time
 
-    from ..scheduling import active_client
 
     shutil.rmtree(folder, ignore_errors=True)
     if active_client() is None:
@@ -275,7 +272,6 @@ def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0)
 
 
 def _save_remote(ds, kind, url, overwrite, storage_options, progress) -> str:
-    from ..scheduling import compute
 
     mode = "w" if overwrite else "w-"
     try:

@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import InputError, LabelError
+from ..kernels.contingency import check_label_bounds
 
 __all__ = ["KINDS", "as_dataset", "kind_of", "check_label_dtype", "check_mask_dtype"]
 
@@ -159,8 +160,6 @@ def _sequence_to_array(values, name: str) -> np.ndarray:
     ``np.asarray`` would turn ``[0, 2**63]`` into float64 (merging distinct
     huge labels) and ``[]`` into float64; integers are checked as Python ints.
     """
-    from ..kernels.contingency import check_label_bounds
-
     items = list(values)
     if not items:
         return np.zeros(0, dtype=np.int64)
@@ -178,9 +177,10 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_
 
     Parameters
     ----------
-    obj : xarray.Dataset, str, os.PathLike or tuple
-        A Dataset in the SPEC §2 layout, the path/URL of a daskbicl Zarr store,
-        or ``(row_labels, col_labels)`` arrays (numpy or dask).
+    obj : xarray.Dataset or tuple
+        A Dataset in the co-clustering or biclustering layout, or
+        ``(row_labels, col_labels)`` arrays (numpy or dask).  Paths and
+        fitted models go through :func:`daskbicl.io.inputs.as_input`.
     role : str
         "truth" or "pred": used in error messages.
     kinds : sequence of str
@@ -198,11 +198,9 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_
     ------
     InputError, LabelError, StoreError
     """
-    from .store import open_store
-
-    if isinstance(obj, (str, os.PathLike)):
-        ds = open_store(obj, role=role)
-    elif isinstance(obj, xr.Dataset):
+    if isinstance(obj, (str, os.PathLike)):  # stores are opened by io.inputs.as_input
+        raise InputError(f"{role}: {os.fspath(obj)!r} is a path; open it with daskbicl.open() first")
+    if isinstance(obj, xr.Dataset):
         ds = obj
     elif isinstance(obj, (tuple, list)):
         ds = _from_tuple(obj, role)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import TooLargeError
+
 __all__ = ["MaskCounts", "intersect_counts", "merge_mask_counts"]
 
 #: Largest chunk length for which the float32 product is exact.
@@ -150,8 +152,6 @@ def tables_from_partitions(rows, cols, limit: int = 1 << 26) -> BiclusterTables:
     ----------
     rows, cols : daskbicl.kernels.contingency.Table
     """
-    from ..errors import TooLargeError
-
     H, Hp = rows.shape
     L, Lp = cols.shape
     if H * L * Hp * Lp > limit:

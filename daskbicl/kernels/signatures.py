@@ -62,345 +62,31 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import InputError, TooLargeError
+from .bits import (
+    _CHUNK,
+    SortedIndex,
+    bit_positions,
+    n_words,
+    pack_bits,
+    popcount,
+    sortable_keys,
+    subset_words,
+    unique_sum,
+    unpack_bits,
+)
+from .budget import DEFAULT_MAX_WORK, UNIT_CANDIDATE, UNIT_PAIR, UNIT_SUBSET, too_large
 
 __all__ = [
-    "DEFAULT_MAX_WORK",
-    "MAX_WORK_KEY",
-    "HashIndex",
     "SignatureClasses",
     "SubsetLattice",
-    "UNIT_CANDIDATE",
-    "UNIT_PAIR",
-    "UNIT_SUBSET",
-    "bit_positions",
     "cell_signature_counts",
-    "join_cost",
     "col_signature_counts",
-    "lookup",
+    "join_cost",
     "merge_signature_counts",
-    "n_words",
-    "pack_bits",
-    "popcount",
     "row_signature_counts",
     "signature_counts",
-    "sortable_keys",
-    "subset_words",
     "superset_lattice",
-    "too_large",
-    "unique_sum",
-    "unpack_bits",
 ]
-
-#: Default limit on the estimated work of a join or of a finalize, in units
-#: of about 10 ns of single-core numpy time (so ~1 minute).  Memory stays
-#: bounded (chunks of ~2**21 entries) whatever the work.
-DEFAULT_MAX_WORK: float = 6e9
-
-#: The dask config key through which :func:`daskbicl.score`, the CLI and
-#: batch runs set ``max_work`` (kernels take it as an argument; this module
-#: never imports dask).
-MAX_WORK_KEY = "daskbicl.max_work"
-
-#: Seconds of single-core time per work unit (the unit of ``max_work``).
-SECONDS_PER_UNIT = 1e-8
-
-# Work units (~10 ns each) per entry of each method, measured on 10^4..10^5
-# matrices: a level-wise candidate, a direct row x column pair, an
-# enumerated subset (sort-based).
-UNIT_CANDIDATE, UNIT_PAIR, UNIT_SUBSET = 20.0, 3.0, 8.0
-
-# Entries per vectorised chunk (bounds the memory of every step to ~100 MB).
-_CHUNK = 1 << 21
-
-
-def _duration(work: float) -> str:
-    sec = work * SECONDS_PER_UNIT
-    if sec < 120:
-        return f"{sec:.2g} s"
-    if sec < 7200:
-        return f"{sec / 60:.2g} min"
-    if sec < 2 * 86400:
-        return f"{sec / 3600:.2g} h"
-    return f"{sec / 86400:.2g} days"
-
-
-def too_large(what: str, work: float | None, max_work: float, advice: str = "") -> TooLargeError:
-    """The :class:`TooLargeError` for a step whose estimated work exceeds ``max_work``.
-
-    ``work`` is the estimate (None when only "more than max_work" is known);
-    ``advice`` is appended.  The message names the dask config key that
-    raises the limit.
-
-    Examples
-    --------
-    >>> print(too_large("joining 3 x 4 classes", 3e12, 6e9))  # doctest: +NORMALIZE_WHITESPACE
-    joining 3 x 4 classes needs ~3e+12 work units (about 8.3 h of single-core time),
-    more than max_work=6e+09 (about 60 s). To run it anyway raise the limit, e.g.
-    dask.config.set({'daskbicl.max_work': 3e+12}) around daskbicl.score, or
-    DASK_DASKBICL__MAX_WORK=3e+12 in the environment of the CLI (the max_work
-    argument of the kernel functions); or score fewer or less overlapping
-    biclusters.
-    """
-    if work is None:
-        need, suggest = f"more than max_work={max_work:.3g} work units", 10 * max_work
-        head = f"{what} needs {need} (about {_duration(max_work)})"
-    else:
-        suggest = float(f"{work * 1.005:.2g}")
-        suggest = suggest if suggest >= work else float(f"{work * 1.05:.2g}")
-        head = (f"{what} needs ~{work:.3g} work units (about {_duration(work)} of single-core "
-                f"time), more than max_work={max_work:.3g} (about {_duration(max_work)})")
-    env = "DASK_" + MAX_WORK_KEY.upper().replace(".", "__")
-    return TooLargeError(
-        f"{head}. To run it anyway raise the limit, e.g. "
-        f"dask.config.set({{'{MAX_WORK_KEY}': {suggest:.3g}}}) around daskbicl.score, or "
-        f"{env}={suggest:.3g} in the environment of the CLI (the max_work argument of the "
-        "kernel functions); or score fewer or less overlapping biclusters."
-        f"{' ' + advice if advice else ''}")
-
-
-# --------------------------------------------------------------------------
-# bit-key helpers
-# --------------------------------------------------------------------------
-def n_words(n_bits: int) -> int:
-    """Number of uint64 words used for ``n_bits`` bits (at least 1).
-
-    Examples
-    --------
-    >>> n_words(0), n_words(64), n_words(65)
-    (1, 1, 2)
-    """
-    return max(1, -(-int(n_bits) // 64))
-
-
-def pack_bits(bits: np.ndarray) -> np.ndarray:
-    """Pack a bool array ``(n, B)`` into uint64 words ``(n, n_words(B))``.
-
-    Examples
-    --------
-    >>> pack_bits(np.array([[True, False, True]])).tolist()
-    [[5]]
-    """
-    bits = np.asarray(bits, dtype=bool)
-    n, n_bits = bits.shape
-    w = n_words(n_bits)
-    packed = np.packbits(bits, axis=1, bitorder="little")
-    out = np.zeros((n, 8 * w), dtype=np.uint8)
-    out[:, : packed.shape[1]] = packed
-    return out.view("<u8").astype(np.uint64, copy=False)
-
-
-def unpack_bits(words: np.ndarray, n_bits: int) -> np.ndarray:
-    """Inverse of :func:`pack_bits`: uint64 ``(n, W)`` to bool ``(n, n_bits)``.
-
-    Examples
-    --------
-    >>> unpack_bits(np.array([[5]], dtype=np.uint64), 3).tolist()
-    [[True, False, True]]
-    """
-    words = np.ascontiguousarray(words, dtype="<u8")
-    b = words.view(np.uint8).reshape(words.shape[0], -1)
-    return np.unpackbits(b, axis=1, count=n_bits, bitorder="little").astype(bool)
-
-
-def popcount(words: np.ndarray) -> np.ndarray:
-    """Number of set bits of each packed signature, int64 ``(n,)``."""
-    return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
-
-
-def sortable_keys(words: np.ndarray) -> np.ndarray:
-    """A 1-D sortable, comparable view of packed signatures (uint64 or void)."""
-    words = np.ascontiguousarray(words, dtype=np.uint64)
-    if words.shape[1] == 1:
-        return words[:, 0]
-    return words.view(np.dtype((np.void, 8 * words.shape[1])))[:, 0]
-
-
-def unique_sum(words: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group equal signatures and sum their weights (canonical order).
-
-    Examples
-    --------
-    >>> w, c = unique_sum(np.array([[3], [1], [3]], dtype=np.uint64),
-    ...                   np.array([1, 2, 4]))
-    >>> w.ravel().tolist(), c.tolist()
-    ([1, 3], [2, 5])
-    """
-    words = np.ascontiguousarray(words, dtype=np.uint64)
-    weights = np.asarray(weights)
-    if len(words) == 0:
-        return words, weights.copy()
-    k = sortable_keys(words)
-    if words.shape[1] == 1 and weights.dtype.kind in "iu" and weights.min() >= 0:
-        # Fast path (np.sort is ~7x faster than argsort): sort the key packed
-        # with one b-bit digit of the weight in a uint64, once per digit.
-        b = 64 - int(np.bitwise_or.reduce(k)).bit_length()
-        n_dig = -(-int(weights.max()).bit_length() // max(b, 1))
-        if b > 0 and n_dig <= 3:
-            total, starts, ks = None, None, None
-            wts = weights.astype(np.uint64)
-            for d in range(max(n_dig, 1)):
-                digit = np.right_shift(wts, np.uint64(d * b)) & np.uint64((1 << b) - 1)
-                comb = np.left_shift(k, np.uint64(b)) | digit
-                comb.sort()
-                if starts is None:
-                    ks = np.right_shift(comb, np.uint64(b))
-                    starts = np.flatnonzero(np.concatenate([[True], ks[1:] != ks[:-1]]))
-                part = np.add.reduceat((comb & np.uint64((1 << b) - 1)).astype(np.int64),
-                                       starts)
-                part = np.left_shift(part, d * b)
-                total = part if total is None else total + part
-            return ks[starts, None], total.astype(weights.dtype)
-    order = np.argsort(k)
-    ks = k[order]
-    starts = np.flatnonzero(np.concatenate([[True], ks[1:] != ks[:-1]]))
-    return words[order[starts]], np.add.reduceat(weights[order], starts)
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-class HashIndex:
-    """Vectorised open-addressing hash index of distinct single-word keys.
-
-    ``HashIndex(words).find(query)`` equals ``lookup(words, query)`` (index
-    or -1) with O(1) expected random gathers per query instead of a binary
-    search.  Keys are stored in the table itself (the all-ones word, which
-    no signature of fewer than 64 bits can be, marks an empty slot); other
-    inputs fall back to :func:`lookup`.
-
-    Examples
-    --------
-    >>> HashIndex(np.array([[1], [3]], np.uint64)).find(
-    ...     np.array([[3], [2]], np.uint64)).tolist()
-    [1, -1]
-    """
-
-    _EMPTY = np.uint64(2**64 - 1)
-
-    def __init__(self, words: np.ndarray) -> None:
-        self.words = np.ascontiguousarray(words, dtype=np.uint64)
-        keys = self.words[:, 0] if self.words.shape[1] == 1 else None
-        self.hashed = keys is not None and not (keys == self._EMPTY).any()
-        if not self.hashed:
-            return
-        self.bits = max(4, (2 * len(keys)).bit_length())
-        mask = (1 << self.bits) - 1
-        self.tkeys = np.full(1 << self.bits, self._EMPTY, dtype=np.uint64)
-        self.tidx = np.zeros(1 << self.bits, dtype=np.int32 if len(keys) < 2**31 else np.int64)
-        slot = self._hash(keys)
-        pending = np.arange(len(keys))
-        while len(pending):
-            s = slot[pending]
-            free = self.tkeys[s] == self._EMPTY
-            # one winner per free slot; everybody else probes the next slot
-            _, first = np.unique(s[free], return_index=True)
-            win = pending[free][first]
-            self.tkeys[slot[win]] = keys[win]
-            self.tidx[slot[win]] = win
-            lost = np.ones(len(pending), bool)
-            lost[np.flatnonzero(free)[first]] = False
-            pending = pending[lost]
-            slot[pending] = (slot[pending] + 1) & mask
-
-    def _hash(self, keys: np.ndarray) -> np.ndarray:
-        return np.right_shift(keys * _GOLDEN, np.uint64(64 - self.bits)).astype(np.int64)
-
-    def _probe(self, q: np.ndarray) -> np.ndarray:
-        """Table slot of each query key, or -1."""
-        out = np.full(len(q), -1, dtype=np.int64)
-        slot = self._hash(q)
-        found = self.tkeys[slot]
-        match = found == q
-        out[match] = slot[match]
-        active = np.flatnonzero(~match & (found != self._EMPTY))
-        slot = slot[active]
-        mask = np.int64((1 << self.bits) - 1)
-        while len(active):  # linear probing, a few rounds at load <= 1/2
-            slot = (slot + 1) & mask
-            found = self.tkeys[slot]
-            match = found == q[active]
-            out[active[match]] = slot[match]
-            keep = ~match & (found != self._EMPTY)
-            active, slot = active[keep], slot[keep]
-        return out
-
-    def find(self, query: np.ndarray) -> np.ndarray:
-        """Index of each query row in ``words``, or -1."""
-        query = np.ascontiguousarray(query, dtype=np.uint64)
-        if not self.hashed:
-            return lookup(self.words, query)
-        out = np.empty(len(query), dtype=np.int64)
-        for a in range(0, len(query), _CHUNK):
-            slot = self._probe(query[a : a + _CHUNK, 0])
-            out[a : a + _CHUNK] = np.where(slot >= 0, self.tidx[np.maximum(slot, 0)], -1)
-        return out
-
-    def contains(self, query: np.ndarray) -> np.ndarray:
-        """Whether each query row is one of ``words``."""
-        query = np.ascontiguousarray(query, dtype=np.uint64)
-        if not self.hashed:
-            return lookup(self.words, query) >= 0
-        return np.concatenate([self._probe(query[a : a + _CHUNK, 0]) >= 0
-                               for a in range(0, len(query), _CHUNK)] or [np.zeros(0, bool)])
-
-
-def lookup(sorted_words: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Index of each query signature in canonically sorted ones, or -1.
-
-    Examples
-    --------
-    >>> lookup(np.array([[1], [3]], dtype=np.uint64),
-    ...        np.array([[3], [2]], dtype=np.uint64)).tolist()
-    [1, -1]
-    """
-    ks, kq = sortable_keys(sorted_words), sortable_keys(query)
-    if len(ks) == 0:
-        return np.full(len(kq), -1, dtype=np.int64)
-    pos = np.minimum(np.searchsorted(ks, kq), len(ks) - 1)
-    return np.where(ks[pos] == kq, pos, -1).astype(np.int64)
-
-
-def bit_positions(words: np.ndarray, m: int) -> np.ndarray:
-    """Ascending positions of the set bits of signatures that all have ``m``.
-
-    Examples
-    --------
-    >>> bit_positions(np.array([[5], [6]], dtype=np.uint64), 2).tolist()
-    [[0, 2], [1, 2]]
-    """
-    words = np.ascontiguousarray(words, dtype="<u8")
-    b = np.unpackbits(words.view(np.uint8).reshape(len(words), -1), axis=1,
-                      bitorder="little")
-    return np.nonzero(b)[1].reshape(len(words), m)
-
-
-def _single_bits(pos: np.ndarray, w: int) -> np.ndarray:
-    """One-bit words ``(n, m, W)`` for the bit positions ``pos (n, m)``."""
-    n, m = pos.shape
-    out = np.zeros((n, m, w), dtype=np.uint64)
-    i, j = np.indices((n, m))
-    out[i, j, pos // 64] = np.left_shift(np.uint64(1), (pos % 64).astype(np.uint64))
-    return out
-
-
-def subset_words(words: np.ndarray, m: int) -> np.ndarray:
-    """All :math:`2^m` subsets of signatures that all have ``m`` bits set.
-
-    Returns ``(n, 2**m, W)``; subset ``j`` holds the ``i``-th set bit (in
-    ascending order) iff bit ``i`` of ``j`` is 1.
-
-    Examples
-    --------
-    >>> subset_words(np.array([[5]], dtype=np.uint64), 2)[0, :, 0].tolist()
-    [0, 1, 4, 5]
-    """
-    words = np.ascontiguousarray(words, dtype=np.uint64)
-    n, w = words.shape
-    single = _single_bits(bit_positions(words, m), w)
-    out = np.zeros((n, 1, w), dtype=np.uint64)
-    for i in range(m):
-        out = np.concatenate([out, out | single[:, i : i + 1, :]], axis=1)
-    return out
 
 
 # --------------------------------------------------------------------------
@@ -545,6 +231,8 @@ def signature_counts(truth_mask_block: np.ndarray,
 
 #: The per-chunk function for rows (alias of :func:`signature_counts`).
 row_signature_counts = signature_counts
+
+
 #: The per-chunk function for columns (alias of :func:`signature_counts`).
 col_signature_counts = signature_counts
 
@@ -602,6 +290,7 @@ class SubsetLattice:
     count: np.ndarray
     n_truth: int
     n_pred: int
+    index_type: type = SortedIndex
 
     @cached_property
     def popcount(self) -> np.ndarray:
@@ -628,7 +317,7 @@ class SubsetLattice:
         n, width = pos.shape
         dt = np.int32 if n < 2**31 else np.int64
         out = np.full((n, width), -1, dtype=dt)
-        index = HashIndex(self.words)
+        index = self.index_type(self.words)
         for r in range(width):
             rows = np.flatnonzero(pos[:, r] >= 0)
             for s in range(0, len(rows), _CHUNK):
@@ -671,8 +360,8 @@ def _cost_subsets(classes: SignatureClasses) -> float:
     return float(np.sum(np.exp2(classes.popcount.astype(np.float64))))
 
 
-def superset_lattice(classes: SignatureClasses, *,
-                     max_work: float = DEFAULT_MAX_WORK) -> SubsetLattice:
+def superset_lattice(classes: SignatureClasses, *, max_work: float = DEFAULT_MAX_WORK,
+                     index_type: type = SortedIndex) -> SubsetLattice:
     """The down-closure of ``classes`` with superset counts N(U).
 
     Enumerates all :math:`\\sum_s 2^{|s|}` subsets (in chunks) and sums the
@@ -711,9 +400,9 @@ def superset_lattice(classes: SignatureClasses, *,
     w = n_words(classes.n_bits)
     if not acc_w:
         return SubsetLattice(np.zeros((1, w), np.uint64), np.zeros(1, np.int64),
-                             classes.n_truth, classes.n_pred)
+                             classes.n_truth, classes.n_pred, index_type)
     uw, uc = unique_sum(np.concatenate(acc_w), np.concatenate(acc_c))
-    return SubsetLattice(uw, uc, classes.n_truth, classes.n_pred)
+    return SubsetLattice(uw, uc, classes.n_truth, classes.n_pred, index_type)
 
 
 # --------------------------------------------------------------------------
@@ -798,7 +487,7 @@ def _grow(side: list, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unique_sum(np.concatenate(acc_w), np.concatenate(acc_c))
 
 
-def _prune(side: list, index: HashIndex) -> None:
+def _prune(side: list, index) -> None:
     """Replace a side's triples by their children that are in ``index``.
 
     The children are generated again, chunk by chunk, rather than kept from
@@ -817,7 +506,7 @@ def _prune(side: list, index: HashIndex) -> None:
 
 
 def _levelwise_lattice(rows: SignatureClasses, cols: SignatureClasses,
-                       max_work: float) -> SubsetLattice:
+                       max_work: float, index_type: type = SortedIndex) -> SubsetLattice:
     """Down-closed family of the cell signatures with N(U) = N_r(U) N_c(U).
 
     Apriori-style, one subset size at a time: a subset U of a row (column)
@@ -849,11 +538,11 @@ def _levelwise_lattice(rows: SignatureClasses, cols: SignatureClasses,
         keys.append(level)
         counts.append(rn[ia] * cn[ib])
         del rk, rn, ck, cn
-        index = HashIndex(level)
+        index = index_type(level)
         for side in sides:
             _prune(side, index)
     words, count = unique_sum(np.concatenate(keys), np.concatenate(counts))
-    return SubsetLattice(words, count, rows.n_truth, rows.n_pred)
+    return SubsetLattice(words, count, rows.n_truth, rows.n_pred, index_type)
 
 
 def join_cost(rows: SignatureClasses, cols: SignatureClasses) -> dict[str, float]:
@@ -869,7 +558,7 @@ def join_cost(rows: SignatureClasses, cols: SignatureClasses) -> dict[str, float
 
 
 def cell_signature_counts(rows: SignatureClasses, cols: SignatureClasses, *,
-                          max_work: float = DEFAULT_MAX_WORK,
+                          max_work: float = DEFAULT_MAX_WORK, index_type: type = SortedIndex,
                           method: str | None = None,
                           ) -> tuple[SignatureClasses, SubsetLattice | None]:
     """Exact cell classes from the merged row and column classes.
@@ -926,5 +615,5 @@ def cell_signature_counts(rows: SignatureClasses, cols: SignatureClasses, *,
         cells = _join_pairs(rows, cols)
         cells = SignatureClasses(cells.words, cells.count, rows.n_truth, rows.n_pred)
         return cells, None
-    lat = _levelwise_lattice(rows, cols, max_work)
+    lat = _levelwise_lattice(rows, cols, max_work, index_type)
     return lat.exact_classes(), lat
