@@ -29,13 +29,12 @@ class PandasIndex:
 
     def __init__(self, words: np.ndarray) -> None:
         words = np.ascontiguousarray(words, dtype=np.uint64)
-        self._fallback = SortedIndex(words) if words.shape[1] != 1 else None
-        self._index = pd.Index(words[:, 0]) if self._fallback is None else None
+        self._index: pd.Index | SortedIndex = pd.Index(words[:, 0]) if words.shape[1] == 1 else SortedIndex(words)
 
     def find(self, query: np.ndarray) -> np.ndarray:
         """Row of each query signature, or -1."""
-        if self._fallback is not None:
-            return self._fallback.find(query)
+        if isinstance(self._index, SortedIndex):
+            return self._index.find(query)
         query = np.ascontiguousarray(query, dtype=np.uint64)
         return self._index.get_indexer(query[:, 0]).astype(np.int64, copy=False)
 

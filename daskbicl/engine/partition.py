@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import xarray as xr
 
-from ..kernels.contingency import PairCounts, Table, count_pairs, merge_pairs
+from ..kernels.contingency import DenseCounts, PairCounts, Table, count_pairs, merge_pairs
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 
 __all__ = ["contingency_graph", "partition_tables"]
 
 
-def _count_block(names, truth, pred) -> PairCounts:
+def _count_block(names, truth, pred) -> PairCounts | DenseCounts:
     return count_pairs(truth, pred, names)
 
 

@@ -194,8 +194,8 @@ class BCubedPartial(NamedTuple):
     :math:`w(x) \\sum_y \\varsigma(x, y) / |E_G(x)|` (precision) and the τ
     analogue (recall); floats, or Fractions in exact mode."""
 
-    precision: float
-    recall: float
+    precision: float | Fraction
+    recall: float | Fraction
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,6 +246,7 @@ class BCubedPlan:
             m = int(self.popcount.max()) if len(self.popcount) else 0
             n = self.n_pred + m + 26
         else:
+            assert self.all_count is not None
             s = max(1, len(self.all_count))
             n = self.n_pred + math.ceil(math.log2(s)) + -(-s // _CHUNK) + 25
         return (n + (4 if self.n_cells >= 2**53 else 0)) * 2.0**-53
@@ -356,6 +357,8 @@ def _terms(plan: BCubedPlan, w, vs, vt, eg, ec):
 
 def _block_subsets(plan: BCubedPlan, start: int, stop: int):
     lat = plan.lattice
+    assert lat is not None and plan.lattice_index is not None  # a "subsets" plan
+    assert plan.sigma is not None and plan.tau is not None
     down, cnt = lat.down, lat.count
     tp_all: list = []
     tr_all: list = []
@@ -392,6 +395,7 @@ def _block_pairwise(plan: BCubedPlan, start: int, stop: int):
     k, l_ = plan.n_truth, plan.n_pred
     tm, pm = _part_masks(k, l_)
     ws, wt, ct = plan.words[start:stop], plan.all_words, plan.all_count
+    assert wt is not None and ct is not None  # a "pairwise" plan
     nw = ws.shape[1]
     tp_all: list = []
     tr_all: list = []

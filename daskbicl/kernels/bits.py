@@ -121,6 +121,7 @@ def unique_sum(words: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.n
                                        starts)
                 part = np.left_shift(part, d * b)
                 total = part if total is None else total + part
+            assert ks is not None and starts is not None and total is not None  # at least one digit ran
             return ks[starts, None], total.astype(weights.dtype)
     order = np.argsort(k)
     ks = k[order]

@@ -60,9 +60,9 @@ COCLUSTER_DENSE_LIMIT = 1 << 26
 class PRF(NamedTuple):
     """Precision, recall and their harmonic mean (floats; Fractions if exact)."""
 
-    precision: float
-    recall: float
-    f1: float
+    precision: float | Fraction
+    recall: float | Fraction
+    f1: float | Fraction
 
 
 class Overlap(NamedTuple):
@@ -326,7 +326,7 @@ merge_signature_counts`) of the same K truth and L pred biclusters.
 # --------------------------------------------------------------------------
 # CE, RNIA, E4SC
 # --------------------------------------------------------------------------
-def _hmean(a: Fraction, b: Fraction) -> Fraction:
+def _hmean(a: Fraction | float, b: Fraction | float) -> Fraction | float:
     """Harmonic mean 2ab/(a+b), 0 when a + b = 0 (exact; round once)."""
     return 2 * a * b / (a + b) if a + b else Fraction(0)
 

@@ -326,16 +326,16 @@ def merge_pairs(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
                 r0, c0 = p.truth_lo - lo_t, p.pred_lo - lo_p
                 out[r0 : r0 + p.table.shape[0], c0 : c0 + p.table.shape[1]] += p.table
             return DenseCounts(lo_t, lo_p, out)
-    parts = [p.to_pairs() if isinstance(p, DenseCounts) else p for p in parts]
-    parts = [p for p in parts if p.count.size]
-    if not parts:
+    pairs: list[PairCounts] = [p.to_pairs() if isinstance(p, DenseCounts) else p for p in parts]
+    pairs = [p for p in pairs if p.count.size]
+    if not pairs:
         empty = np.zeros(0, dtype=np.int64)
         return PairCounts(empty, empty, empty)
-    if len(parts) == 1:
-        return parts[0]
-    truth = np.concatenate([p.truth for p in parts])
-    pred = np.concatenate([p.pred for p in parts])
-    count = np.concatenate([p.count for p in parts])
+    if len(pairs) == 1:
+        return pairs[0]
+    truth = np.concatenate([p.truth for p in pairs])
+    pred = np.concatenate([p.pred for p in pairs])
+    count = np.concatenate([p.count for p in pairs])
     order = np.lexsort((pred, truth))
     truth, pred, count = truth[order], pred[order], count[order]
     start = np.ones(truth.size, dtype=bool)

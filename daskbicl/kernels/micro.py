@@ -229,11 +229,11 @@ def e4sc(tables, *, exact: bool = False):
         return Fraction(0) if exact else 0.0
     den = st[:, None] + sp[None, :]
     if exact:
-        f1 = [[Fraction(2 * int(sh[k, l]), int(den[k, l])) if den[k, l] else Fraction(0)
-               for l in range(len(sp))] for k in range(len(st))]
-        a = sum(max(f1[k][l] for k in range(len(st))) for l in range(len(sp))) / len(sp)
-        b = sum(max(row) for row in f1) / len(st)
-        return _hmean(a, b)
+        exact_f1 = [[Fraction(2 * int(sh[k, l]), int(den[k, l])) if den[k, l] else Fraction(0)
+                     for l in range(len(sp))] for k in range(len(st))]
+        ea = sum(max(exact_f1[k][l] for k in range(len(st))) for l in range(len(sp))) / Fraction(len(sp))
+        eb = sum(max(row) for row in exact_f1) / Fraction(len(st))
+        return _hmean(ea, eb)
     with np.errstate(invalid="ignore", divide="ignore"):
         f1 = np.where(den > 0, 2.0 * sh / np.where(den > 0, den, 1).astype(np.float64), 0.0)
     a = math.fsum(f1.max(axis=0)) / len(sp)
