@@ -66,7 +66,7 @@ def cmd_score(args) -> int:
 
     # Validate inputs, measures and parameters before starting any cluster.
     plan = ScorePlan.build(args.truth, args.pred, args.measure, **dict(args.param or []))
-    with cluster(args.scheduler, args.workers):
+    with cluster(args.scheduler, args.workers, input_bytes=plan.truth.nbytes + plan.pred.nbytes):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
             results = plan.compute(progress=progress_wanted(args))
@@ -200,9 +200,12 @@ def cmd_demo(args) -> int:
         f"({args.row_clusters} x {args.col_clusters} clusters) and a copy with "
         f"{args.noise:.0%} of its labels redrawn"
     )
-    with cluster(args.scheduler, args.workers) as client:
-        where = client.scheduler.address if hasattr(client, "scheduler") else "?"
-        print(f"dask cluster: {len(client.scheduler_info()['workers'])} worker processes at {where}")
+    with cluster(args.scheduler or "local", args.workers) as client:
+        if client is not None:
+            print(f"dask cluster: {len(client.scheduler_info()['workers'])} worker processes at "
+                  f"{client.scheduler.address}")
+        else:
+            print(f"dask scheduler: {args.scheduler} (in this process)")
         started = time.perf_counter()
         truth, preds = _generate(
             out, args.rows, args.cols, args.row_clusters, args.col_clusters,
@@ -357,9 +360,11 @@ def cmd_measures(args) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def _add_cluster_args(p):
-    p.add_argument("--scheduler", metavar="ADDRESS", help="use an existing Dask scheduler (tcp://host:8786); default: start a local cluster")
-    p.add_argument("--workers", type=positive_int, help="worker processes of the local cluster (default: min(CPUs, 4))")
+def _add_cluster_args(p, default: str = "start a local cluster"):
+    p.add_argument("--scheduler", metavar="WHERE",
+                   help="an address (tcp://host:8786) of an existing Dask scheduler, 'local' (start a cluster of "
+                   f"worker processes), 'threads', 'processes' or 'synchronous' (in this process); default: {default}")
+    p.add_argument("--workers", type=positive_int, help="worker processes of a local cluster (default: min(CPUs, 4))")
 
 
 def _add_generate_args(p, rows, cols):
@@ -384,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", type=param, metavar="NAME=VALUE", help="measure parameter, e.g. beta=0.5")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
-    _add_cluster_args(p)
+    _add_cluster_args(p, "threads for inputs up to 2 GiB, else start a local cluster")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("generate", help="write a synthetic co-clustering (or biclustering) and perturbed copies to Zarr")

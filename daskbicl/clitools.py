@@ -16,7 +16,8 @@ import sys
 from .errors import DaskbiclError
 
 __all__ = [
-    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "Parser", "cluster", "jsonable", "param",
+    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "Parser", "choose_scheduler", "cluster", "jsonable",
+    "param",
     "positive_int", "progress_wanted",
 ]
 
@@ -66,22 +67,65 @@ def param(text: str) -> tuple[str, float | str]:
         ) from None
 
 
-@contextlib.contextmanager
-def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True):
-    """A ``distributed.Client``: to ``scheduler`` if given, else on a new LocalCluster.
+#: ``--scheduler`` words that run in this process (dask's single-machine schedulers).
+LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
+#: Inputs up to this many bytes are scored on the threaded scheduler by default; above, on a LocalCluster.
+LOCAL_CLUSTER_BYTES = 2 * 1024**3
+#: The most worker processes ``--workers`` starts on this machine.
+MAX_WORKERS = 4 * (os.cpu_count() or 1)
 
-    The local cluster uses worker processes and is closed on exit.
+
+def choose_scheduler(scheduler: str | None, input_bytes: int | None) -> str:
+    """What ``--scheduler`` means: an address, ``local``, or one of :data:`LOCAL_SCHEDULERS`.
+
+    Without ``--scheduler``: the threaded scheduler for inputs up to
+    :data:`LOCAL_CLUSTER_BYTES` (no cluster to start: a small score takes
+    well under a second), a local cluster of worker processes above.
+
+    Examples
+    --------
+    >>> choose_scheduler(None, 10**6), choose_scheduler(None, 10**10), choose_scheduler("tcp://h:8786", 1)
+    ('threads', 'local', 'tcp://h:8786')
+    """
+    if scheduler:
+        return scheduler
+    if input_bytes is not None and input_bytes <= LOCAL_CLUSTER_BYTES:
+        return "threads"
+    return "local"
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True, *,
+            input_bytes: int | None = None):
+    """Where a command computes: yields a ``distributed.Client``, or None for an in-process scheduler.
+
+    ``scheduler`` is an address (``tcp://host:8786``), ``local`` (a new
+    LocalCluster with worker processes, closed on exit), ``threads``,
+    ``processes`` or ``synchronous``; None chooses by ``input_bytes``
+    (:func:`choose_scheduler`).
     """
     import logging
 
+    import dask
+
+    choice = choose_scheduler(scheduler, input_bytes)
+    if workers is not None and workers > MAX_WORKERS:
+        raise DaskbiclError(f"--workers {workers} is more than {MAX_WORKERS} (4 per CPU) on this machine")
+    if choice in LOCAL_SCHEDULERS:
+        with dask.config.set(scheduler=choice):
+            yield None
+        return
     from distributed import Client, LocalCluster
 
-    if scheduler:
+    if choice != "local":
         try:
-            client = Client(scheduler, timeout="15s")
+            client = Client(choice, timeout="15s")
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
             # ValueError/TypeError: a malformed address such as "foo::bar"
-            raise DaskbiclError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from exc
+            raise DaskbiclError(
+                f"cannot connect to the Dask scheduler at {choice!r}: {exc} (--scheduler takes an address, "
+                f"'local', {', '.join(repr(s) for s in LOCAL_SCHEDULERS)})"
+            ) from exc
         with client:
             yield client
         return

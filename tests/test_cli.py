@@ -173,3 +173,24 @@ def test_closed_pipe_ends_quietly(args):
     code = proc.wait(timeout=120)
     assert err == ""
     assert code in (0, 141)
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "synchronous", "processes", "local"])
+def test_score_runs_on_the_scheduler_asked_for(scheduler, tmp_path):
+    import daskbicl
+
+    daskbicl.save(([0, 0, 1, 1], [0, 1, 1]), tmp_path / "t.zarr")
+    daskbicl.save(([1, 1, 0, 0], [2, 3, 3]), tmp_path / "p.zarr")
+    proc = subprocess.run([sys.executable, "-m", "daskbicl", "score", str(tmp_path / "t.zarr"), str(tmp_path / "p.zarr"),
+                           "--json", "--measure", "cari", "--scheduler", scheduler, "--workers", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"cari": 1.0}
+
+
+def test_small_inputs_default_to_threads_and_large_to_a_cluster():
+    from daskbicl.clitools import LOCAL_CLUSTER_BYTES, choose_scheduler
+
+    assert choose_scheduler(None, 1000) == "threads"
+    assert choose_scheduler(None, LOCAL_CLUSTER_BYTES + 1) == "local"
+    assert choose_scheduler("synchronous", LOCAL_CLUSTER_BYTES + 1) == "synchronous"

@@ -101,7 +101,7 @@ def test_duplicated_coordinates():
 
 def test_not_a_daskbicl_store(tmp_path):
     zarr.open_group(str(tmp_path / "plain.zarr"), mode="w").create_array("x", shape=(3,), dtype="i8")
-    with pytest.raises(StoreError, match="not a daskbicl store"):
+    with pytest.raises(StoreError, match=r"not a co-clustering or biclustering store.*found arrays \['x'\]"):
         daskbicl.score(str(tmp_path / "plain.zarr"), GOOD)
     (tmp_path / "file.zarr").write_text("hello")
     with pytest.raises(StoreError, match="is a file, not a Zarr store"):

@@ -60,15 +60,28 @@ def test_failed_write_leaves_nothing_half_written(tmp_path):
     np.testing.assert_array_equal(daskbicl.open(tmp_path / "old.zarr").row_labels.values, [7, 7])
 
 
-def test_a_store_without_its_kind_attribute_is_rejected(tmp_path):
-    """The kind attribute is written last: a store whose writer died before it is invalid."""
-    import zarr
+def test_a_plain_to_zarr_store_is_read_by_its_variables(tmp_path):
+    """A store written by Dataset.to_zarr, without the daskbicl_kind attribute, scores like the Dataset."""
+    import subprocess
+    import sys
 
-    path = daskbicl.save(([0, 1], [0]), tmp_path / "t.zarr")
-    group = zarr.open_group(path, mode="r+")
-    del group.attrs["daskbicl_kind"]
-    with pytest.raises(StoreError, match="not a daskbicl store"):
-        daskbicl.open(path)
+    import xarray as xr
+
+    rng = np.random.default_rng(5)
+    z, w, zp, wp = rng.integers(0, 4, 500), rng.integers(0, 3, 60), rng.integers(0, 4, 500), rng.integers(0, 3, 60)
+    xr.Dataset({"row_labels": ("row", z), "col_labels": ("col", w)}).to_zarr(tmp_path / "t.zarr")
+    xr.Dataset({"row_labels": ("row", zp), "col_labels": ("col", wp)}).chunk(100).to_zarr(tmp_path / "p.zarr")
+    rm, cm = rng.random((3, 500)) < 0.3, rng.random((3, 60)) < 0.3
+    xr.Dataset({"row_mask": (("bicluster", "row"), rm), "col_mask": (("bicluster", "col"), cm)}).to_zarr(tmp_path / "b.zarr")
+    assert daskbicl.score(tmp_path / "t.zarr", tmp_path / "p.zarr") == daskbicl.score((z, w), (zp, wp))
+    assert daskbicl.open(tmp_path / "b.zarr").attrs["daskbicl_kind"] == "biclustering"
+    want = daskbicl.score((z, w), daskbicl.biclustering(rm, cm), measures=["fmeasure", "e4sc"])
+    assert daskbicl.score(tmp_path / "t.zarr", tmp_path / "b.zarr", measures=["fmeasure", "e4sc"]) == want
+    proc = subprocess.run([sys.executable, "-m", "daskbicl", "score", str(tmp_path / "t.zarr"), str(tmp_path / "p.zarr"),
+                           "--json", "--measure", "cari", "--scheduler", "synchronous"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert '"cari": ' in proc.stdout
 
 
 def test_save_into_missing_folder(tmp_path):

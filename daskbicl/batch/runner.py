@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -202,114 +201,55 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-def _blamed_key(client, key):
-    """The key of the task whose error failed ``key`` (best effort: None when unknown)."""
-
-    def blame(dask_scheduler, key=key):  # runs on the scheduler; pickled by value
-        ts = dask_scheduler.tasks.get(key)
-        culprit = getattr(ts, "exception_blame", None) if ts is not None else None
-        return None if culprit is None else culprit.key
-
-    try:
-        return client.run_on_scheduler(blame)
-    except Exception:
-        return None
-
-
-def _failure_reason(exc: BaseException, job: PairJob, blamed, arrays: dict) -> str:
-    """Say which store, variable and chunk a read error comes from, when the failed task is a read."""
+def _failure_reason(exc: BaseException, job: PairJob) -> str:
+    """The one-line reason a pair failed; a read error (raised by the store's chunk reader) names the side."""
     text = _reason(exc)
-    if isinstance(exc, DaskbiclError) or blamed is None:
-        return text
-    name = blamed[0] if isinstance(blamed, (tuple, list)) else blamed
-    name = name[len("original-") :] if isinstance(name, str) and name.startswith("original-") else name
-    if name not in arrays:
-        return text
-    path, var = arrays[name]
-    role = "truth" if path == job.truth else "pred"
-    chunk = f" chunk {tuple(blamed[1:]) if len(blamed) > 2 else blamed[1]}" if isinstance(blamed, (tuple, list)) else ""
-    return f"cannot read {role} {path} (variable {var}{chunk}): {text}"
+    for role, path in (("truth", job.truth), ("pred", job.pred)):
+        prefix = f"cannot read {path} "
+        if text.startswith(prefix):
+            return f"cannot read {role} {path} " + text[len(prefix):]
+    return text
 
 
-def _norm_key(key):
-    return tuple(_norm_key(k) for k in key) if isinstance(key, (list, tuple)) else key
+class _PairProgress:
+    """``[####    ] pairs done/total (F failed) | elapsed`` on ``out``, updated as each pair completes.
 
-
-class _Progress(threading.Thread):
-    """``pairs done/total | tasks done/total`` on ``out``.
-
-    Tasks done are read from the scheduler's task stream
-    (:meth:`distributed.Client.get_task_stream`), restricted to this batch's
-    keys.  :meth:`install` must run before the batch is submitted: the
-    scheduler records tasks only once the stream exists.  On a terminal the
-    bar is redrawn every ``interval`` seconds; otherwise (a log) a line is
-    written every ``every`` seconds and at the end.
+    Driven by the ``distributed.as_completed`` loop that collects the pairs,
+    so it counts this run's pairs only and needs no thread and no scheduler
+    internals.  On a terminal the line is redrawn; in a log a line is written
+    at most every ``every`` seconds, and always at the end.
     """
 
-    def __init__(self, client, keys, pairs: int, out, interval: float = 0.5, every: float = 5.0):
-        super().__init__(daemon=True, name="daskbicl-batch-progress")
-        self.client, self.keys, self.out = client, {_norm_key(k) for k in keys}, out
-        self.pairs, self.pairs_done, self.failed = pairs, 0, 0
-        self.tasks_done: set = set()
-        self.since = None
+    def __init__(self, pairs: int, out, every: float = 5.0, width: int = 24):
+        self.pairs, self.done, self.failed = pairs, 0, 0
+        self.out, self.every, self.width = out, every, width
         self.started = time.perf_counter()
         self.tty = hasattr(out, "isatty") and out.isatty()
-        self.interval = interval if self.tty else min(interval, every)
-        self.every = every
-        self.last_line = None
-        self._halt = threading.Event()
-
-    def install(self) -> None:
-        """Start the scheduler's task stream (a no-op when it runs already)."""
-        try:
-            self.client.get_task_stream(count=0)
-        except Exception:  # progress is best effort; the batch goes on
-            pass
-
-    def _poll(self) -> None:
-        try:
-            records = self.client.get_task_stream(start=self.since)
-        except Exception:  # progress is best effort; the batch goes on
-            return
-        latest = None
-        for r in records:
-            key = _norm_key(r.get("key"))
-            if key in self.keys:
-                self.tasks_done.add(key)
-            stops = [s.get("stop", 0) for s in r.get("startstops", ())]
-            if stops:
-                latest = max(latest or 0, max(stops))
-        if latest is not None:
-            self.since = latest - 2.0  # overlap: records arrive out of order across workers
+        self.last: float | None = None
 
     def line(self) -> str:
-        width = 24
-        frac = self.pairs_done / self.pairs if self.pairs else 1.0
-        bar = "#" * int(round(frac * width))
+        frac = self.done / self.pairs if self.pairs else 1.0
+        bar = "#" * int(round(frac * self.width))
         failed = f" ({self.failed} failed)" if self.failed else ""
-        return (
-            f"[{bar:<{width}}] pairs {self.pairs_done}/{self.pairs}{failed} | "
-            f"tasks {len(self.tasks_done)}/{len(self.keys)} | {time.perf_counter() - self.started:.1f} s"
-        )
+        return (f"[{bar:<{self.width}}] pairs {self.done}/{self.pairs}{failed} | "
+                f"{time.perf_counter() - self.started:.1f} s")
 
-    def draw(self, final: bool = False) -> None:
+    def update(self, failed: bool = False) -> None:
+        self.done += 1
+        self.failed += bool(failed)
+        self._draw(final=False)
+
+    def close(self) -> None:
+        self._draw(final=True)
+
+    def _draw(self, final: bool) -> None:
+        now = time.perf_counter()
         if self.tty:
             self.out.write("\r" + self.line() + ("\n" if final else ""))
-        elif final or self.last_line is None or time.perf_counter() - self.last_line >= self.every:
+        elif final or self.last is None or now - self.last >= self.every:
             self.out.write(self.line() + "\n")
-            self.last_line = time.perf_counter()
+            self.last = now
         self.out.flush()
-
-    def run(self) -> None:
-        while not self._halt.wait(self.interval):
-            self._poll()
-            self.draw()
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join()
-        self._poll()  # the counts are what the scheduler recorded: never filled in
-        self.draw(final=True)
 
 
 def _open_once(jobs: list[PairJob], storage_options: dict):
@@ -400,7 +340,7 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
 
         if submitted:
             with _client(client, connect) as active:
-                _run(active, submitted, state, progress, progress_every, out, _arrays(datasets))
+                _run(active, submitted, state, progress, progress_every, out)
         status = "failed" if state.failed_pairs else "ok"
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
@@ -494,20 +434,7 @@ class _State:
         self.settle(job)
 
 
-def _arrays(datasets: dict) -> dict:
-    """Dask array name -> (store, variable), to name the store a failed read comes from."""
-    out = {}
-    for path, ds in datasets.items():
-        if isinstance(ds, Exception):
-            continue
-        for var in ds.variables:
-            name = getattr(ds[var].data, "name", None)
-            if isinstance(name, str):
-                out[name] = (path, var)
-    return out
-
-
-def _run(client, submitted, state: _State, progress: bool, every: float, out, arrays: dict) -> None:
+def _run(client, submitted, state: _State, progress: bool, every: float, out) -> None:
     from distributed import as_completed
 
     graphs = [g for _, g, _ in submitted]
@@ -515,20 +442,16 @@ def _run(client, submitted, state: _State, progress: bool, every: float, out, ar
     for g in graphs:  # the stores' read tasks are shared: count each key once
         keys.update(g.__dask_graph__().keys())
     state.tasks = len(keys)
-    bar = _Progress(client, keys, len(submitted), out, every=every) if progress else None
-    if bar is not None:
-        bar.install()  # before submitting: tasks that finish early are counted too
+    bar = _PairProgress(len(submitted), out, every=every) if progress else None
     futures = client.compute(graphs, optimize_graph=False)
     by_key = {f.key: (job, prepared) for f, (job, _, prepared) in zip(futures, submitted)}
-    if bar is not None:
-        bar.start()
     try:
         for future in as_completed(futures):
             job, prepared = by_key[future.key]
             try:
                 tables = future.result()
             except Exception as exc:  # the pair's graph failed: a corrupt chunk, bad labels, a lost worker...
-                reason = _failure_reason(exc, job, _blamed_key(client, future.key), arrays)
+                reason = _failure_reason(exc, job)
                 for request, _ in prepared:
                     state.fail(job, request, reason)
                 state.settle(job)
@@ -536,11 +459,10 @@ def _run(client, submitted, state: _State, progress: bool, every: float, out, ar
                 state.finish(job, prepared, tables)
             future.release()
             if bar is not None:
-                bar.pairs_done += 1
-                bar.failed += (job.truth, job.pred) in state.failed_pairs
+                bar.update(failed=(job.truth, job.pred) in state.failed_pairs)
     finally:
         if bar is not None:
-            bar.stop()
+            bar.close()
         for f in futures:
             f.release()
 

@@ -22,6 +22,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 
 from ..errors import InputError, StoreError
@@ -75,11 +76,8 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         raise StoreError(
             f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {exc})"
         ) from exc
-    if KIND_ATTR not in attrs:
-        raise StoreError(
-            f"{role}: {text} is a Zarr store but not a daskbicl store (no '{KIND_ATTR}' "
-            "attribute); write it with daskbicl.save() or 'daskbicl generate'"
-        )
+    # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
+    # variables: as_dataset says what it found when they are neither layout.
     try:
         # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
         # would otherwise turn label 0 into NaN and the labels into floats).
@@ -87,6 +85,13 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
             text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
         )
     except Exception as exc:
+        if KIND_ATTR not in attrs:
+            names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
+            raise StoreError(
+                f"{role}: {text} is not a co-clustering or biclustering store: expected xarray variables "
+                f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
         where = _unreadable_metadata(text) if not is_remote(text) else None
         raise StoreError(
             f"{role}: {text} is marked as a daskbicl store but cannot be read"
@@ -95,7 +100,72 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         ) from exc
     if attrs.get(CHUNKS_ATTR) == "complete":
         _check_complete(group, text, role)
-    return as_dataset(ds, role)
+    ds = as_dataset(ds, role)
+    return _checked_reads(ds, group, text, storage_options)
+
+
+class _ChunkReader:
+    """The array-like a store variable is read through: a failed read names the store, variable and chunk.
+
+    ``dask.array.from_array`` calls ``reader[slices]`` once per chunk; any
+    error (a codec error from a damaged chunk, a truncated file, permission
+    denied, the store deleted under the run) becomes a :class:`StoreError`
+    saying where, on the local scheduler and on a cluster alike.  The Zarr
+    array is opened on first use in each process and kept.
+    """
+
+    def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks):
+        self.path, self.var, self.storage_options = path, var, storage_options
+        self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)
+        self.chunks = chunks
+        self._array = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_array"] = None  # reopened where it is used
+        return state
+
+    def _chunk_id(self, key) -> str:
+        ids = []
+        for sl, sizes in zip(key, self.chunks):
+            start = sl.start or 0 if isinstance(sl, slice) else int(sl)
+            edges = 0
+            for k, size in enumerate(sizes):
+                if start < edges + size:
+                    ids.append(k)
+                    break
+                edges += size
+        return ".".join(map(str, ids))
+
+    def __getitem__(self, key):
+        import zarr
+
+        try:
+            if self._array is None:
+                self._array = zarr.open_array(f"{self.path.rstrip('/')}/{self.var}", mode="r",
+                                              storage_options=self.storage_options)
+            return self._array[key]
+        except Exception as exc:
+            raise StoreError(
+                f"cannot read {self.path} (variable {self.var} chunk {self._chunk_id(key)}): "
+                f"{type(exc).__name__}: {str(exc).strip() or repr(exc)}"
+            ) from None
+
+
+def _checked_reads(ds: xr.Dataset, group, path: str, storage_options) -> xr.Dataset:
+    """``ds`` with every data variable read through a :class:`_ChunkReader` (same chunks, same values)."""
+    import dask.array as da
+
+    out = ds.copy()
+    for var in ds.data_vars:
+        data = ds[var].data
+        if not isinstance(data, da.Array) or var not in group:
+            continue
+        reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks)
+        out[var] = (ds[var].dims, da.from_array(reader, chunks=data.chunks, name=data.name,
+                                                asarray=True, fancy=False, meta=np.empty((0,) * data.ndim, data.dtype)),
+                    ds[var].attrs)
+    return out
 
 
 def _unreadable_metadata(folder: str) -> str | None:
