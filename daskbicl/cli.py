@@ -31,6 +31,7 @@ from .clitools import (
     progress_wanted,
 )
 from .errors import DaskbiclError, InputError, StoreError
+from .io.store import DEFAULT_CHUNK
 
 # --------------------------------------------------------------------------- cluster
 
@@ -405,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overlap", type=float, default=0.0,
                    help="biclustering, blocks layout: each block extends this share of its length into the next")
     p.add_argument("--preds", type=positive_int, default=1, help="number of perturbed copies")
-    p.add_argument("--chunk", type=positive_int, default=1 << 21, help="chunk length in labels")
+    p.add_argument("--chunk", type=positive_int, default=DEFAULT_CHUNK, help=f"chunk length in labels (default {DEFAULT_CHUNK:,})")
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
     p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")

@@ -22,7 +22,7 @@ from . import tradeoff_space as KT
 from .errors import InputError
 from .io.convert import as_biclustering
 from .io.inputs import as_input
-from .kernels.bicluster import corrected_precision_recall
+from .kernels.bicluster import corrected_precision_recall_of
 from .kernels.tradeoff import get_index
 from .measures.bicluster import prepare_tables
 from .measures.plan import ScorePlan, run_tables
@@ -416,10 +416,7 @@ def tradeoff(
         size = tables.rows.pred_sizes * tables.cols.pred_sizes
         truth_size = int(tables.rows.truth_sizes[0]) * int(tables.cols.truth_sizes[0])
         n_cells = tables.n_cells
-        pre_c, rec_c = corrected_precision_recall(
-            tables.rows.shared, tables.cols.shared, tables.rows.truth_sizes, tables.cols.truth_sizes,
-            tables.rows.pred_sizes, tables.cols.pred_sizes, n_cells,
-        )
+        pre_c, rec_c = corrected_precision_recall_of(tables)
         for k, name in enumerate(ids):
             rows.append({"algorithm": alg, "result": name, "pre": float(inter[k] / size[k]),
                          "rec": float(inter[k] / truth_size), "size": int(size[k]),

@@ -7,6 +7,7 @@ import numpy as np
 import xarray as xr
 
 from ..kernels.masks import block_ids
+from .store import DEFAULT_CHUNK
 
 __all__ = ["as_biclustering"]
 
@@ -29,8 +30,8 @@ def as_biclustering(ds: xr.Dataset) -> xr.Dataset:
         return ds
     z, w = ds.row_labels.data, ds.col_labels.data
     hs, ls = _labels(z), _labels(w)
-    z = z if isinstance(z, da.Array) else da.from_array(np.asarray(z), chunks=1 << 21)
-    w = w if isinstance(w, da.Array) else da.from_array(np.asarray(w), chunks=1 << 21)
+    z = z if isinstance(z, da.Array) else da.from_array(np.asarray(z), chunks=DEFAULT_CHUNK)
+    w = w if isinstance(w, da.Array) else da.from_array(np.asarray(w), chunks=DEFAULT_CHUNK)
     row_mask = z[None, :] == np.repeat(hs, len(ls))[:, None]
     col_mask = w[None, :] == np.tile(ls, len(hs))[:, None]
     out = xr.Dataset(

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from .. import config
 from ..errors import InputError, StoreError
 from ..scheduling import active_client, compute
 from .validate import as_dataset
@@ -36,7 +37,7 @@ KIND_ATTR = "daskbicl_kind"
 CHUNKS_ATTR = "daskbicl_chunks"
 
 #: Default chunk length along row/col when saving in-memory data.
-DEFAULT_CHUNK = 1 << 21
+DEFAULT_CHUNK = config.DEFAULTS["daskbicl"]["chunk"]  # the shipped default of daskbicl.chunk
 
 
 def is_remote(path) -> bool:

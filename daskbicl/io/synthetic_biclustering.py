@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import InputError
+from .store import DEFAULT_CHUNK
 
 __all__ = ["perturb_biclustering", "random_biclustering"]
 
@@ -71,7 +72,7 @@ def _mask(n: int, k: int, chunk: int, *, layout: str, seed: int, salt: int, dens
 
 def random_biclustering(rows: int, cols: int, biclusters: int = 5, *, density: float = 0.1,
                         layout: str = "random", overlap: float = 0.0, seed: int = 0,
-                        chunk: int = 1 << 21) -> xr.Dataset:
+                        chunk: int = DEFAULT_CHUNK) -> xr.Dataset:
     """A lazy synthetic biclustering (see the module docstring for the layouts).
 
     Examples
@@ -117,7 +118,7 @@ def perturb_biclustering(truth: xr.Dataset, noise: float, *, density: float = 0.
     for salt, var in enumerate(("row_mask", "col_mask"), start=11):
         data = truth[var].data
         if not isinstance(data, da.Array):
-            data = da.from_array(np.asarray(data), chunks=(-1, 1 << 21))
+            data = da.from_array(np.asarray(data), chunks=(-1, DEFAULT_CHUNK))
         out[var] = (truth[var].dims, data.map_blocks(
             _perturb_block, dtype=bool, seed=int(seed), salt=salt, keep=1.0 - noise, add=noise * density))
     return xr.Dataset(out, coords=truth.coords, attrs={"daskbicl_kind": "biclustering"})

@@ -49,6 +49,8 @@ import numpy as np
 from ..errors import InputError, MeasureError
 
 __all__ = [
+    "corrected_precision_recall_of",
+    "pair_measures_of",
     "MEASURE_KEYS",
     "PAIR_KEYS",
     "aggregate_measures",
@@ -550,3 +552,18 @@ def aggregate_measures(
         clip=clip,
     )
     return best_match_mean(pairs)
+
+
+def pair_measures_of(tables, *, R: float = 1.0, beta: float = 1.0, clip: bool = False) -> dict[str, np.ndarray]:
+    """:func:`pair_measures` of a :class:`~daskbicl.kernels.masks.BiclusterTables` record."""
+    return pair_measures(*_table_args(tables), R=R, beta=beta, clip=clip)
+
+
+def corrected_precision_recall_of(tables) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`corrected_precision_recall` of a :class:`~daskbicl.kernels.masks.BiclusterTables` record."""
+    return corrected_precision_recall(*_table_args(tables))
+
+
+def _table_args(tables) -> tuple:
+    return (tables.rows.shared, tables.cols.shared, tables.rows.truth_sizes, tables.cols.truth_sizes,
+            tables.rows.pred_sizes, tables.cols.pred_sizes, tables.n_cells)

@@ -83,18 +83,7 @@ def prepare_tables(
 
 def _pairs(tables: BiclusterTables, *, R=1.0, beta=1.0, clip=False, drop_empty=False) -> tuple:
     tables = prepare_tables(tables, drop_empty)
-    pairs = KB.pair_measures(
-        tables.rows.shared,
-        tables.cols.shared,
-        tables.rows.truth_sizes,
-        tables.cols.truth_sizes,
-        tables.rows.pred_sizes,
-        tables.cols.pred_sizes,
-        tables.n_cells,
-        R=R,
-        beta=beta,
-        clip=bool(clip),
-    )
+    pairs = KB.pair_measures_of(tables, R=R, beta=beta, clip=bool(clip))
     return tables, pairs
 
 
