@@ -24,6 +24,7 @@ from .clitools import (
     EXIT_OK,
     EXIT_USAGE,
     Parser,
+    check_figure_path,
     cluster,
     jsonable,
     param,
@@ -267,23 +268,7 @@ def _figure_paths(args) -> dict[str, str]:
     wanted = {"--plot": args.plot, "--pr-plot": args.pr_plot, "--corrected-pr-plot": args.corrected_pr_plot}
     wanted = {opt: path for opt, path in wanted.items() if path}
     for opt, path in wanted.items():
-        if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
-            raise InputError(f"{opt} {path}: use a .png, .svg or .pdf suffix")
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise InputError(f"{opt} {path}: folder {folder} does not exist")
-        try:  # try a write now rather than fail after all the computing
-            with tempfile.NamedTemporaryFile(dir=folder, prefix=".daskbicl-write-test-"):
-                pass
-        except OSError as exc:
-            raise InputError(f"{opt} {path}: cannot write in {folder}: {exc.strerror or exc}") from None
-    if wanted:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError as exc:
-            raise DaskbiclError(
-                f"{', '.join(wanted)} needs matplotlib ({exc}); pip install 'daskbicl[plot]'"
-            ) from exc
+        check_figure_path(opt, path)
     return wanted
 
 

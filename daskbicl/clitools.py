@@ -12,11 +12,13 @@ import contextlib
 import math
 import os
 import sys
+import tempfile
 
-from .errors import DaskbiclError
+from .errors import DaskbiclError, InputError
 
 __all__ = [
-    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "Parser", "choose_scheduler", "cluster", "jsonable",
+    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "Parser", "check_figure_path", "choose_scheduler", "cluster",
+    "jsonable",
     "param",
     "positive_int", "progress_wanted",
 ]
@@ -139,6 +141,27 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
         n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=level
     ) as lc, Client(lc) as client:
         yield client
+
+
+def check_figure_path(option: str, path: str) -> None:
+    """A figure path is usable: a known suffix, an existing writable folder, matplotlib installed.
+
+    Checked before any computation, so a bad path never costs a run.
+    """
+    if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
+        raise InputError(f"{option} {path}: use a .png, .svg or .pdf suffix")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"{option} {path}: folder {folder} does not exist")
+    try:  # try a write now rather than fail after all the computing
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".daskbicl-write-test-"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{option} {path}: cannot write in {folder}: {exc.strerror or exc}") from None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise DaskbiclError(f"{option} needs matplotlib ({exc}); pip install 'daskbicl[plot]'") from exc
 
 
 def jsonable(value):

@@ -477,3 +477,30 @@ def test_batch_benchmark_runs_quick():
     )
     assert proc.returncode == 0, proc.stderr
     assert "batch_s" in proc.stdout and "rerun_s" in proc.stdout and "score_each_s" in proc.stdout
+
+
+def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, capsys):
+    """Two runs with a store changed in between: the changed pred's line jumps, the others stay flat."""
+    from daskbicl.batch import plot_results
+
+    m = manifest(work, measures='["cari", "nce"]')
+    run_batch(m, work / "r.sqlite", client=client)
+    truth = daskbicl.open(work / "truth.zarr")
+    daskbicl.save(daskbicl.perturb(truth, 0.5, seed=99), work / "pred-1.zarr", overwrite=True)
+    run_batch(m, work / "r.sqlite", client=client)
+    fig = plot_results(work / "r.sqlite", measures=["cari", "nce"])
+    assert [ax.get_title() for ax in fig.axes] == ["cari", "nce"]
+    lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("pred-")]
+    assert sorted(ln.get_label() for ln in lines) == [f"pred-{k}" for k in range(4)]
+    changed = next(ln for ln in lines if ln.get_label() == "pred-1")
+    assert len(set(changed.get_ydata())) == 2  # the value before and after the store changed
+    rows = rows_of(work / "r.sqlite", measure=["cari"], pred=[str(work / "pred-1.zarr")])
+    assert sorted(changed.get_ydata()[:-1]) == sorted(r["value"] for r in rows)
+    # the command line: one figure, checked writable before anything is read
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "history.png", "--measure", "cari")
+    assert code == 0, err
+    assert (work / "history.png").stat().st_size > 1000 and "figure:" in out
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "nowhere" / "h.png")
+    assert code == 2 and "does not exist" in err
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "h.png", "--measure", "e4sc")
+    assert code == 2 and "no results rows to plot" in err

@@ -17,11 +17,13 @@ Modules:
 """
 
 from .fingerprint import StoreInfo, fingerprint, fingerprint_stores
+from .history import plot_results
 from .manifest import Manifest, ManifestError, Request, load_manifest, parse_manifest
 from .results import ResultsBusyError, ResultsDB, ResultsFileError
 from .runner import BatchReport, Plan, execute, plan, run_batch, survey
 
 __all__ = [
+    "plot_results",
     "BatchReport",
     "Manifest",
     "ManifestError",

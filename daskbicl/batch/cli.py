@@ -19,7 +19,7 @@ import math
 import os
 import sys
 
-from ..clitools import cluster, progress_wanted
+from ..clitools import check_figure_path, cluster, progress_wanted
 from ..errors import DaskbiclError
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
@@ -137,6 +137,8 @@ def _check_measures(names, db) -> None:
 def cmd_results(args) -> int:
     from .results import FAILURE_COLUMNS, SCORE_COLUMNS, ResultsDB
 
+    if args.plot:
+        return _plot_results(args)
     if args.format == "parquet" and not args.output:
         raise DaskbiclError("parquet is a binary format: pass --output FILE.parquet")
     filters = dict(truth=args.truth or (), pred=args.pred or (), measure=args.measure or ())
@@ -171,6 +173,18 @@ def cmd_results(args) -> int:
         sys.stdout.write(text)
     if not rows:
         print("no matching rows", file=sys.stderr)
+    return 0
+
+
+def _plot_results(args) -> int:
+    """``results FILE --plot OUT``: the history figure, checked writable before reading anything."""
+    from .history import plot_results
+
+    check_figure_path("--plot", args.plot)
+    if args.failures or args.latest:
+        raise DaskbiclError("--plot draws every scored row over time; it does not take --latest or --failures")
+    plot_results(args.file, args.plot, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+    print(f"figure: {args.plot}")
     return 0
 
 
@@ -212,4 +226,6 @@ def add_parsers(sub, common) -> None:
     which.add_argument("--failures", action="store_true",
                        help="export the recorded failures (every failed attempt) instead of scores")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet)")
+    p.add_argument("--plot", metavar="FILE",
+                   help="draw each measure of each pred across runs (PNG, SVG or PDF by suffix) instead of a table")
     p.set_defaults(func=cmd_results)

@@ -1,4 +1,4 @@
-"""Matplotlib figures of the precision–recall and tradeoff spaces.
+"""Matplotlib figures: precision–recall and tradeoff spaces, and the history of batch results.
 
 Importing this package does not import matplotlib; each function imports it
 when called and builds a :class:`matplotlib.figure.Figure` without pyplot,
@@ -8,12 +8,14 @@ PNG, SVG or PDF according to the path's suffix.
 """
 
 from ._common import save
+from .history import plot_history
 from .prspace import plot_corrected_pr_space, plot_pr_space
 from .tradeoff import plot_comparison, plot_tradeoff, plot_tradeoff_space
 
 __all__ = [
     "plot_comparison",
     "plot_corrected_pr_space",
+    "plot_history",
     "plot_pr_space",
     "plot_tradeoff",
     "plot_tradeoff_space",
