@@ -48,7 +48,7 @@ MEASURES = dict(_REGISTRY)
 
 
 def partition(row_labels, col_labels, *, row=None, col=None):
-    """A co-clustering Dataset (SPEC §2) from row and column labels.
+    """A co-clustering Dataset (docs/guide/data-model.md) from row and column labels.
 
     Parameters
     ----------
@@ -86,7 +86,7 @@ def partition(row_labels, col_labels, *, row=None, col=None):
 
 
 def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
-    """A biclustering Dataset (SPEC §2) from boolean masks.
+    """A biclustering Dataset (docs/guide/data-model.md) from boolean masks.
 
     Parameters
     ----------

@@ -424,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_args(p)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("tradeoff", help="precision-recall tradeoff space of parameter sweeps (SPEC 5)")
+    p = sub.add_parser("tradeoff", help="precision-recall tradeoff space of parameter sweeps (docs/measures/tradeoff.md)")
     p.add_argument("truth", help="biclustering store with the target bicluster")
     p.add_argument("sweeps", nargs="+", metavar="SWEEP", help="biclustering stores: one algorithm's results each")
     p.add_argument(

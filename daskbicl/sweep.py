@@ -1,4 +1,4 @@
-"""The precision–recall tradeoff space from stores (SPEC §5).
+"""The precision–recall tradeoff space from stores (docs/measures/tradeoff.md).
 
 A *sweep* is one algorithm's results across its parameter, stored as a
 biclustering whose biclusters are the results; the truth has one target
@@ -7,7 +7,7 @@ table pass per sweep, all in one computation), takes every result's
 (precision, recall) and returns the optimal tradeoff curve of each sweep,
 its application domain and, for two or more sweeps, their comparison — as
 data (pandas / xarray), with figures one call away.  A co-clustering (truth
-or sweep) is accepted as the biclustering of its non-empty blocks (SPEC §1).
+or sweep) is accepted as the biclustering of its non-empty blocks (docs/guide/data-model.md).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class SweepTradeoff:
         The weighted index (kulczynski, fmeasure, folke, jaccard).
     results : pandas.DataFrame
         One row per result: ``algorithm``, ``result``, ``pre``, ``rec``,
-        ``size`` (|X|), ``pre_corrected``, ``rec_corrected`` (SPEC §4
+        ``size`` (|X|), ``pre_corrected``, ``rec_corrected`` (docs/measures/bicluster.md
         corrected precision and recall), ``kept`` (satisfies ``pre_min`` /
         ``rec_min``) and ``fraction_uninformative`` (share of λ ∈ [0, 1]
         where the result scores below predicting the whole matrix).

@@ -1,4 +1,4 @@
-"""Match truth and pred rows and columns (SPEC §2).
+"""Match truth and pred rows and columns (docs/guide/data-model.md).
 
 When both inputs carry a ``row`` (``col``) coordinate, rows are matched by
 label: the same gene in another position is the same row, and pred is

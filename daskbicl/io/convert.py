@@ -1,4 +1,4 @@
-"""A co-clustering as a biclustering: one bicluster per non-empty block (SPEC §1)."""
+"""A co-clustering as a biclustering: one bicluster per non-empty block (docs/guide/data-model.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Results as users have them: fitted estimators, index lists, mask pairs, files.
 
-Everything here turns a user's object into the SPEC §2 Dataset that
+Everything here turns a user's object into the Dataset of the data model (docs/guide/data-model.md) that
 :func:`daskbicl.io.validate.as_dataset` validates:
 
 * :func:`from_estimator` -- a fitted scikit-learn style model: ``row_labels_``

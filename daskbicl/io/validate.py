@@ -1,7 +1,7 @@
 """The one place inputs are checked and normalised.
 
 Every public entry point (functions, accessor, CLI, batch) passes its inputs
-through :func:`as_dataset`, which accepts a Dataset in the SPEC §2 layout, a
+through :func:`as_dataset`, which accepts a Dataset in the data-model layout (docs/guide/data-model.md), a
 path or URL of a daskbicl Zarr store, or a tuple ``(row_labels, col_labels)``
 of numpy or dask arrays, and returns a validated, lazily-backed Dataset.
 
@@ -28,7 +28,7 @@ PARTITION = "partition"
 BICLUSTERING = "biclustering"
 KINDS = (PARTITION, BICLUSTERING)
 
-#: Variables and dimensions each kind must have (SPEC §2).
+#: Variables and dimensions each kind must have (docs/guide/data-model.md).
 LAYOUT = {
     PARTITION: {"row_labels": ("row",), "col_labels": ("col",)},
     BICLUSTERING: {"row_mask": ("bicluster", "row"), "col_mask": ("bicluster", "col")},
@@ -187,7 +187,7 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_
         The kinds the caller accepts.
     allow_empty : bool
         Accept a biclustering with zero biclusters (a pred that found
-        nothing, SPEC §2); otherwise it is an error naming ``role``.
+        nothing, docs/guide/data-model.md); otherwise it is an error naming ``role``.
 
     Returns
     -------

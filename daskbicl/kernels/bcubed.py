@@ -80,7 +80,7 @@ For 20 + 20 biclusters the MOCICE-BCubed bound is about 1e-14.
 Degenerate cases
 ----------------
 * Truth and pred covering no cell at all (no biclusters, or only biclusters
-  with no row or no column): every measure is 0/0 in SPEC §6 and raises
+  with no row or no column): every measure is 0/0 and raises
   :class:`~daskbicl.errors.InputError`.
 * Only one side covers a cell: MOCICE-BCubed P = R = F1 = 0 (the side
   covering nothing has a 0/0 normaliser, reported as 0; the other side
@@ -158,7 +158,7 @@ def jaccard_table(overlap: Overlap, *, exact: bool = False) -> np.ndarray:
 
 def _sigma_tau(words: np.ndarray, n_truth: int, n_pred: int, jac: np.ndarray,
                exact: bool) -> tuple[np.ndarray, np.ndarray]:
-    """ς and τ of intersection signatures T = (c, g) (SPEC §6), per row."""
+    """ς and τ of intersection signatures T = (c, g) (docs/measures/micro.md), per row."""
     n = len(words)
     dt = object if exact else np.float64
     sig, tau = np.zeros(n, dt), np.zeros(n, dt)
@@ -481,7 +481,7 @@ def bcubed_finalize(plan: BCubedPlan, partials) -> PRF:
 
 def mocice_bcubed(tables: MicroTables, *, exact: bool = False,
                   method: str | None = None) -> PRF:
-    """MOCICE-BCubed precision, recall and F1 (SPEC §6), in one block.
+    """MOCICE-BCubed precision, recall and F1 (docs/measures/micro.md), in one block.
 
     Examples
     --------

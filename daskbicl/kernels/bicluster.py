@@ -4,7 +4,7 @@ For K true biclusters :math:`B_k = E_k \\times F_k` and L predicted biclusters
 :math:`X_l = E'_l \\times F'_l` the engine counts, in one pass,
 ``rows_shared[k, l]`` :math:`= |E_k \\cap E'_l|` and ``cols_shared[k, l]``
 :math:`= |F_k \\cap F'_l|`; with the bicluster sizes and :math:`|D| = I J`
-every measure of SPEC §4 (raw, corrected, corrected-space) is finalized here.
+every bicluster precision–recall measure (raw, corrected, corrected-space) is finalized here.
 
 Exactness
 ---------
@@ -32,7 +32,7 @@ Conventions (0/0 cases)
   ``pre``, ``rec``, F and Jaccard are always defined; an empty intersection
   gives ``pre = rec = F = J = Goodness = 0``.
 * Every corrected and corrected-space value is 0 when ``N = 0``; this covers
-  ``|X| = |D|`` and ``|B| = |D|`` (SPEC: "0 by definition"), where the
+  ``|X| = |D|`` and ``|B| = |D|`` (0 by definition), where the
   formulas are 0/0 or ``(1 - 1)/(1 - 1)``.
 * Corrected-space F-measure, Dice and Jaccard are 0 when ``pre^c <= 0`` or
   ``rec^c <= 0``.  ``pre^c`` and ``rec^c`` have the sign of ``N`` (their
@@ -319,7 +319,7 @@ def pair_measures(
     beta: float = 1.0,
     clip: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Every SPEC §4 measure for every (truth, pred) bicluster pair.
+    """Every bicluster precision–recall measure for every (truth, pred) bicluster pair.
 
     With :math:`pre = |B \\cap X|/|X|`, :math:`rec = |B \\cap X|/|B|`:
 
@@ -330,9 +330,9 @@ def pair_measures(
         J = \\frac{pre\\,rec}{pre + rec - pre\\,rec},
 
     Dice is :math:`F_1`.  ``*_corrected`` is
-    :math:`M^c = (M - E[M]) / (1 - E[M])` with :math:`E[M]` from SPEC §4
+    :math:`M^c = (M - E[M]) / (1 - E[M])` with :math:`E[M]` from docs/measures/bicluster.md
     (Goodness: :math:`(R|B| + |X|)/(|D|(R+1))`, the erratum form; Jaccard:
-    SPEC's *approximation* :math:`E[J] \\approx |B||X| / (|D||B| + |D||X| -
+    the *approximation* :math:`E[J] \\approx |B||X| / (|D||B| + |D||X| -
     |B||X|)`, the "≈" row — expected intersection over expected union, not
     the exact expectation of the Jaccard index, see Notes), and
     ``*_space`` is the uncorrected formula fed :math:`pre^c, rec^c` (see
@@ -393,10 +393,10 @@ def pair_measures(
     Dice can rank two predictions differently (raw and corrected-space
     Jaccard are :math:`F_1/(2-F_1)` and rank like Dice).
 
-    ``jaccard_corrected`` uses SPEC §4's approximate expectation
+    ``jaccard_corrected`` uses the approximate expectation
     :math:`E[J] \\approx |B||X| / (|D||B| + |D||X| - |B||X|)` (the ratio of
     the expected intersection :math:`|B||X|/|D|` to the expected union), as
-    SPEC prescribes; the exact expectation of :math:`J` over random X of
+    the definition prescribes; the exact expectation of :math:`J` over random X of
     size :math:`|X|` differs (the mean of a ratio is not the ratio of the
     means), so a random result's ``jaccard_corrected`` is 0 only
     approximately.  Goodness and F-measure use exact expectations.

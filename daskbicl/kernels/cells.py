@@ -339,7 +339,7 @@ def _ratio(num: int, den: int, exact: bool):
 def _nothing_covered(measure: str, what: str) -> InputError:
     return InputError(
         f"truth and pred cover no cell (no bicluster has both a row and a column), so "
-        f"{what} 0/0 and {measure} is undefined (SPEC §6). Check the inputs: every "
+        f"{what} 0/0 and {measure} is undefined (docs/measures/micro.md). Check the inputs: every "
         "bicluster needs at least one row and one column to cover a cell.")
 
 

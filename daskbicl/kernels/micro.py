@@ -1,9 +1,9 @@
-"""Micro-object measures from signature classes (numpy only): SPEC §6.
+"""Micro-object measures from signature classes (numpy only): docs/measures/micro.md.
 
 Every bicluster is turned into its set of cells ("micro-objects").  For a cell
 x, G(x) / C(x) are the pred / truth biclusters containing it; a cell's
 *signature* (G(x), C(x)) is the AND of its row's and its column's signatures
-(:mod:`daskbicl.kernels.signatures`), and every quantity of SPEC §6 depends
+(:mod:`daskbicl.kernels.signatures`), and every quantity of the definitions (docs/measures/micro.md) depends
 on a cell only through it.  The engine counts row and column classes and
 each measure reads only the table it needs:
 
@@ -38,7 +38,7 @@ With :math:`J(G, C) = |G \\cap C| / |G \\cup C|`, for cells x, y with
         \\sum_{y \\in E_C(x)} \\tau(x, y),
 
 (MOCICE-BCubed), ``CE = (|U| - D_max) / |U|``, ``RNIA = (|U| - |I|) / |U|``
-and ``E4SC`` = harmonic mean of the two macro-F1 (SPEC §6).  |U| and |I|
+and ``E4SC`` = harmonic mean of the two macro-F1 (docs/measures/micro.md).  |U| and |I|
 are counted with multiplicity by default, as Patrikainen & Meila define
 them (:class:`Coverage`): a cell counts ``max(|G(x)|, |C(x)|)`` times in U
 and ``min(|G(x)|, |C(x)|)`` times in I.  ``multiset=False`` reads them as

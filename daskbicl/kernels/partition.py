@@ -11,7 +11,7 @@ References
 Hubert & Arabie (1985), Comparing partitions. Robert, Vasseur & Brault
 (2021), Comparing high-dimensional partitions with the Co-clustering Adjusted
 Rand Index, J. Classification 38. Lomet (2012), PhD thesis (co-clustering
-error). ``../shared/SPEC.md`` §3 is the authoritative definition.
+error). The definitions, in words: docs/measures/coclustering.md.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ of its memberships
 and likewise for a column j with the column sets.  A cell (i, j) lies in
 bicluster k iff its row and its column both do, so the signature of a cell is
 the bitwise AND :math:`\\sigma(i) \\wedge \\sigma(j)`: it names exactly
-C(x) (the truth bits) and G(x) (the pred bits) of SPEC §6.
+C(x) (the truth bits) and G(x) (the pred bits) of docs/measures/micro.md.
 
 Layout
 ------

@@ -273,7 +273,7 @@ def unit(name: str, value) -> np.ndarray:
 
 
 def weighted_index(pre, rec, lam, index: str = "fmeasure"):
-    """Weighted Kulczynski, F-measure, Folke or Jaccard index (SPEC §5).
+    """Weighted Kulczynski, F-measure, Folke or Jaccard index (docs/measures/tradeoff.md).
 
     .. math::
 
@@ -288,7 +288,7 @@ def weighted_index(pre, rec, lam, index: str = "fmeasure"):
     Every index is ``pre`` at λ = 0, ``rec`` at λ = 1 and its unweighted
     form at λ = 0.5.  A 0/0 inside (0, 1) (F-measure or Jaccard with
     ``pre = 0`` or ``rec = 0``) gives 0, so ``pre = rec = 0`` gives 0 for
-    every λ.  The Folke exponents follow the SPEC erratum.
+    every λ.  The Folke exponents follow the erratum (docs/measures/tradeoff.md).
 
     Parameters
     ----------
@@ -303,7 +303,7 @@ def weighted_index(pre, rec, lam, index: str = "fmeasure"):
 
     Examples
     --------
-    The SPEC check values (pre = 0.5, rec = 0.9, λ = 0.2):
+    The check values (pre = 0.5, rec = 0.9, λ = 0.2):
 
     >>> [round(float(weighted_index(0.5, 0.9, 0.2, i)), 3) for i in INDICES]
     [0.58, 0.549, 0.562, 0.489]

@@ -1,4 +1,4 @@
-"""Bicluster precision–recall measures (SPEC §4), declared in the registry.
+"""Bicluster precision–recall measures (docs/measures/bicluster.md), declared in the registry.
 
 All twelve aggregates are finalized from the ``bicluster`` provider: the
 K x L tables of shared rows and shared columns and the bicluster sizes
@@ -94,7 +94,7 @@ def _aggregates(tables: BiclusterTables, **params) -> dict:
 
 def pair_scores(truth, pred, *, R: float = 1.0, beta: float = 1.0, clip: bool = False,
                 drop_empty: bool = False, progress: bool = False) -> xr.Dataset:
-    """Every SPEC §4 measure for every (truth, pred) bicluster pair.
+    """Every bicluster precision–recall measure for every (truth, pred) bicluster pair.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Micro-object measures (SPEC §6), declared in the registry.
+"""Micro-object measures (docs/measures/micro.md), declared in the registry.
 
 All four are finalized from the ``micro`` provider: row and column signature
 classes counted in one chunked pass over each axis's masks (for two
@@ -65,7 +65,7 @@ For a cell x, G(x) and C(x) are the pred and truth biclusters containing it;
     \\mathrm{{P}} = \\frac{{1}}{{|U_G|}} \\sum_{{x \\in U_G}} \\frac{{1}}{{|E_G(x)|}}
     \\sum_{{y \\in E_G(x)}} \\varsigma(x, y)
 
-and recall likewise with τ over U_C; F1 is their harmonic mean (SPEC §6).
+and recall likewise with τ over U_C; F1 is their harmonic mean (docs/measures/micro.md).
 Computed over pairs of signature classes weighted by their sizes, never cell
 by cell (for two co-clusterings, over pairs of non-zero entries of the row
 and column contingency tables).  Returns a record ``(precision, recall, f1)``.

@@ -1,4 +1,4 @@
-"""Co-clustering measures (SPEC §3), declared in the registry.
+"""Co-clustering measures (docs/measures/coclustering.md), declared in the registry.
 
 All are finalized from the ``partition`` provider: the row table n^{zz'} and
 the column table n^{ww'} counted in one chunked pass per axis.

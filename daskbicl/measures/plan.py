@@ -193,7 +193,7 @@ class ScorePlan:
         Provider name -> merged provider options; ``tables`` providers are
         included with their own options.
     empty_pred : bool
-        Pred is a biclustering with no bicluster (SPEC §2): no table is
+        Pred is a biclustering with no bicluster (docs/guide/data-model.md): no table is
         counted; every measure takes its declared ``empty_pred`` value once
         truth is known to cover a cell.
     contingency : Contingency, optional

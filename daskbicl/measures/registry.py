@@ -214,7 +214,7 @@ class Measure:
         selected measures (sets united, booleans or-ed, others must agree).
     empty_pred : float or record, optional
         The value when pred is a biclustering with no bicluster at all (an
-        algorithm that found nothing; SPEC §2): 0 for every similarity, 1 for
+        algorithm that found nothing; docs/guide/data-model.md): 0 for every similarity, 1 for
         the micro CE and RNIA errors.  None: the measure does not accept it.
     """
 

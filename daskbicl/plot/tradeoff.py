@@ -57,7 +57,7 @@ def plot_tradeoff(
     curves, shades the application domain between them
     (``application-domain``) and hatches the region *under the maximal
     curve* (``uninformative``): a result whose curve enters it is
-    uninformative at those λ (SPEC §5).  The legend sits below the axes.
+    uninformative at those λ (docs/measures/tradeoff.md).  The legend sits below the axes.
 
     Parameters
     ----------
