@@ -28,6 +28,7 @@ from __future__ import annotations
 import dask
 import xarray as xr
 
+from .. import config
 from ..errors import InputError
 from ..io.convert import as_biclustering
 from ..kernels import micro as KM
@@ -41,9 +42,9 @@ __all__ = ["MicroResult", "PARTS", "max_work", "micro_from_partition_tables", "m
 
 MicroResult = KM.MicroResult
 
-#: Number of MOCICE-BCubed blocks (tasks) per pair of biclusterings
-#: (dask config key ``daskbicl.bcubed_blocks``).
-BCUBED_BLOCKS = 8
+#: Number of MOCICE-BCubed blocks (tasks) per pair of biclusterings: the
+#: shipped default of the dask config key ``daskbicl.bcubed_blocks``.
+BCUBED_BLOCKS = config.DEFAULTS["daskbicl"]["bcubed_blocks"]
 
 #: The parts a micro graph can compute.
 PARTS = frozenset({"overlap", "coverage", "bcubed"})
@@ -51,16 +52,16 @@ PARTS = frozenset({"overlap", "coverage", "bcubed"})
 
 def max_work() -> float:
     """The work limit from the dask config key ``daskbicl.max_work`` (default 6e9)."""
-    value = dask.config.get(MAX_WORK_KEY, DEFAULT_MAX_WORK)
+    raw = config.get("max_work")
     try:
-        value = float(value)
+        value = float(raw)
     except (TypeError, ValueError):
         value = float("nan")
     if not value > 0:
         raise InputError(
             f"dask config {MAX_WORK_KEY!r} must be a positive number of work units "
             f"(~10 ns each; default {DEFAULT_MAX_WORK:.3g}), got "
-            f"{dask.config.get(MAX_WORK_KEY)!r}")
+            f"{raw!r}")
     return value
 
 
@@ -139,7 +140,7 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, blocks: int
     overlap = dask.delayed(KM.bicluster_overlap, pure=False)(rows, cols) if "overlap" in parts else None
     coverage = bcubed = None
     if "bcubed" in parts:
-        n = int(blocks or dask.config.get("daskbicl.bcubed_blocks", BCUBED_BLOCKS))
+        n = int(blocks or config.get("bcubed_blocks"))
         plan, coverage = dask.delayed(_prepare_bcubed, pure=False, nout=2)(
             rows, cols, limit, "coverage" in parts)
         partials = [dask.delayed(_block, pure=False)(plan, i, n) for i in range(n)]
