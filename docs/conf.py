@@ -105,6 +105,7 @@ def _write_cli_reference(app):
     ]
     for name, subparser in sub.choices.items():
         lines += [f"## daskbicl {name}", "", "```text", subparser.format_help().rstrip(), "```", ""]
+    os.makedirs(os.path.join(app.srcdir, "reference"), exist_ok=True)  # generated pages only: not in git
     out = os.path.join(app.srcdir, "reference", "cli.md")
     text = "\n".join(lines)
     if not os.path.exists(out) or open(out, encoding="utf-8").read() != text:
@@ -147,6 +148,7 @@ def _write_api_reference(app):
     lines += ["Registry and plans", "------------------", "", ".. autosummary::", "   :toctree: generated", ""]
     lines += [f"   measures.{n}" for n in ("ScorePlan", "Measure", "Param", "Interval", "Boolean", "OneOf",
                                            "check_request")] + [""]
+    os.makedirs(os.path.join(app.srcdir, "reference"), exist_ok=True)
     out = os.path.join(app.srcdir, "reference", "api.rst")
     text = "\n".join(lines)
     if not os.path.exists(out) or open(out, encoding="utf-8").read() != text:
