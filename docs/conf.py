@@ -11,8 +11,10 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.abspath(".."))
-sys.path.insert(0, os.path.abspath(os.path.join("..", "examples", "gallery")))  # the gallery's _sweeps.py
+_HERE = os.path.dirname(os.path.abspath(__file__))  # paths relative to this file, wherever sphinx runs from
+sys.path.insert(0, os.path.dirname(_HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(_HERE), "examples", "gallery"))  # the gallery's _sweeps.py
+sys.path.insert(0, _HERE)  # sphinx-gallery imports this module as "conf" for its scrapers
 
 import daskbicl  # noqa: E402
 
