@@ -21,6 +21,7 @@ from ._version import __version__
 from .errors import (
     AlignmentError,
     DaskbiclError,
+    InfrastructureError,
     InputError,
     LabelError,
     MeasureError,
@@ -132,6 +133,7 @@ __all__ = [
     "pair_scores",
     "AlignmentError",
     "DaskbiclError",
+    "InfrastructureError",
     "InputError",
     "LabelError",
     "MeasureError",

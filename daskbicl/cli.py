@@ -21,6 +21,7 @@ from ._version import __version__
 from .batch import cli as batch_cli
 from .clitools import (
     EXIT_BROKEN_PIPE,
+    EXIT_INFRA,
     EXIT_OK,
     EXIT_USAGE,
     Parser,
@@ -31,7 +32,7 @@ from .clitools import (
     positive_int,
     progress_wanted,
 )
-from .errors import DaskbiclError, InputError, StoreError
+from .errors import DaskbiclError, InfrastructureError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
 
 # --------------------------------------------------------------------------- cluster
@@ -491,7 +492,7 @@ def _main(argv=None) -> int:
         if args.debug:
             raise
         print(f"daskbicl: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_USAGE
     except KeyboardInterrupt:
         print("daskbicl: interrupted", file=sys.stderr)
         return 130

@@ -14,16 +14,17 @@ import os
 import sys
 import tempfile
 
-from .errors import DaskbiclError, InputError
+from . import config
+from .errors import DaskbiclError, InfrastructureError, InputError
 
 __all__ = [
-    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "Parser", "check_figure_path", "choose_scheduler", "cluster",
+    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_OK", "EXIT_USAGE", "Parser", "check_figure_path", "choose_scheduler", "cluster",
     "jsonable",
     "param",
     "positive_int", "progress_wanted",
 ]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process killed by SIGPIPE
 
 
@@ -121,12 +122,16 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
 
     if choice != "local":
         try:
-            client = Client(choice, timeout="15s")
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            # ValueError/TypeError: a malformed address such as "foo::bar"
+            client = Client(choice, timeout=config.get("connect_timeout"))
+        except (ValueError, TypeError) as exc:  # a malformed address such as "foo::bar": the user's to fix
             raise DaskbiclError(
                 f"cannot connect to the Dask scheduler at {choice!r}: {exc} (--scheduler takes an address, "
                 f"'local', {', '.join(repr(s) for s in LOCAL_SCHEDULERS)})"
+            ) from exc
+        except (OSError, TimeoutError) as exc:  # nothing answers there (now): retryable
+            raise InfrastructureError(
+                f"cannot connect to the Dask scheduler at {choice!r} within "
+                f"{config.get('connect_timeout')} ({type(exc).__name__}: {exc})"
             ) from exc
         with client:
             yield client

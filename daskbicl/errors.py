@@ -3,7 +3,9 @@
 Every problem a user can cause (bad labels, mismatched inputs, a path that is
 not a daskbicl store, an unknown measure, ...) is reported as a subclass of
 :class:`DaskbiclError` with a message that says what is wrong and what to do.
-The CLI prints that message on stderr and exits with status 2.
+The CLI prints that message on stderr and exits with status 2; a failure of
+the cluster itself (:class:`InfrastructureError`) exits with status 3, so a
+workflow scheduler can retry it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ __all__ = [
     "StoreError",
     "MeasureError",
     "TooLargeError",
+    "InfrastructureError",
 ]
 
 
@@ -52,3 +55,11 @@ class MeasureError(DaskbiclError, ValueError):
 
 class TooLargeError(DaskbiclError, MemoryError):
     """A finalize step would need a table larger than the configured limit."""
+
+
+class InfrastructureError(DaskbiclError, RuntimeError):
+    """The cluster failed, not the inputs: a scheduler unreachable or lost, a worker that keeps dying.
+
+    Retrying later, or with more worker memory, can succeed; the CLI exits
+    with status 3 for it (2 is for user errors).
+    """

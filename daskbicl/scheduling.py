@@ -10,8 +10,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
+from concurrent.futures import CancelledError
 
 import dask
+
+from .errors import InfrastructureError
 
 __all__ = ["active_client", "compute", "scatter_blocks", "scatter_inputs"]
 
@@ -83,6 +86,8 @@ def compute(*objs, progress: bool = False):
 
         with ProgressBar(out=sys.stderr, minimum=1.0):
             return dask.compute(*objs)
+    from distributed import KilledWorker
+
     futures = client.compute(list(objs))
     if progress:
         from distributed import progress as show_progress
@@ -91,4 +96,17 @@ def compute(*objs, progress: bool = False):
         with contextlib.redirect_stdout(sys.stderr):
             show_progress(futures, multi=False)
             sys.stderr.flush()
-    return tuple(client.gather(futures))
+    try:
+        return tuple(client.gather(futures))
+    except KilledWorker as exc:
+        raise InfrastructureError(
+            f"a worker died running {exc.task!r} (it was retried and killed each time: out of memory, or "
+            f"killed from outside); give the workers more memory (dask worker --memory-limit) or retry "
+            f"[{exc}]"
+        ) from None
+    except (CancelledError, OSError, TimeoutError) as exc:
+        if client.status in ("closed", "closing", "connecting"):
+            raise InfrastructureError(
+                f"lost the connection to the Dask scheduler ({type(exc).__name__}: {exc}); retry when it is back"
+            ) from None
+        raise

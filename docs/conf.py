@@ -123,7 +123,7 @@ _API_GROUPS = {
                              "compare_algorithms", "lambda_from_beta", "beta_from_lambda", "lambda_from_R",
                              "R_from_lambda"],
     "Errors": ["DaskbiclError", "InputError", "LabelError", "AlignmentError", "MeasureError", "StoreError",
-               "TooLargeError"],
+               "TooLargeError", "InfrastructureError"],
 }
 
 

@@ -112,3 +112,41 @@ def test_cli_with_stdout_closed(tmp_path):
                           preexec_fn=lambda: os.close(1))
     assert proc.returncode == 2 and "standard output is closed" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- the cluster failing (exit 3)
+
+
+def test_unreachable_scheduler_is_exit_3_one_line(tmp_path):
+    daskbicl.save(([0, 1], [0]), tmp_path / "t.zarr")
+    env = {**os.environ, "DASK_DASKBICL__CONNECT_TIMEOUT": "1s"}
+    proc = subprocess.run([sys.executable, "-m", "daskbicl", "score", str(tmp_path / "t.zarr"), str(tmp_path / "t.zarr"),
+                           "--scheduler", "tcp://127.0.0.1:9"], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 3, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("daskbicl: error:")]
+    assert len(lines) == 1 and "cannot connect to the Dask scheduler at 'tcp://127.0.0.1:9'" in lines[0]
+    assert "Traceback" not in proc.stderr
+    # a malformed address is the user's to fix: exit 2
+    proc = subprocess.run([sys.executable, "-m", "daskbicl", "score", str(tmp_path / "t.zarr"), str(tmp_path / "t.zarr"),
+                           "--scheduler", "nonsense"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--scheduler takes an address" in proc.stderr
+
+
+def _die():
+    os._exit(1)
+
+
+def test_a_worker_that_keeps_dying_is_an_infrastructure_error():
+    """KilledWorker reaches the user as InfrastructureError (exit 3 on the CLI), naming the task."""
+    import logging
+
+    import dask
+    from distributed import Client, LocalCluster
+
+    from daskbicl.scheduling import compute
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                          silence_logs=logging.CRITICAL) as cluster, Client(cluster):
+            with pytest.raises(daskbicl.InfrastructureError, match="a worker died running"):
+                compute(dask.delayed(_die, pure=False)())
