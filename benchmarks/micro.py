@@ -146,7 +146,7 @@ def run_overlap(n, k, density):
 
 def run_cocluster(n, h, check=False):
     """Two random co-clusterings with h x h clusters each (h*h blocks a side)."""
-    from daskbicl.io.convert import as_biclustering
+    from daskbicl.engine.blocks import as_biclustering
 
     rng = np.random.default_rng(11)
     truth = (rng.integers(0, h, n), rng.integers(0, h, n))

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daskbicl
+from daskbicl.engine.blocks import as_biclustering
 from daskbicl.errors import InputError
-from daskbicl.io.convert import as_biclustering
 
 from . import oracles_bicluster as OB
 from .strategies import biclustering_pair, chunks_for, coclustering_pair

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daskbicl
-from daskbicl.io.convert import as_biclustering
+from daskbicl.engine.blocks import as_biclustering
 
 from . import oracles_micro as OM
 from .strategies import biclustering_pair, chunks_for, coclustering_pair

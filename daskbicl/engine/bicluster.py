@@ -13,8 +13,8 @@ import dask
 import numpy as np
 import xarray as xr
 
-from ..io.convert import as_biclustering
 from ..kernels.masks import BiclusterTables, intersect_counts, merge_mask_counts, tables_from_partitions
+from .blocks import as_biclustering
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 from .partition import partition_tables
 
@@ -42,8 +42,8 @@ def bicluster_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 
     if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
         rows, cols = partition_tables(truth, pred, split_every=split_every)
         return dask.delayed(tables_from_partitions, pure=False)(rows, cols)
-    truth = as_biclustering(truth)
-    pred = as_biclustering(pred)
+    truth = as_biclustering(truth, "truth")
+    pred = as_biclustering(pred, "pred")
     rows = mask_counts_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
     cols = mask_counts_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
     return dask.delayed(BiclusterTables, pure=False)(rows, cols, _ids(truth), _ids(pred))

@@ -30,10 +30,10 @@ import xarray as xr
 
 from .. import config
 from ..errors import InputError
-from ..io.convert import as_biclustering
 from ..kernels import micro as KM
 from ..kernels.budget import DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.signatures import merge_signature_counts, signature_counts
+from .blocks import as_biclustering
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 from .hashing import PandasIndex
 from .partition import partition_tables
@@ -133,8 +133,8 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, blocks: int
     if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
         rows, cols = partition_tables(truth, pred, split_every=split_every)
         return dask.delayed(_coclustering, pure=False)(rows, cols, parts, limit)
-    truth = as_biclustering(truth)
-    pred = as_biclustering(pred)
+    truth = as_biclustering(truth, "truth")
+    pred = as_biclustering(pred, "pred")
     rows = signature_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
     cols = signature_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
     overlap = dask.delayed(KM.bicluster_overlap, pure=False)(rows, cols) if "overlap" in parts else None

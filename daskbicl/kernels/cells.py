@@ -357,7 +357,7 @@ def _check_bool(name: str, value) -> bool:
 # ``counts[e]`` at (truth cluster ``rows[e]``, pred cluster ``cols[e]``),
 # cluster sizes ``truth_sizes()`` / ``pred_sizes()``.  Block (h, l) of a
 # co-clustering is bicluster ``h * L + l`` (row-cluster major, as
-# :func:`daskbicl.io.convert.as_biclustering` numbers them).
+# :func:`daskbicl.engine.blocks.as_biclustering` numbers them).
 def _dense(table) -> np.ndarray:
     out = np.zeros((len(table.truth_sizes()), len(table.pred_sizes())), np.int64)
     out[table.rows, table.cols] = table.counts
