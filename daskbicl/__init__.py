@@ -53,8 +53,12 @@ def partition(row_labels, col_labels, *, row=None, col=None):
 
     Parameters
     ----------
-    row_labels, col_labels : array-like of non-negative int
-        numpy or dask arrays (dask arrays stay lazy).
+    row_labels, col_labels : array-like of hashable labels
+        numpy or dask arrays, lists, pandas Series or Categoricals (dask
+        arrays stay lazy).  Labels may be integers of any width, strings,
+        bytes, integral floats or any hashable object; NaN, None, pandas NA
+        and negative integers are *unassigned* entries (see the
+        ``unassigned`` option of :func:`daskbicl.score`).
     row, col : array-like, optional
         Coordinate labels (gene ids, sample ids, ...): when both truth and
         pred carry them, rows and columns are matched by label.
@@ -68,6 +72,8 @@ def partition(row_labels, col_labels, *, row=None, col=None):
     >>> ds = partition([0, 0, 1], [2, 2], row=["g1", "g2", "g3"], col=["s1", "s2"])
     >>> ds.attrs["daskbicl_kind"], ds.sizes["row"], ds.sizes["col"]
     ('partition', 3, 2)
+    >>> partition(["tumour", "normal", "tumour"], [-1, 0]).col_labels.values.tolist()
+    [-1, 0]
     """
     ds = _validated((row_labels, col_labels), "partition")
     coords = {}

@@ -34,6 +34,7 @@ from .clitools import (
 )
 from .errors import DaskbiclError, InfrastructureError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
+from .kernels.contingency import POLICIES
 
 # --------------------------------------------------------------------------- cluster
 
@@ -68,7 +69,7 @@ def cmd_score(args) -> int:
     from .measures import ScorePlan
 
     # Validate inputs, measures and parameters before starting any cluster.
-    plan = ScorePlan.build(args.truth, args.pred, args.measure, **dict(args.param or []))
+    plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **dict(args.param or []))
     with cluster(args.scheduler, args.workers, input_bytes=plan.truth.nbytes + plan.pred.nbytes):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
@@ -307,7 +308,7 @@ def cmd_tradeoff(args) -> int:
             result = tradeoff(
                 args.truth, *args.sweeps, index=indices[0], names=args.name,
                 truth_bicluster=args.truth_bicluster, pre_min=args.pre_min, rec_min=args.rec_min,
-                drop_empty=args.drop_empty, progress=progress_wanted(args),
+                drop_empty=args.drop_empty, progress=progress_wanted(args), unassigned=args.unassigned,
             )
     per_index = [result.for_index(idx) for idx in indices]
     if args.plot:
@@ -354,6 +355,12 @@ def _add_cluster_args(p, default: str = "start a local cluster"):
     p.add_argument("--workers", type=positive_int, help="worker processes of a local cluster (default: min(CPUs, 4))")
 
 
+def _add_unassigned_arg(p):
+    p.add_argument("--unassigned", choices=POLICIES, default=None,
+                   help="what unassigned labels (NaN, empty, negative integers) mean: error (default), "
+                        "cluster (one extra cluster per side and axis) or singleton (a cluster each)")
+
+
 def _add_generate_args(p, rows, cols):
     p.add_argument("--rows", type=positive_int, default=rows, help=f"rows (default {rows:,})")
     p.add_argument("--cols", type=positive_int, default=cols, help=f"columns (default {cols:,})")
@@ -372,10 +379,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score PRED against TRUTH (Zarr stores)")
     p.add_argument("truth", help="truth store (path or URL)")
     p.add_argument("pred", help="pred store (path or URL)")
-    p.add_argument("--measure", action="append", metavar="NAME", help="a measure to compute (repeat; default: all that apply)")
+    p.add_argument("--measure", action="append", metavar="NAME",
+                   help="a measure to compute (repeat; default: all that apply)")
+    p.add_argument("--measures", dest="measure", action="extend", nargs="+", metavar="NAME",
+                   help="several measures at once (--measures cari nce)")
     p.add_argument("--param", action="append", type=param, metavar="NAME=VALUE", help="measure parameter, e.g. beta=0.5")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
+    _add_unassigned_arg(p)
     _add_cluster_args(p, "threads for inputs up to 2 GiB, else start a local cluster")
     p.set_defaults(func=cmd_score)
 
@@ -443,6 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corrected-pr-plot", metavar="FILE", help="write the corrected precision-recall space figure")
     p.add_argument("--lam", type=float, default=0.5, help="lambda of the index isolines in the PR figures (default 0.5)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_unassigned_arg(p)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     _add_cluster_args(p)
     p.set_defaults(func=cmd_tradeoff)
@@ -491,7 +503,7 @@ def _main(argv=None) -> int:
     except DaskbiclError as exc:
         if args.debug:
             raise
-        print(f"daskbicl: error: {exc}", file=sys.stderr)
+        print(f"daskbicl: error: {exc.shell_message()}", file=sys.stderr)
         return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_USAGE
     except KeyboardInterrupt:
         print("daskbicl: interrupted", file=sys.stderr)

@@ -10,6 +10,8 @@ workflow scheduler can retry it.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "DaskbiclError",
     "InputError",
@@ -32,13 +34,21 @@ class DaskbiclError(Exception):
         # installed (as distributed does).
         return (type(self), self.args)
 
+    def shell_message(self) -> str:
+        """The message as the CLI prints it (Python keywords become options)."""
+        return str(self)
+
 
 class InputError(DaskbiclError, ValueError):
     """An input has the wrong type, dtype, shape, dimension or variable name."""
 
 
 class LabelError(InputError):
-    """A label value is not allowed (negative, too large, NaN, non-integer)."""
+    """A label value is not allowed (unassigned under the default policy, unhashable, too large)."""
+
+    def shell_message(self) -> str:
+        # 'pass unassigned="cluster"' reads '--unassigned cluster' on the command line
+        return re.sub(r'unassigned="(\w+)"', r"--unassigned \1", str(self))
 
 
 class AlignmentError(InputError):

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from . import tradeoff_space as KT
+from .engine.blocks import as_biclustering
 from .errors import InputError
-from .io.convert import as_biclustering
 from .io.inputs import as_input
 from .kernels.bicluster import corrected_precision_recall_of
 from .kernels.tradeoff import get_index
@@ -338,6 +338,7 @@ def tradeoff(
     rec_min: float | None = None,
     drop_empty: bool = False,
     progress: bool = False,
+    unassigned: str | None = None,
 ) -> SweepTradeoff:
     """Tradeoff space of one or more parameter sweeps against a target bicluster.
 
@@ -368,6 +369,10 @@ def tradeoff(
         :attr:`SweepTradeoff.dropped`.
     progress : bool
         Progress bar on stderr while counting.
+    unassigned : {"error", "cluster", "singleton"}, optional
+        For co-clustering inputs: what unassigned labels (NaN, None, pandas
+        NA, negative integers) mean, as in :func:`daskbicl.score`.  Default
+        "error".
 
     Returns
     -------
@@ -395,9 +400,11 @@ def tradeoff(
     if len(names) != len(sweeps) or len(set(names)) != len(names):
         raise InputError(f"need {len(sweeps)} distinct algorithm names, got {names}")
     kinds = ("biclustering", "partition")
-    truth = _select_target(as_biclustering(as_input(truth, "truth", kinds=kinds)), truth_bicluster)
+    truth = _select_target(as_biclustering(as_input(truth, "truth", kinds=kinds, unassigned=unassigned), "truth"),
+                           truth_bicluster)
     plans = [
-        ScorePlan.build(truth, as_biclustering(as_input(sweep, f"sweep {role}", kinds=kinds)), measures=[],
+        ScorePlan.build(truth, as_biclustering(as_input(sweep, f"sweep {role}", kinds=kinds, unassigned=unassigned),
+                                               f"sweep {role}"), measures=[],
                         tables=["bicluster"], roles=("truth", f"sweep {role}"))
         for role, sweep in zip(names, sweeps)
     ]

@@ -196,7 +196,7 @@ def test_bad_stores_fail_with_a_reason_and_the_others_are_scored(work, client):
     assert reasons["missing.zarr"] == f"pred: no such file or directory: {work / 'missing.zarr'}"
     assert "not a daskbicl store" in reasons["foreign.zarr"]
     assert "truth has 20,000 rows but pred has 20,001" in reasons["short.zarr"]
-    assert "negative label -4" in reasons["negative.zarr"]
+    assert "pred row_labels has 1 unassigned entry" in reasons["negative.zarr"]
     assert runs[-1]["status"] == "failed" and (runs[-1]["scored"], runs[-1]["failed"]) == (2, 5)
 
     # Repaired inputs are scored on the next run; the good pairs are not redone.

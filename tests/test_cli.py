@@ -58,7 +58,7 @@ def test_score_table_with_selected_measures_and_local_cluster(stores):
     [
         (["score", "/nonexistent/a.zarr", "/nonexistent/b.zarr", "--workers", "1"], "no such file or directory"),
         (["score", "{truth}", "{truth}", "--measure", "bogus", "--workers", "1"], "unknown measure 'bogus'"),
-        (["score", "{truth}", "{neg}", "--scheduler", "{address}"], "negative label -4"),
+        (["score", "{truth}", "{neg}", "--scheduler", "{address}"], "pred row_labels has 1 unassigned entry"),
         (["score", "{truth}", "{truth}", "--param", "beta=x", "--workers", "1"], "needs a number"),
         (["score", "{truth}"], "the following arguments are required: pred"),
         (["generate", "{truth}", "--rows", "10"], "already exists"),
@@ -113,7 +113,8 @@ def test_compute_time_error_on_local_cluster_is_one_line(tmp_path):
     code, stdout, stderr = run("score", tmp_path / "t.zarr", tmp_path / "neg.zarr", "--workers", 1, "--no-progress")
     assert code == 2 and stdout == ""
     assert stderr.strip().splitlines() == [
-        "daskbicl: error: pred row_labels contains the negative label -4; labels must be non-negative integers"
+        "daskbicl: error: pred row_labels has 1 unassigned entry (NaN, None, pandas NA or a negative integer); "
+        "pass --unassigned cluster (one extra cluster) or --unassigned singleton (a cluster each)"
     ]
 
 

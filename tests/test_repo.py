@@ -48,6 +48,14 @@ def test_figures_example_runs(tmp_path):
     assert len(list(tmp_path.glob("*.png"))) >= 3
 
 
+def test_labels_benchmark_runs_quick():
+    """benchmarks/labels.py --quick: every label form scored, asserted equal to the integers inside."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "labels.py"), "--quick"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "str (StringDType)" in proc.stdout and "sklearn / daskbicl" in proc.stdout
+
+
 def test_quickstart_example_runs():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "quickstart.py")], capture_output=True, text=True, timeout=300

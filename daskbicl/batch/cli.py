@@ -20,7 +20,7 @@ import os
 import sys
 
 from ..clitools import check_figure_path, cluster, progress_wanted
-from ..errors import DaskbiclError
+from ..errors import DaskbiclError, InputError
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
 
@@ -63,9 +63,13 @@ def _dry_run(manifest, results: str, force: bool) -> int:
 
 
 def cmd_batch(args) -> int:
+    from ..clitools import LOCAL_SCHEDULERS
     from .manifest import load_manifest
     from .runner import run_batch
 
+    if args.scheduler in LOCAL_SCHEDULERS:  # batch streams pairs through futures: it needs distributed
+        raise InputError(f"batch runs on a Dask cluster: --scheduler takes an address (tcp://host:8786) or "
+                         f"'local' (a local cluster of worker processes), not {args.scheduler!r}")
     manifest = load_manifest(args.manifest)  # every manifest error, before any work
     results = args.results or manifest.results
     if args.dry_run:

@@ -16,6 +16,7 @@ A manifest is a TOML file::
     pred = ["nmf", "lbm"]
     measures = ["cari", "nce"]             # optional: default, every measure that applies
     params = { }                           # optional: measure parameters (needs `measures`)
+    unassigned = "cluster"                 # optional: "error" (default), "cluster" or "singleton"
 
     [storage_options]                      # optional: fsspec options for URLs (anon = true, ...)
 
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError
 from ..io.store import is_remote
+from ..kernels.contingency import DEFAULT_POLICY, POLICIES
 from ..measures import check_request, get, select_measures
 
 try:  # Python >= 3.11
@@ -50,10 +52,10 @@ try:  # Python >= 3.11
 except ImportError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key"]
+__all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key", "stored_params"]
 
-TOP_KEYS = ("results", "storage_options", "truth", "pred", "pairs")
-PAIR_KEYS = ("truth", "pred", "measures", "params")
+TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs")
+PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned")
 _MAGIC = set("*?[")
 
 
@@ -79,13 +81,30 @@ def _canonical(value):
     return float(value)
 
 
+def stored_params(params: dict, unassigned: str) -> dict:
+    """The parameters recorded with a score: the measure's, plus the unassigned policy when it is not the default.
+
+    The policy changes the score of labels with unassigned entries, so it is
+    part of the ``params`` column (and of the key that says a score exists);
+    rows scored with the default policy read as they did before the policy
+    existed.
+
+    >>> stored_params({"beta": 1.0}, "cluster")
+    {'beta': 1.0, 'unassigned': 'cluster'}
+    >>> stored_params({"beta": 1.0}, "error")
+    {'beta': 1.0}
+    """
+    return dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
+
+
 @dataclass(frozen=True)
 class Request:
-    """The measures (None: all that apply) and parameters to score one pair with."""
+    """The measures (None: all that apply), parameters and unassigned policy to score one pair with."""
 
     measures: tuple[str, ...] | None
     params: tuple[tuple[str, object], ...] = ()
     line: int = field(default=0, compare=False)
+    unassigned: str = DEFAULT_POLICY
 
     def resolve(self, kind_truth: str, kind_pred: str) -> list[tuple[object, dict]]:
         """``[(Measure, full parameter dict), ...]`` for inputs of these kinds.
@@ -95,7 +114,8 @@ class Request:
         """
         selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
         given = dict(self.params)
-        return [(m, {k: _canonical(given.get(k, v)) for k, v in m.defaults.items()}) for m in selected]
+        return [(m, stored_params({k: _canonical(given.get(k, v)) for k, v in m.defaults.items()}, self.unassigned))
+                for m in selected]
 
 
 @dataclass
@@ -340,7 +360,16 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
     return dict(params) if ok else None
 
 
-def _check_pair(entry, i: int, groups: dict, check: _Checker) -> tuple | None:
+def _check_policy(value, path: tuple, check: _Checker) -> str | None:
+    if value is None:
+        return None
+    if value not in POLICIES:
+        check.error(path, f"unassigned must be one of {', '.join(map(repr, POLICIES))}, got {value!r}")
+        return None
+    return value
+
+
+def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: str = DEFAULT_POLICY) -> tuple | None:
     path = ("pairs", i)
     if not isinstance(entry, dict):
         check.error(("pairs",), "pairs must be an array of tables: write [[pairs]] headers")
@@ -378,6 +407,9 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker) -> tuple | None:
                 check.error(path + ("measures",), str(exc), token=name)
                 ok = False
         measures = list(dict.fromkeys(measures))
+    policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
+    if "unassigned" in entry and policy is None:
+        ok = False
     params = _check_params(entry, path, measures, check) if ok else None
     if not ok or params is None:
         return None
@@ -385,6 +417,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker) -> tuple | None:
         tuple(measures) if measures else None,
         tuple(sorted((k, _canonical(v)) for k, v in params.items())),
         check.locator.line(path),
+        policy or default_policy,
     )
     return chosen["truth"], chosen["pred"], request
 
@@ -446,6 +479,7 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
     if not isinstance(storage_options, dict):
         check.error(("storage_options",), "storage_options must be a table of fsspec options")
         storage_options = {}
+    default_policy = _check_policy(doc.get("unassigned"), ("unassigned",), check) or DEFAULT_POLICY
     groups = _check_groups(doc, check)
     entries = doc.get("pairs")
     if entries is None:
@@ -454,7 +488,7 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
     elif not isinstance(entries, list):
         check.error(("pairs",), "pairs must be an array of tables: write [[pairs]] headers")
         entries = []
-    checked = [_check_pair(entry, i, groups, check) for i, entry in enumerate(entries)]
+    checked = [_check_pair(entry, i, groups, check, default_policy) for i, entry in enumerate(entries)]
     seen: list[Request] = []
     for i, c in enumerate(checked):
         if c is not None and c[2] not in seen:

@@ -12,7 +12,9 @@ Schema (``PRAGMA user_version`` = 2)::
 
 * ``truth``/``pred`` are absolute local paths or URLs; ``params`` is the
   canonical JSON of the measure's full parameter set (defaults included,
-  see :func:`~daskbicl.batch.manifest.params_key`); ``truth_fp``/``pred_fp``
+  see :func:`~daskbicl.batch.manifest.params_key`), plus ``"unassigned"``
+  when the pair was scored with an unassigned policy other than the default
+  ``"error"`` (:func:`~daskbicl.batch.manifest.stored_params`); ``truth_fp``/``pred_fp``
   are store fingerprints (:mod:`~daskbicl.batch.fingerprint`); ``value`` is a
   float (NULL for NaN); a record-valued measure gets one row per field,
   named ``measure.field``; timestamps are ISO 8601 UTC.

@@ -40,7 +40,7 @@ from ..measures import PROVIDERS, ScorePlan
 from ..measures.plan import plan_graphs
 from ..scheduling import active_client
 from .fingerprint import StoreInfo, fingerprint_stores
-from .manifest import Manifest, ManifestError, Request, load_manifest, params_key
+from .manifest import Manifest, ManifestError, Request, load_manifest, params_key, stored_params
 from .results import ResultsDB, flatten
 
 __all__ = ["PairJob", "Plan", "BatchReport", "survey", "plan", "execute", "run_batch"]
@@ -275,7 +275,8 @@ def _build(job: PairJob, datasets: dict):
     prepared, errors = [], []
     for request, todo in job.work:
         try:
-            plan = ScorePlan.build(truth, pred, [m.name for m, _ in todo], **dict(request.params))
+            plan = ScorePlan.build(truth, pred, [m.name for m, _ in todo], unassigned=request.unassigned,
+                                   **dict(request.params))
         except DaskbiclError as exc:
             errors.append((request, str(exc)))
             continue
@@ -408,7 +409,7 @@ class _State:
             measures = "*"
         else:
             measures = ",".join(dict.fromkeys(m for r in requests for m in r.measures))
-        params = list(dict.fromkeys(params_key(dict(r.params)) for r in requests))
+        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned)) for r in requests))
         params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
         self.db.record_failure(job.truth, job.pred, job.truth_fp, job.pred_fp, measures, params_text, reason,
                                run_id=self.run_id)
@@ -425,7 +426,7 @@ class _State:
                 self.fail(job, request, _reason(exc))
                 continue
             for name, value in values.items():
-                key = params_key(plan.params[name])
+                key = params_key(stored_params(plan.params[name], request.unassigned))
                 rows.extend((m, key, v) for m, v in flatten(name, value))
         if rows:
             self.rows += self.db.record_pair(job.truth, job.pred, job.truth_fp, job.pred_fp, rows,

@@ -1,11 +1,13 @@
 """The co-clustering counting pass: row and column contingency tables.
 
 One chunked pass per axis: each chunk of (truth labels, pred labels) is
-counted into sparse pair counts with
-:func:`daskbicl.kernels.contingency.count_pairs` (which also validates the
-label values), the chunk results are merged in a tree with
-:func:`~daskbicl.kernels.contingency.merge_pairs`, and the root is compacted
-into a :class:`~daskbicl.kernels.contingency.Table`.  Every co-clustering
+encoded (integers as they are, any other label type factorised, unassigned
+entries marked; :mod:`daskbicl.engine.labels`) and counted into sparse pair
+counts with :func:`daskbicl.kernels.contingency.count_pairs` (which also
+validates the label values), the chunk results are merged in a tree, and
+the root is compacted into a :class:`~daskbicl.kernels.contingency.Table`
+under the inputs' unassigned policy (``attrs["daskbicl_unassigned"]``, set
+by :func:`daskbicl.io.validate.as_dataset`).  Every co-clustering
 measure is finalized from the two tables; nothing else touches the labels.
 """
 
@@ -13,28 +15,63 @@ from __future__ import annotations
 
 import xarray as xr
 
-from ..kernels.contingency import DenseCounts, PairCounts, Table, count_pairs, merge_pairs
+from ..errors import LabelError
+from ..kernels.contingency import UNASSIGNED_ATTR, DenseCounts, PairCounts, Table
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
+from .labels import DEFAULT_POLICY, count_labels, merge_labelled, to_table
 
 __all__ = ["contingency_graph", "partition_tables"]
 
 
 def _count_block(names, truth, pred) -> PairCounts | DenseCounts:
-    return count_pairs(truth, pred, names)
+    return count_labels(truth, pred, names)
 
 
-def _finalize(pairs: PairCounts) -> Table:
-    return pairs.to_table()
+def _finalize(policy: str, names: tuple[str, str], pairs: PairCounts | DenseCounts) -> Table:
+    return to_table(pairs, policy, names)
 
 
-def contingency_graph(truth_labels, pred_labels, *, names=("truth labels", "pred labels"), split_every: int = 8):
-    """A Delayed :class:`Table` counting two aligned 1-D label arrays."""
-    import dask
+def _finalize_axes(policy: str, row_names, rows, col_names, cols) -> tuple[Table, Table]:
+    """Both axes' tables in one task, so an unassigned-entry error names every side and axis at once."""
+    try:
+        row_table = to_table(rows, policy, row_names)
+    except LabelError as exc:
+        problems = [str(exc)]
+        try:
+            to_table(cols, policy, col_names)
+        except LabelError as more:
+            problems.append(str(more))
+        raise LabelError(_joined(problems)) from None
+    return row_table, to_table(cols, policy, col_names)
 
+
+def _joined(messages: list[str]) -> str:
+    """Two unassigned-entry messages as one: the counts of both, the advice once."""
+    counts = [m.split(" (NaN, None", 1)[0] for m in messages]
+    return " and ".join(counts) + " (NaN, None" + messages[0].split(" (NaN, None", 1)[1]
+
+
+def _merged_counts(truth_labels, pred_labels, names, split_every: int):
     blocks = aligned_blocks(truth_labels, pred_labels)
     parts = map_blocks_delayed(_count_block, blocks, names)
-    root = tree_reduce(parts, merge_pairs, split_every=split_every)
-    return dask.delayed(_finalize, pure=False)(root)
+    return tree_reduce(parts, merge_labelled, split_every=split_every)
+
+
+def contingency_graph(truth_labels, pred_labels, *, names=("truth labels", "pred labels"), split_every: int = 8,
+                      unassigned: str = DEFAULT_POLICY):
+    """A Delayed :class:`Table` counting two aligned 1-D label arrays (any label type)."""
+    import dask
+
+    root = _merged_counts(truth_labels, pred_labels, names, split_every)
+    return dask.delayed(_finalize, pure=False)(unassigned, names, root)
+
+
+def policy_of(*datasets: xr.Dataset) -> str:
+    """The unassigned policy the inputs were validated with (the same for both)."""
+    policies = {ds.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY) for ds in datasets}
+    if len(policies) != 1:
+        raise ValueError(f"truth and pred were validated with different unassigned policies: {sorted(policies)}")
+    return policies.pop()
 
 
 def partition_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 8):
@@ -43,20 +80,16 @@ def partition_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 
     Inside :func:`~daskbicl.engine.core.shared_passes`, repeated calls for the
     same label arrays return the same graphs.
     """
+    policy = policy_of(truth, pred)
+
     def build():
-        rows = contingency_graph(
-            truth.row_labels.data,
-            pred.row_labels.data,
-            names=("truth row_labels", "pred row_labels"),
-            split_every=split_every,
-        )
-        cols = contingency_graph(
-            truth.col_labels.data,
-            pred.col_labels.data,
-            names=("truth col_labels", "pred col_labels"),
-            split_every=split_every,
-        )
-        return rows, cols
+        import dask
+
+        row_names, col_names = ("truth row_labels", "pred row_labels"), ("truth col_labels", "pred col_labels")
+        rows = _merged_counts(truth.row_labels.data, pred.row_labels.data, row_names, split_every)
+        cols = _merged_counts(truth.col_labels.data, pred.col_labels.data, col_names, split_every)
+        both = dask.delayed(_finalize_axes, pure=False, nout=2)(policy, row_names, rows, col_names, cols)
+        return both[0], both[1]
 
     arrays = (truth.row_labels.data, pred.row_labels.data, truth.col_labels.data, pred.col_labels.data)
-    return shared_pass(f"partition-{split_every}", arrays, build)
+    return shared_pass(f"partition-{split_every}-{policy}", arrays, build)

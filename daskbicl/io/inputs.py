@@ -254,13 +254,15 @@ def _is_mask_pair(obj) -> bool:
     return all(getattr(a, "ndim", None) == 2 and getattr(getattr(a, "dtype", None), "kind", "") == "b" for a in obj)
 
 
-def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False) -> xr.Dataset:
+def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False,
+             unassigned: str | None = None) -> xr.Dataset:
     """Any input as a validated Dataset: a path or URL of a Zarr store, an estimator, tuples, a Dataset.
 
     A tuple of two 2-D boolean arrays is ``(row_mask, col_mask)`` (a
     biclustering); a tuple of two 1-D arrays is ``(row_labels, col_labels)``.
     A 2-D array of another dtype in a tuple, or an object that looks like an
-    unfitted model, gets a message saying what to do.
+    unfitted model, gets a message saying what to do.  ``unassigned`` is the
+    policy for unassigned labels (:func:`~daskbicl.io.validate.as_dataset`).
     """
     if isinstance(obj, (str, os.PathLike)):
         obj = open_store(obj, role=role)
@@ -278,7 +280,7 @@ def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_em
             f"{role}: {type(obj).__name__} looks like a model but has no fitted row_labels_/column_labels_ "
             "or rows_/columns_: fit it first (or pass daskbicl.from_estimator(model))"
         )
-    return as_dataset(obj, role, kinds=kinds, allow_empty=allow_empty)
+    return as_dataset(obj, role, kinds=kinds, allow_empty=allow_empty, unassigned=unassigned)
 
 
 # --------------------------------------------------------------------------- files

@@ -27,6 +27,7 @@ import xarray as xr
 
 from .. import config
 from ..errors import InputError, StoreError
+from ..kernels.contingency import UNASSIGNED_ATTR
 from ..scheduling import active_client, compute
 from .validate import as_dataset
 
@@ -35,6 +36,11 @@ __all__ = ["open_store", "save", "is_remote"]
 KIND_ATTR = "daskbicl_kind"
 #: Set by :func:`save` once every chunk is written; :func:`open_store` then checks them.
 CHUNKS_ATTR = "daskbicl_chunks"
+#: Variable attribute of a string label array written by :func:`save`: the
+#: string that stands for an unassigned entry (None, NaN, pandas NA), which a
+#: Zarr string array cannot hold.  :func:`open_store` turns it back into None.
+MISSING_ATTR = "daskbicl_missing"
+MISSING_MARKER = ""
 
 #: Default chunk length along row/col when saving in-memory data.
 DEFAULT_CHUNK = config.DEFAULTS["daskbicl"]["chunk"]  # the shipped default of daskbicl.chunk
@@ -102,7 +108,88 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
     if attrs.get(CHUNKS_ATTR) == "complete":
         _check_complete(group, text, role)
     ds = as_dataset(ds, role)
-    return _checked_reads(ds, group, text, storage_options)
+    return _restore_missing(_checked_reads(ds, group, text, storage_options))
+
+
+def _restore_missing(ds: xr.Dataset) -> xr.Dataset:
+    """String labels written with a missing-entry marker (:data:`MISSING_ATTR`) read back with None there."""
+    for var in ("row_labels", "col_labels"):
+        if var in ds and MISSING_ATTR in ds[var].attrs:
+            marker = ds[var].attrs[MISSING_ATTR]
+            attrs = {k: v for k, v in ds[var].attrs.items() if k != MISSING_ATTR}
+            data = ds[var].data.map_blocks(_marker_to_none, marker, dtype=object, meta=np.empty((0,), object))
+            ds = ds.assign({var: (ds[var].dims, data, attrs)})
+    return ds
+
+
+def _marker_to_none(block: np.ndarray, marker: str) -> np.ndarray:
+    out = np.asarray(block).astype(object)
+    out[out == marker] = None
+    return out
+
+
+def _none_to_marker(block: np.ndarray, name: str) -> np.ndarray:
+    """One chunk of object labels as strings with :data:`MISSING_MARKER` for missing entries."""
+    import pandas as pd
+
+    block = np.asarray(block, dtype=object)
+    missing = pd.isna(block)
+    kept = block[~missing]
+    bad = next((value for value in kept if not isinstance(value, str)), None)
+    if bad is not None:
+        raise InputError(
+            f"cannot store {name}: it holds {type(bad).__name__} labels such as {bad!r} among "
+            "Python objects; a store holds integer, float, bool or string labels. Convert them "
+            "(e.g. .astype(str), or integer codes with pandas.factorize) or score the Dataset in memory"
+        )
+    if (kept == MISSING_MARKER).any():
+        raise InputError(
+            f"cannot store {name}: it has the empty string as a label, which a store uses for an "
+            "unassigned entry (None, NaN); replace it with another label"
+        )
+    out = block.copy()
+    out[missing] = MISSING_MARKER
+    return out.astype(_STRINGS)
+
+
+#: numpy's variable-length string dtype (numpy >= 2), which xarray writes to a
+#: Zarr variable-length UTF-8 array without loading dask data to guess a type.
+_STRINGS = getattr(np.dtypes, "StringDType", lambda: np.dtype(object))()
+
+
+def _storable_labels(var: xr.DataArray, name: str) -> xr.DataArray:
+    """Labels in a dtype a Zarr v3 store holds with a specification (variable-length strings, not fixed-width)."""
+    kind = var.dtype.kind
+    if kind == "U":
+        return var.astype(_STRINGS)
+    if kind != "O":
+        return var
+    import pandas as pd
+
+    if not hasattr(var.data, "dask"):
+        values = np.asarray(var.data)
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
+        missing = pd.isna(values)
+        if inferred == "integer" and not missing.any():
+            try:
+                return var.copy(data=values.astype(np.int64))
+            except OverflowError:
+                pass
+        if inferred in ("floating", "mixed-integer-float"):
+            return var.copy(data=values.astype(np.float64))
+        if inferred == "boolean" and not missing.any():
+            return var.copy(data=values.astype(bool))
+        if inferred in ("integer", "boolean"):
+            raise InputError(
+                f"cannot store {name}: it holds Python {inferred} labels that do not fit a numpy "
+                "integer array (missing entries or values beyond int64); a store holds integer, "
+                "float, bool or string labels. Convert them (e.g. .astype(str)) or score in memory"
+            )
+        out = var.copy(data=_none_to_marker(values, name))
+    else:
+        out = var.copy(data=var.data.map_blocks(_none_to_marker, name, dtype=_STRINGS))
+    out.attrs = {**var.attrs, MISSING_ATTR: MISSING_MARKER}
+    return out
 
 
 class _ChunkReader:
@@ -241,7 +328,10 @@ def save(
     kind = ds.attrs[KIND_ATTR]
     ds = ds.copy()
     # The kind (and the completeness marker) are written last, by _write_kind.
-    ds.attrs = {k: v for k, v in ds.attrs.items() if k not in (KIND_ATTR, CHUNKS_ATTR)}
+    # The unassigned policy is a choice made when scoring, not a property of the data.
+    ds.attrs = {k: v for k, v in ds.attrs.items() if k not in (KIND_ATTR, CHUNKS_ATTR, UNASSIGNED_ATTR)}
+    if kind == "partition":
+        ds = ds.assign({var: _storable_labels(ds[var], f"{var}") for var in ("row_labels", "col_labels")})
     if any(v.chunks is None for v in ds.data_vars.values()):
         ds = _chunked(ds, chunk)
     for var in ds.variables.values():

@@ -6,9 +6,9 @@ path or URL of a daskbicl Zarr store, or a tuple ``(row_labels, col_labels)``
 of numpy or dask arrays, and returns a validated, lazily-backed Dataset.
 
 Checks that need only metadata (types, dtypes, names, dimensions, lengths)
-happen here, before any computation.  Checks that need the values (negative
-or too-large labels) run inside the counting pass itself, chunk by chunk, so
-the data are read once; see :func:`daskbicl.kernels.contingency.check_labels`.
+happen here, before any computation.  Checks that need the values
+(unassigned entries, unhashable labels) run inside the counting pass itself,
+chunk by chunk, so the data are read once; see :mod:`daskbicl.engine.labels`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ import os
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from ..errors import InputError, LabelError
-from ..kernels.contingency import check_label_bounds
+from ..kernels.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, check_policy
 
 __all__ = ["KINDS", "as_dataset", "kind_of", "check_label_dtype", "check_mask_dtype"]
 
@@ -64,54 +65,29 @@ def kind_of(ds: xr.Dataset, role: str = "input") -> str:
 
 
 def check_label_dtype(values, name: str) -> None:
-    """Reject dtypes that cannot hold cluster labels, with a specific message."""
+    """Reject dtypes that cannot hold cluster labels, with a specific message.
+
+    Labels may be any hashable value (docs/guide/data-model.md): integers of
+    any width, strings, bytes, Python objects, floats, bools.  Only dtypes
+    whose elements are not single values are refused here; the values
+    themselves (unhashable objects, unassigned entries) are checked inside
+    the counting pass, chunk by chunk.
+    """
     try:
         dtype = np.dtype(values.dtype)
     except TypeError:
         raise LabelError(
-            f"{name} has dtype {values.dtype!r}, which is not a numpy dtype; labels must be "
-            "non-negative integers (convert with .to_numpy('int64'))"
+            f"{name} has dtype {values.dtype!r}, which is not a numpy dtype; pass a numpy or dask array, "
+            "a pandas Series/Categorical or a list of labels"
         ) from None
-    if dtype.kind in "iu":
-        return
-    if dtype.kind == "b":
-        raise LabelError(
-            f"{name} has dtype bool; labels must be non-negative integers "
-            "(cast with .astype('int64') if True/False really are two clusters)"
-        )
-    if dtype.kind == "f":
-        detail = ""
-        if isinstance(values, np.ndarray):
-            n_nan = int(np.isnan(values).sum())
-            if n_nan:
-                detail = f" and {n_nan:,} NaN values (NaN is not a label: assign unclustered rows a label of their own)"
-            elif values.size and not np.all(np.mod(values, 1) == 0):
-                detail = " and non-integer values"
-        raise LabelError(
-            f"{name} has floating dtype {dtype}{detail}; labels must be non-negative integers"
-        )
-    raise LabelError(
-        f"{name} has dtype {dtype} ({_kind_name(dtype)}); labels must be non-negative integers"
-    )
+    if dtype.kind == "V":
+        raise LabelError(f"{name} has dtype {dtype} (raw records), which cannot hold labels")
 
 
 def check_mask_dtype(values, name: str) -> None:
     dtype = np.dtype(values.dtype)
     if dtype.kind != "b":
         raise InputError(f"{name} has dtype {dtype}; bicluster masks must be bool")
-
-
-def _kind_name(dtype: np.dtype) -> str:
-    return {
-        "O": "Python objects",
-        "U": "strings",
-        "T": "strings",
-        "S": "bytes",
-        "c": "complex numbers",
-        "M": "datetimes",
-        "m": "timedeltas",
-        "V": "raw records",
-    }.get(dtype.kind, "unsupported")
 
 
 def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
@@ -133,46 +109,75 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
             )
         arrays.append(values)
     return xr.Dataset(
-        {"row_labels": ("row", arrays[0]), "col_labels": ("col", arrays[1])},
+        {"row_labels": _label_variable("row", arrays[0]), "col_labels": _label_variable("col", arrays[1])},
         attrs={"daskbicl_kind": PARTITION},
     )
 
 
+def _label_variable(dim: str, values) -> xr.Variable:
+    """An xarray Variable holding ``values`` as they are.
+
+    xarray runs numpy object arrays through pandas to convert datetime-like
+    objects; with pandas' string inference that turns 10^7 Python strings
+    into an Arrow array and back into 10^7 new str objects (9 s, +3 GB),
+    and labels are never datetimes to convert.  ``fastpath`` keeps the array.
+    """
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return xr.Variable((dim,), values, fastpath=True)
+    return xr.Variable((dim,), values)
+
+
 def _pandas_to_numpy(values, name: str):
-    """pandas Series/Index/extension arrays (e.g. nullable ``Int64``) to numpy."""
+    """pandas Series/Index/Categorical/extension arrays to numpy labels.
+
+    A categorical becomes its integer codes (free: no hashing; missing
+    values are the code -1, which is *unassigned*).  Nullable integers
+    become int64 with -1 for NA (unsigned: uint64, NA checked first).  Other
+    extension arrays (strings, nullable floats) become object arrays with
+    None for NA.
+    """
     if isinstance(values, np.ndarray) or not hasattr(values, "to_numpy") or not hasattr(values, "isna"):
         return values
-    n_missing = int(np.asarray(values.isna()).sum())
-    if n_missing:
-        raise LabelError(
-            f"{name} has {n_missing:,} missing values (NA); every row/column needs a label "
-            "(give unclustered ones a label of their own)"
-        )
-    kind = getattr(getattr(values, "dtype", None), "kind", "O")
-    # Nullable integers become numpy integers of the same signedness (UInt64
-    # labels of 2**63 or more then get check_label_bounds' message, not a wrap).
-    return values.to_numpy(dtype={"i": np.int64, "u": np.uint64}.get(kind))
+    dtype = getattr(values, "dtype", None)
+    if isinstance(dtype, pd.CategoricalDtype):
+        return np.asarray(pd.Categorical(values).codes)
+    kind = getattr(dtype, "kind", "O")
+    has_na = bool(np.asarray(values.isna()).any())
+    if kind == "i":
+        return values.to_numpy(dtype=np.int64, na_value=-1)
+    if kind == "u" and not has_na:
+        return values.to_numpy(dtype=np.uint64)
+    if kind == "b" and not has_na:
+        return values.to_numpy(dtype=bool)
+    if kind == "f" and dtype is not None and not isinstance(dtype, np.dtype):  # nullable Float64
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    if isinstance(dtype, np.dtype):
+        return values.to_numpy()
+    return values.to_numpy(dtype=object, na_value=None)
 
 
 def _sequence_to_array(values, name: str) -> np.ndarray:
-    """A Python sequence of labels to an integer array, with the kernel's messages.
+    """A Python sequence of labels to an array, without merging distinct labels.
 
     ``np.asarray`` would turn ``[0, 2**63]`` into float64 (merging distinct
-    huge labels) and ``[]`` into float64; integers are checked as Python ints.
+    huge labels), ``[]`` into float64 and ``["a", 1]`` into strings ("1" ==
+    1); integers are kept as int64 when they fit, everything else becomes
+    an object array of the values as given.
     """
     items = list(values)
     if not items:
         return np.zeros(0, dtype=np.int64)
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in items):
-        check_label_bounds(min(int(v) for v in items), max(int(v) for v in items), name)
-        return np.asarray(items, dtype=np.int64)
-    try:
-        return np.asarray(items)
-    except (OverflowError, ValueError) as exc:
-        raise LabelError(f"{name} cannot be read as an integer array: {exc}") from exc
+        lo, hi = min(int(v) for v in items), max(int(v) for v in items)
+        if -(1 << 63) <= lo and hi < (1 << 63):
+            return np.asarray(items, dtype=np.int64)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
-def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False) -> xr.Dataset:
+def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False,
+               unassigned: str | None = None) -> xr.Dataset:
     """Return ``obj`` as a validated daskbicl Dataset.
 
     Parameters
@@ -188,6 +193,10 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_
     allow_empty : bool
         Accept a biclustering with zero biclusters (a pred that found
         nothing, docs/guide/data-model.md); otherwise it is an error naming ``role``.
+    unassigned : {"error", "cluster", "singleton"}, optional
+        What unassigned labels (NaN, None, NA, negative integers) mean;
+        recorded as ``attrs["daskbicl_unassigned"]`` for the counting pass.
+        Default: the policy ``ds`` already carries, else "error".
 
     Returns
     -------
@@ -227,6 +236,15 @@ def as_dataset(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_
             check_mask_dtype(ds[var].data, f"{role} {var}")
     if kind == BICLUSTERING and ds.sizes.get("bicluster", 0) == 0 and not allow_empty:
         raise InputError(f"{role} has no biclusters")
-    if ds.attrs.get("daskbicl_kind") != kind:
-        ds = ds.assign_attrs(daskbicl_kind=kind)
+    policy = check_policy(ds.attrs.get(UNASSIGNED_ATTR) if unassigned is None else unassigned)
+    # The policy travels to the counting pass as an attribute, present only
+    # when it is not the default (so Datasets users see stay as they built them).
+    if ds.attrs.get("daskbicl_kind") != kind or ds.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY) != policy \
+            or ds.attrs.get(UNASSIGNED_ATTR, policy) != policy:
+        attrs = {k: v for k, v in ds.attrs.items() if k != UNASSIGNED_ATTR}
+        attrs["daskbicl_kind"] = kind
+        if policy != DEFAULT_POLICY:
+            attrs[UNASSIGNED_ATTR] = policy
+        ds = ds.copy()
+        ds.attrs = attrs
     return ds

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import LabelError, TooLargeError
+from ..errors import InputError, LabelError, TooLargeError
 
 __all__ = [
-    "PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
+    "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
 ]
 
 #: Largest label value accepted (labels are stored and compared as int64).
@@ -41,6 +41,30 @@ _DENSE_CELLS = 1 << 22
 
 #: Tables larger than this are not densified (CE needs the dense table).
 DENSE_LIMIT = 1 << 26
+
+
+#: What an unassigned label (NaN, None, pandas NA, a negative integer) means
+#: (docs/guide/data-model.md): an error, one extra cluster per side and axis,
+#: or a cluster of its own per entry.
+POLICIES = ("error", "cluster", "singleton")
+DEFAULT_POLICY = "error"
+#: The Dataset attribute that carries the policy from the caller to the counting pass.
+UNASSIGNED_ATTR = "daskbicl_unassigned"
+
+
+def check_policy(policy) -> str:
+    """``policy`` if it is one of :data:`POLICIES` (None: the default), else InputError.
+
+    Examples
+    --------
+    >>> check_policy(None), check_policy("singleton")
+    ('error', 'singleton')
+    """
+    if policy is None:
+        return DEFAULT_POLICY
+    if not isinstance(policy, str) or policy not in POLICIES:
+        raise InputError(f"unassigned must be one of {', '.join(map(repr, POLICIES))}, got {policy!r}")
+    return policy
 
 
 @dataclass(frozen=True)
@@ -219,22 +243,24 @@ def check_label_bounds(lo: int, hi: int, name: str) -> None:
         )
 
 
-def check_labels(values: np.ndarray, name: str) -> tuple[int, int]:
+def check_labels(values: np.ndarray, name: str, unassigned: bool = False) -> tuple[int, int]:
     """Validate one chunk of labels and return its ``(min, max)`` as Python ints.
 
-    Raises :class:`~daskbicl.errors.LabelError` for a negative label or a label
-    above ``2**63 - 1`` (possible only for unsigned input).
+    Raises :class:`~daskbicl.errors.LabelError` for a negative label (other
+    than the unassigned marker ``-1`` when ``unassigned``) or a label above
+    ``2**63 - 1`` (possible only for unsigned input).
     """
     if values.dtype.kind not in "iu":
         raise LabelError(f"{name} must hold integers, got dtype {values.dtype}")
     lo = int(values.min())
     hi = int(values.max())
-    check_label_bounds(lo, hi, name)
+    check_label_bounds(0 if unassigned and lo == -1 else lo, hi, name)
     return lo, hi
 
 
 def count_pairs(
-    truth: np.ndarray, pred: np.ndarray, names: tuple[str, str] = ("truth labels", "pred labels")
+    truth: np.ndarray, pred: np.ndarray, names: tuple[str, str] = ("truth labels", "pred labels"),
+    unassigned: bool = False,
 ) -> PairCounts | DenseCounts:
     """Count the ``(truth, pred)`` label pairs of one chunk.
 
@@ -244,6 +270,9 @@ def count_pairs(
         Labels of the same objects in the two labelings.
     names : pair of str
         How to name the two arrays in error messages.
+    unassigned : bool
+        Accept ``-1`` as the marker of an unassigned entry (counted as the
+        label -1; :mod:`daskbicl.engine.labels` encodes labels this way).
 
     Returns
     -------
@@ -266,8 +295,8 @@ def count_pairs(
     if truth.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return PairCounts(empty, empty, empty)
-    tlo, thi = check_labels(truth, names[0])
-    plo, phi = check_labels(pred, names[1])
+    tlo, thi = check_labels(truth, names[0], unassigned)
+    plo, phi = check_labels(pred, names[1], unassigned)
     width_t = thi - tlo + 1
     width_p = phi - plo + 1
     budget = min(_DENSE_CELLS, max(1 << 12, 4 * truth.size))

@@ -14,7 +14,7 @@ __all__ = ["contingency", "make_measure_function", "measure_docstring", "score"]
 
 
 def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, progress: bool = False,
-          compute: bool = True, **params):
+          compute: bool = True, unassigned: str = "error", **params):
     """Score ``pred`` against ``truth`` with every requested measure.
 
     Parameters
@@ -37,6 +37,11 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     compute : bool
         False: return a ``dask.delayed`` object that computes to the dict,
         to combine many scores (and other work) in one ``dask.compute``.
+    unassigned : {"error", "cluster", "singleton"}
+        What an unassigned label (NaN, None, pandas NA, or a negative
+        integer such as DBSCAN's -1) of a co-clustering means: an error
+        naming how many there are (default), one extra cluster of all the
+        unassigned rows (likewise columns), or a cluster of its own each.
     **params
         Measure parameters (e.g. ``beta=0.5`` or ``R=2`` for bicluster
         measures, ``multiset=False`` for micro CE and RNIA), checked against
@@ -72,7 +77,7 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     >>> dask.compute(*lazy)
     ({'ari_rows': 1.0}, {'ari_rows': 0.0})
     """
-    plan = ScorePlan.build(truth, pred, measures, **params)
+    plan = ScorePlan.build(truth, pred, measures, unassigned=unassigned, **params)
     return plan.compute(progress=progress) if compute else plan.to_delayed()
 
 
@@ -91,6 +96,8 @@ def measure_docstring(measure: Measure) -> str:
         "truth, pred : xarray.Dataset, str, os.PathLike, tuple or fitted model\n"
         "    Anything :func:`daskbicl.score` accepts (truth alone: a :func:`daskbicl.contingency`).\n"
         + params
+        + "unassigned : str, default 'error'\n    What NaN/None/NA/negative labels mean: 'error', 'cluster' or "
+        "'singleton' (see :func:`daskbicl.score`).\n"
         + "progress : bool\n    Show a progress bar while counting.\n\n"
         f"Returns\n-------\n{returns}\n    In [{measure.bounds[0]}, {measure.bounds[1]}]"
         f"{' each' if measure.fields else ''}; {symmetric}; perfect match = {measure.perfect}.\n\n"
@@ -101,8 +108,9 @@ def measure_docstring(measure: Measure) -> str:
 def make_measure_function(measure: Measure):
     """Build the public function ``daskbicl.<name>(truth, pred, **params)``."""
 
-    def func(truth, pred=None, *, progress: bool = False, **params):
-        return score(truth, pred, measures=[measure.name], progress=progress, **params)[measure.name]
+    def func(truth, pred=None, *, progress: bool = False, unassigned: str = "error", **params):
+        return score(truth, pred, measures=[measure.name], progress=progress, unassigned=unassigned,
+                     **params)[measure.name]
 
     parameters = [
         inspect.Parameter("truth", inspect.Parameter.POSITIONAL_OR_KEYWORD),
@@ -112,6 +120,7 @@ def make_measure_function(measure: Measure):
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
         for name, p in measure.params.items()
     ]
+    parameters.append(inspect.Parameter("unassigned", inspect.Parameter.KEYWORD_ONLY, default="error"))
     parameters.append(inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=False))
     func.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     func.__name__ = func.__qualname__ = measure.name
@@ -119,7 +128,8 @@ def make_measure_function(measure: Measure):
     return func
 
 
-def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENSE_CELLS) -> Contingency:
+def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENSE_CELLS,
+                unassigned: str = "error") -> Contingency:
     """Count the row and column contingency tables of two co-clusterings.
 
     Parameters
@@ -131,6 +141,10 @@ def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENS
     dense_cells : int
         Show tables up to this many cells dense (xarray), larger ones sparse
         (pandas Series of the non-zero cells).
+    unassigned : {"error", "cluster", "singleton"}
+        As for :func:`daskbicl.score`.  Unassigned entries appear in the
+        tables under the label -1 (integer labels) or None ("cluster"), or
+        -1, -2, ... one per entry ("singleton").
 
     Returns
     -------
@@ -150,6 +164,6 @@ def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENS
     ...     ([0, 0, 1, 1], [5, 5, 6]), ([1, 1, 0, 2], [0, 1, 1]), measures=["ari_rows", "ce"])
     True
     """
-    plan = ScorePlan.build(truth, pred, measures=[], tables=["partition"])
+    plan = ScorePlan.build(truth, pred, measures=[], tables=["partition"], unassigned=unassigned)
     rows, cols = plan.tables_of(run_tables([plan], progress=progress)[0], "partition")
     return Contingency(rows, cols, int(dense_cells))

@@ -30,6 +30,7 @@ from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
 from ..io.validate import BICLUSTERING, KINDS, PARTITION
+from ..kernels.contingency import check_policy
 from ..scheduling import compute, scatter_inputs
 from .contingency import Contingency
 from .registry import PROVIDERS, REGISTRY, Measure, get
@@ -211,7 +212,7 @@ class ScorePlan:
 
     @classmethod
     def build(cls, truth, pred, measures=None, *, tables: Sequence[str] = (),
-              roles: tuple[str, str] = ("truth", "pred"), **params) -> ScorePlan:
+              roles: tuple[str, str] = ("truth", "pred"), unassigned: str | None = None, **params) -> ScorePlan:
         """Check the request, validate and align the inputs.
 
         Parameters
@@ -225,6 +226,10 @@ class ScorePlan:
             for the tradeoff space); read them with :meth:`tables_of`.
         roles : (str, str)
             How messages name the two inputs.
+        unassigned : {"error", "cluster", "singleton"}, optional
+            What unassigned labels (NaN, None, NA, negative integers) of a
+            co-clustering mean (default "error"); see
+            :mod:`daskbicl.engine.labels`.
         **params
             Measure parameters, validated against their constraints.
         """
@@ -232,13 +237,14 @@ class ScorePlan:
             if pred is not None:
                 raise InputError("score(tables, ...) takes the counted tables alone: pass no pred")
             return cls.from_tables(truth, measures, **params)
+        unassigned = check_policy(unassigned)
         if pred is None:
             raise InputError("pred is missing: score(truth, pred, ...), or score(tables) for a daskbicl.contingency()")
         tables_only = bool(tables) and isinstance(measures, (list, tuple)) and not measures
         if measures is not None and not tables_only:  # names and parameters fail before any store is opened
             check_request(measures, params)
-        truth = as_input(truth, roles[0])
-        pred = as_input(pred, roles[1], allow_empty=not tables)
+        truth = as_input(truth, roles[0], unassigned=unassigned)
+        pred = as_input(pred, roles[1], allow_empty=not tables, unassigned=unassigned)
         truth, pred = align(truth, pred)
         kinds = (truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
         selected = [] if tables_only else select_measures(measures, *kinds)

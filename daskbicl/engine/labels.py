@@ -1,0 +1,369 @@
+"""Labels as users have them: any hashable value, and unassigned entries.
+
+Labels are compared for equality only (docs/guide/data-model.md), so the
+counting pass needs nothing but a consistent integer code per distinct
+label.  This module turns each chunk of labels into such codes *inside* the
+chunked pass (a dask array is never loaded whole), and turns the merged
+counts back into a :class:`~daskbicl.kernels.contingency.Table` under the
+caller's *unassigned* policy.
+
+Encoding a chunk (:func:`encode_chunk`):
+
+* integer arrays (any width, signed or unsigned) are their own codes: no
+  copy, no hashing; negative values are *unassigned* and become ``-1``;
+  unsigned values above ``2**63 - 1`` go through the hash table below;
+* every other dtype (strings, bytes, Python objects, floats, bools,
+  datetimes) is factorised with ``pandas.factorize`` (a hash table, linear
+  time); NaN, None and ``pandas.NA`` are unassigned (code ``-1``) and the
+  chunk's pair counts carry the label *values* (an object array, ``None``
+  for unassigned), so chunks factorised independently merge exactly by value.
+
+The unassigned marker is ``-1`` in integer label arrays and ``None`` in
+object label arrays; :func:`to_table` counts them and applies the policy:
+
+* ``"error"`` (default): :class:`~daskbicl.errors.LabelError` naming how many
+  entries are unassigned, on which side and axis;
+* ``"cluster"``: all unassigned entries of one side and axis form one extra
+  cluster;
+* ``"singleton"``: each unassigned entry is a cluster of its own.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pandas as pd
+
+from ..errors import LabelError
+from ..kernels.contingency import (
+    DEFAULT_POLICY,
+    MAX_LABEL,
+    POLICIES,
+    DenseCounts,
+    PairCounts,
+    Table,
+    check_policy,
+    count_pairs,
+    merge_pairs,
+)
+
+__all__ = [
+    "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "encode_chunk", "merge_labelled",
+    "to_table", "unassigned_count",
+]
+
+def _by_value(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``pandas.factorize`` with NaN/None/NA -> -1, and a clear error for unhashable values."""
+    try:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    except TypeError as exc:  # e.g. a list inside an object array
+        raise LabelError(f"{name} holds a value that cannot be a label (labels must be hashable): {exc}") from None
+    return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
+
+
+#: Below this many labels a chunk is factorised by value directly.
+_SMALL = 4096
+#: Fixed-width strings longer than this (characters) are factorised as Python strings.
+_MAX_WIDTH = 32
+#: Fixed odd 64-bit weights of the string hash (any weights give exact codes: collisions are checked).
+_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**63, _MAX_WIDTH, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def _representatives(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """One position holding each code (any one: they hold equal values)."""
+    rep = np.empty(n_codes, dtype=np.intp)
+    rep[codes] = np.arange(codes.size)
+    return rep
+
+
+def _addresses(values: np.ndarray) -> np.ndarray:
+    """The object pointers a C-contiguous 1-D object array holds, as an intp view of its memory.
+
+    numpy stores an object array as an array of ``PyObject*``; the view is
+    only read while ``values`` (which owns the references) is alive.
+    """
+    buffer = (ctypes.c_ssize_t * values.size).from_address(values.ctypes.data)
+    return np.frombuffer(memoryview(buffer), dtype=np.intp)
+
+
+def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Factorise Python objects, first by identity (an integer hash table that
+    needs no Python call), then the few distinct objects by value.
+
+    Label arrays repeat a few objects millions of times (``names[codes]``,
+    a pandas column, ``list * n``), so the by-value step sees only the
+    distinct objects.  Equal objects at different addresses are merged by
+    that step, so the result is exact either way; when most of the first
+    4096 objects are distinct, the identity step is skipped.
+    """
+    values = np.ascontiguousarray(values)
+    if values.size < _SMALL or np.dtype(np.intp).itemsize != 8:
+        return _by_value(values, name)
+    pointers = _addresses(values)
+    if 2 * pd.unique(pointers[:_SMALL]).size > _SMALL:  # mostly distinct objects: identity does not help
+        return _by_value(values, name)
+    by_address, addresses = pd.factorize(pointers)
+    if 2 * addresses.size > values.size:
+        return _by_value(values, name)
+    # The distinct objects themselves, from their addresses (``values`` holds a reference to each).
+    distinct = np.empty(addresses.size, dtype=object)
+    distinct[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in addresses]
+    codes, uniques = _by_value(distinct, name)
+    return codes[by_address], uniques
+
+
+def _hashed_codes(values: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Exact codes of ``values`` from a ``(n, width)`` uint32 matrix that determines each value.
+
+    Each row of words is hashed into 64 bits with one vectorised product (a
+    weighted sum of the words modulo 2**64), the hashes are factorised as
+    integers, and every row is compared with its code's representative row:
+    the codes are exact, and a hash collision (two values, one hash) returns
+    None for the by-value path.
+    """
+    hashed = words.astype(np.uint64) @ _WEIGHTS[: words.shape[1]]  # sum of word * odd weight, modulo 2**64
+    codes, hashes = pd.factorize(hashed)
+    rep = _representatives(codes, hashes.size)
+    if not np.array_equal(words[rep][codes], words):
+        return None
+    return codes.astype(np.int64, copy=False), values[rep].astype(object)
+
+
+def _factorize_fixed_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Factorise fixed-width unicode (numpy ``U``) without making Python strings: hash its UTF-32 words."""
+    width = values.dtype.itemsize // 4
+    if values.size < _SMALL or not 0 < width <= _MAX_WIDTH:
+        return None
+    values = np.ascontiguousarray(values)
+    return _hashed_codes(values, values.view(np.uint32).reshape(values.size, width))
+
+
+def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Factorise numpy's variable-width strings (``StringDType``, what Zarr string arrays read as).
+
+    ASCII strings of up to 32 characters are encoded to zero-padded bytes
+    (fast C casts) and hashed four bytes at a time.  numpy's string casts and
+    ``str_len`` ignore trailing NUL characters, so each string gets a final
+    ``"."`` first: ``"a"`` and ``"a\\x00"`` stay distinct.  Anything else
+    (non-ASCII, longer, a dtype with a missing-value marker) returns None for
+    the by-value path.
+    """
+    if values.size < _SMALL or hasattr(values.dtype, "na_object"):
+        return None
+    ended = np.strings.add(values, ".")
+    width = int(np.strings.str_len(ended).max())
+    if width > _MAX_WIDTH:
+        return None
+    width = -(-width // 4) * 4
+    try:
+        encoded = np.ascontiguousarray(ended.astype(f"S{width}"))
+    except UnicodeEncodeError:
+        return None
+    return _hashed_codes(values, encoded.view(np.uint32).reshape(values.size, width // 4))
+
+
+def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (-1: unassigned) and the label of each code, for any non-integer labels."""
+    kind = values.dtype.kind
+    if kind in "UT":
+        fast = _factorize_fixed_width(values) if kind == "U" else _factorize_variable_width(values)
+        if fast is not None:
+            return fast
+    if kind in "UST":  # new Python strings, all distinct objects: pandas hashes them ~3x faster than numpy's
+        return _by_value(values.astype(object), name)
+    if kind == "O":
+        return _factorize_objects(values, name)
+    return _by_value(values, name)
+
+
+def encode_chunk(values, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Integer codes of one chunk of labels, and the label of each code (or None).
+
+    Returns ``(codes, uniques)``: ``codes`` is an integer array with ``-1``
+    for unassigned entries; ``uniques`` is None when the codes are the labels
+    themselves (integer input), otherwise ``uniques[codes]`` are the labels.
+
+    Examples
+    --------
+    >>> encode_chunk(np.array([3, -1, 3]), "x")[0].tolist()
+    [3, -1, 3]
+    >>> codes, uniques = encode_chunk(np.array(["b", None, "a", "b"], dtype=object), "x")
+    >>> codes.tolist(), uniques.tolist()
+    ([0, -1, 1, 0], ['b', 'a'])
+    """
+    values = np.asarray(values).reshape(-1)
+    kind = values.dtype.kind
+    if kind in "iu":
+        if values.size == 0:
+            return values.astype(np.int64), None
+        if kind == "u" and values.dtype.itemsize == 8 and int(values.max()) > MAX_LABEL:
+            return _factorize(values, name)
+        if kind == "i" and int(values.min()) < 0:
+            return np.maximum(values, -1), None
+        return values, None
+    if kind in "V":
+        raise LabelError(f"{name} has dtype {values.dtype} (raw records), which cannot hold labels")
+    return _factorize(values, name)
+
+
+def _labels_of(codes: np.ndarray, uniques: np.ndarray) -> np.ndarray:
+    """Object array of the labels of ``codes``; None where the code is -1."""
+    out = np.empty(codes.size, dtype=object)
+    ok = codes >= 0
+    out[ok] = uniques[codes[ok]]
+    return out
+
+
+def count_labels(truth, pred, names: tuple[str, str]) -> PairCounts | DenseCounts:
+    """Count the label pairs of one chunk of any label types (see the module docs)."""
+    ct, ut = encode_chunk(truth, names[0])
+    cp, up = encode_chunk(pred, names[1])
+    pairs = count_pairs(ct, cp, names, unassigned=True)
+    if ut is None and up is None:
+        return pairs
+    pairs = pairs.to_pairs()
+    return PairCounts(
+        pairs.truth if ut is None else _labels_of(pairs.truth, ut),
+        pairs.pred if up is None else _labels_of(pairs.pred, up),
+        pairs.count,
+    )
+
+
+def _is_object(part, side: str) -> bool:
+    return isinstance(part, PairCounts) and getattr(part, side).dtype == object
+
+
+def _as_object(labels: np.ndarray) -> np.ndarray:
+    if labels.dtype == object:
+        return labels
+    out = labels.astype(object)
+    out[labels < 0] = None
+    return out
+
+
+def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
+    """:func:`~daskbicl.kernels.contingency.merge_pairs` for parts that may carry label values.
+
+    Sides whose labels are values (objects) are factorised jointly over the
+    parts, merged as integer codes, and turned back into values.
+    """
+    objects = {side: any(_is_object(p, side) for p in parts) for side in ("truth", "pred")}
+    if not any(objects.values()):
+        return merge_pairs(*parts)
+    pairs = [p.to_pairs() for p in parts]
+    coded: dict[str, np.ndarray] = {}
+    uniques: dict[str, np.ndarray] = {}
+    for side in ("truth", "pred"):
+        if objects[side]:
+            allv = np.concatenate([_as_object(getattr(p, side)) for p in pairs])
+            coded[side], uniques[side] = _factorize(allv, side)
+    out = []
+    start = 0
+    for p in pairs:
+        stop = start + p.count.size
+        t = coded["truth"][start:stop] if objects["truth"] else p.truth
+        q = coded["pred"][start:stop] if objects["pred"] else p.pred
+        out.append(PairCounts(t, q, p.count))
+        start = stop
+    merged = merge_pairs(*out).to_pairs()
+    return PairCounts(
+        _labels_of(merged.truth, uniques["truth"]) if objects["truth"] else merged.truth,
+        _labels_of(merged.pred, uniques["pred"]) if objects["pred"] else merged.pred,
+        merged.count,
+    )
+
+
+def _unassigned(labels: np.ndarray) -> np.ndarray:
+    """Boolean mask of the unassigned marker (-1 or None) in a label array."""
+    if labels.dtype == object:
+        return pd.isna(labels)
+    return labels < 0
+
+
+def unassigned_count(pairs: PairCounts | DenseCounts) -> tuple[int, int]:
+    """How many objects are unassigned on the truth side and on the pred side."""
+    if isinstance(pairs, DenseCounts):
+        t = int(pairs.table[0].sum()) if pairs.truth_lo < 0 else 0
+        p = int(pairs.table[:, 0].sum()) if pairs.pred_lo < 0 else 0
+        return t, p
+    t = int(pairs.count[_unassigned(pairs.truth)].sum(dtype=np.int64))
+    p = int(pairs.count[_unassigned(pairs.pred)].sum(dtype=np.int64))
+    return t, p
+
+
+def _compact(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, distinct labels)``; sorted labels when they are comparable, the
+    unassigned marker (None) last."""
+    if labels.dtype != object:
+        distinct, codes = np.unique(labels, return_inverse=True)
+        return codes.astype(np.intp, copy=False), distinct
+    try:
+        codes, distinct = pd.factorize(labels, sort=True)
+    except TypeError:  # labels of mixed types cannot be sorted: first-seen order
+        codes, distinct = pd.factorize(labels)
+    distinct = np.asarray(distinct, dtype=object)
+    codes = codes.astype(np.intp, copy=False)
+    if (codes < 0).any():
+        codes = np.where(codes < 0, len(distinct), codes)
+        distinct = np.append(distinct, np.array([None], dtype=object))
+    return codes, distinct
+
+
+def to_table(pairs: PairCounts | DenseCounts, policy: str = DEFAULT_POLICY,
+             names: tuple[str, str] = ("truth labels", "pred labels")) -> Table:
+    """The contingency :class:`Table` of merged counts, under the unassigned ``policy``.
+
+    Examples
+    --------
+    >>> pc = count_labels(np.array([0, 0, -1, -1]), np.array(["a", "a", "b", None], dtype=object), ("t", "p"))
+    >>> to_table(pc, "error", ("t", "p"))
+    Traceback (most recent call last):
+    ...
+    daskbicl.errors.LabelError: t has 2 unassigned entries and p has 1 unassigned entry (NaN, None, pandas NA or a negative integer); pass unassigned="cluster" (one extra cluster) or unassigned="singleton" (a cluster each)
+    >>> to_table(pc, "cluster").shape, to_table(pc, "singleton").shape
+    ((2, 3), (3, 3))
+    """
+    policy = check_policy(policy)
+    n_t, n_p = unassigned_count(pairs)
+    if not (n_t or n_p):
+        return pairs.to_table()
+    if policy == "error":
+        parts = [f"{name} has {n:,} unassigned {'entry' if n == 1 else 'entries'}"
+                 for name, n in zip(names, (n_t, n_p)) if n]
+        raise LabelError(
+            f"{' and '.join(parts)} (NaN, None, pandas NA or a negative integer); pass "
+            'unassigned="cluster" (one extra cluster) or unassigned="singleton" (a cluster each)'
+        )
+    pairs = pairs.to_pairs()
+    truth, pred, count = pairs.truth, pairs.pred, pairs.count
+    if policy == "cluster":
+        rows, truth_labels = _compact(truth)
+        cols, pred_labels = _compact(pred)
+        return Table(rows, cols, count.astype(np.int64, copy=False), truth_labels, pred_labels)
+    # singleton: every unassigned object is a cluster of its own.  Pairs with an
+    # unassigned side are repeated once per object (count 1 each), and each
+    # repeated unassigned side gets a fresh label -1, -2, ... (never a label
+    # of an assigned entry: those are non-negative or non-integer).
+    t_un, p_un = _unassigned(truth), _unassigned(pred)
+    single = t_un | p_un
+    reps = np.where(single, count, 1)
+    idx = np.repeat(np.arange(count.size), reps)
+    count = np.where(single[idx], 1, count[idx]).astype(np.int64)
+    sides = []
+    for labels, un in ((truth, t_un), (pred, p_un)):
+        labels, un = labels[idx], un[idx]
+        n_fresh = int(un.sum())
+        if not n_fresh:
+            sides.append(_compact(labels))
+            continue
+        assigned_codes, distinct = _compact(labels[~un])
+        codes = np.empty(labels.size, dtype=np.intp)
+        codes[~un] = assigned_codes
+        codes[un] = len(distinct) + np.arange(n_fresh)
+        fresh = -np.arange(1, n_fresh + 1, dtype=np.int64)
+        if distinct.dtype == object:
+            fresh = fresh.astype(object)
+        sides.append((codes, np.concatenate([distinct, fresh])))
+    (rows, truth_labels), (cols, pred_labels) = sides
+    return Table(rows, cols, count, truth_labels, pred_labels)
