@@ -3,7 +3,8 @@
 Written directly from the SPEC text on explicit Python sets of cells, pair by
 pair, in exact rational arithmetic (:class:`fractions.Fraction`).  Only for
 tiny inputs: MOCICE-BCubed is O(cells² · K · L), CE enumerates every
-one-to-one matching with :func:`itertools.permutations`.
+one-to-one matching with :func:`itertools.permutations` (scipy's assignment on the explicit
+overlaps when there are more than 50,000 matchings).
 
 A biclustering is given as two bool masks ``(n_biclusters, I)`` and
 ``(n_biclusters, J)``.  Where a SPEC formula is 0/0 because neither side
@@ -16,6 +17,7 @@ is 0, and the maximum over no bicluster is 0.
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -105,9 +107,16 @@ def micro_ce(truth_rows, truth_cols, pred_rows, pred_cols, multiset=True):
     pred = cell_sets(pred_rows, pred_cols)
     u, _ = _union_counts(truth, pred, multiset)
     small, big = (pred, truth) if len(pred) <= len(truth) else (truth, pred)
-    d_max = max((sum(len(a & big[j]) for a, j in zip(small, perm))
-                 for perm in itertools.permutations(range(len(big)), len(small))),
-                default=0)
+    if math.perm(len(big), len(small)) <= 50_000:  # every one-to-one matching
+        d_max = max((sum(len(a & big[j]) for a, j in zip(small, perm))
+                     for perm in itertools.permutations(range(len(big)), len(small))),
+                    default=0)
+    else:  # too many to enumerate (e.g. 25 x 25 blocks): scipy's assignment on the explicit overlaps
+        from scipy.optimize import linear_sum_assignment
+
+        overlap = np.array([[len(a & b) for b in big] for a in small], dtype=np.int64)
+        r, c = linear_sum_assignment(overlap, maximize=True)
+        d_max = int(overlap[r, c].sum())
     return Fraction(u - d_max, u)
 
 
