@@ -52,22 +52,22 @@ def positive_int(text: str) -> int:
     return value
 
 
-_BOOLEAN_WORDS = ("true", "false", "yes", "no", "on", "off")
-
-
 def param(text: str) -> tuple[str, float | str]:
-    """``NAME=VALUE``: a number, or a true/false word that the measure parses."""
+    """``NAME=VALUE``: a number, or a word (true/false, a method name) that the measure's constraint parses.
+
+    Values are checked against the measure's declared constraint before any
+    data is read, so ``--param beta=x`` and ``--param average_method=median``
+    fail with a message naming the allowed values.
+    """
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     name, value = text.split("=", 1)
+    if not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     try:
         return name.strip(), float(value)
     except ValueError:
-        if value.strip().lower() in _BOOLEAN_WORDS:
-            return name.strip(), value.strip().lower()
-        raise argparse.ArgumentTypeError(
-            f"parameter {name!r} needs a number or true/false, got {value!r}"
-        ) from None
+        return name.strip(), value.strip()
 
 
 #: ``--scheduler`` words that run in this process (dask's single-machine schedulers).

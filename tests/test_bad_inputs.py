@@ -74,7 +74,7 @@ CLI_CASES = {
     "score missing pred": (["score", "t.zarr"], "the following arguments are required"),
     "score unknown measure": (["score", "t.zarr", "t.zarr", "--measure", "carri"], "unknown measure"),
     "score bad param syntax": (["score", "t.zarr", "t.zarr", "--param", "beta"], "expected NAME=VALUE"),
-    "score bad param value": (["score", "t.zarr", "t.zarr", "--param", "beta=x"], "needs a number or true/false"),
+    "score bad param value": (["score", "t.zarr", "t.zarr", "--param", "beta=x"], "parameter beta must be a number in (0, inf)"),
     "score store missing": (["score", "missing.zarr", "missing.zarr"], "missing.zarr"),
     "score workers zero": (["score", "t.zarr", "t.zarr", "--workers", "0"], "expected a positive integer"),
     "generate rows 1e30": (["generate", "g", "--rows", "1e30"], "too large (at most 2**53)"),

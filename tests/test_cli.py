@@ -59,7 +59,7 @@ def test_score_table_with_selected_measures_and_local_cluster(stores):
         (["score", "/nonexistent/a.zarr", "/nonexistent/b.zarr", "--workers", "1"], "no such file or directory"),
         (["score", "{truth}", "{truth}", "--measure", "bogus", "--workers", "1"], "unknown measure 'bogus'"),
         (["score", "{truth}", "{neg}", "--scheduler", "{address}"], "pred row_labels has 1 unassigned entry"),
-        (["score", "{truth}", "{truth}", "--param", "beta=x", "--workers", "1"], "needs a number"),
+        (["score", "{truth}", "{truth}", "--param", "beta=x", "--workers", "1"], "parameter beta must be a number"),
         (["score", "{truth}"], "the following arguments are required: pred"),
         (["generate", "{truth}", "--rows", "10"], "already exists"),
         (["generate", "{tmp}/x", "--rows", "0"], "expected a positive integer"),
