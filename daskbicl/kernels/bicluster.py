@@ -51,6 +51,7 @@ from ..errors import InputError, MeasureError
 __all__ = [
     "corrected_precision_recall_of",
     "pair_measures_of",
+    "AGGREGATES",
     "MEASURE_KEYS",
     "PAIR_KEYS",
     "aggregate_measures",
@@ -453,8 +454,19 @@ def pair_measures(
     return out
 
 
+#: How best matches are averaged: over truth biclusters (Hanczar–Nadif), over pred ones, or both.
+AGGREGATES = ("truth", "pred", "both")
+
+
+def _both(x: float, y: float) -> float:
+    """Harmonic mean of two positive scores; the smaller one when either is <= 0."""
+    if x <= 0.0 or y <= 0.0:
+        return min(x, y)
+    return 2.0 * x * y / (x + y)
+
+
 def best_match_mean(
-    pairs: Mapping[str, np.ndarray], measures: Sequence[str] = MEASURE_KEYS
+    pairs: Mapping[str, np.ndarray], measures: Sequence[str] = MEASURE_KEYS, aggregate: str = "truth"
 ) -> dict[str, float]:
     """Aggregate pair scores over biclusterings: mean best match of each truth bicluster.
 
@@ -469,11 +481,16 @@ def best_match_mean(
         Usually the output of :func:`pair_measures`.
     measures : sequence of str
         Keys of ``pairs`` to aggregate (default :data:`MEASURE_KEYS`).
+    aggregate : {"truth", "pred", "both"}
+        ``"truth"`` (the formula above, Hanczar–Nadif eq. (1)); ``"pred"``:
+        the mean over pred biclusters of their best truth match, so spurious
+        pred biclusters cost; ``"both"``: the harmonic mean of the two (the
+        smaller of the two when either is <= 0, as corrected values can be).
 
     Returns
     -------
     dict of str to float
-        With no predicted bicluster (L = 0) every truth bicluster scores 0.
+        With no predicted bicluster (L = 0) every aggregate is 0.
 
     Raises
     ------
@@ -484,7 +501,11 @@ def best_match_mean(
     --------
     >>> best_match_mean({"dice": [[0.5, 0.9], [0.2, 0.1]]}, ["dice"])
     {'dice': 0.55}
+    >>> best_match_mean({"dice": [[0.5, 0.9], [0.2, 0.1]]}, ["dice"], aggregate="pred")
+    {'dice': 0.7}
     """
+    if aggregate not in AGGREGATES:
+        raise InputError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     out = {}
     for key in measures:
         if key not in pairs:
@@ -494,8 +515,12 @@ def best_match_mean(
             raise InputError(
                 f"{key}: need a (K, L) table with K >= 1 truth biclusters, got shape {table.shape}"
             )
-        best = table.max(axis=1) if table.shape[1] else np.zeros(table.shape[0])
-        out[key] = float(best.mean())
+        if table.shape[1] == 0:
+            out[key] = 0.0
+            continue
+        by_truth = math.fsum(table.max(axis=1).tolist()) / table.shape[0]
+        by_pred = math.fsum(table.max(axis=0).tolist()) / table.shape[1]
+        out[key] = {"truth": by_truth, "pred": by_pred, "both": _both(by_truth, by_pred)}[aggregate]
     return out
 
 

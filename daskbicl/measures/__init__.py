@@ -7,7 +7,9 @@ scores through.
 """
 
 from . import bicluster as _bicluster  # noqa: F401  (registers the measures)
+from . import information as _information  # noqa: F401
 from . import micro as _micro  # noqa: F401
+from . import pairs as _pairs  # noqa: F401
 from . import partition as _partition  # noqa: F401
 from .api import contingency, make_measure_function, measure_docstring, score
 from .contingency import Contingency

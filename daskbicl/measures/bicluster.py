@@ -18,9 +18,10 @@ import xarray as xr
 from ..engine.bicluster import bicluster_tables
 from ..errors import InputError
 from ..kernels import bicluster as KB
+from ..kernels import matching as KM
 from ..kernels.masks import BiclusterTables, tables_from_partitions
 from .plan import ScorePlan, run_tables
-from .registry import Boolean, Interval, Measure, Param, Provider, register, register_provider
+from .registry import Boolean, Interval, Measure, OneOf, Param, Provider, register, register_provider
 
 __all__ = ["DROP_EMPTY_HINT", "pair_scores", "prepare_tables"]
 
@@ -42,6 +43,9 @@ CLIP = Param(False, Boolean(),
              "Clip negative corrected and corrected-space values at 0 (no effect on the raw measures).")
 DROP_EMPTY = Param(False, Boolean(),
                    "Ignore biclusters with no row or no column instead of failing on them.")
+AGGREGATE = Param("truth", OneOf(KB.AGGREGATES),
+                  "Mean best match over 'truth' biclusters (Hanczar–Nadif, the default), over 'pred' "
+                  "biclusters (spurious pred biclusters cost), or 'both' (their harmonic mean).")
 
 
 #: How ``score`` and the ``daskbicl score`` command spell the drop_empty option.
@@ -87,9 +91,9 @@ def _pairs(tables: BiclusterTables, *, R=1.0, beta=1.0, clip=False, drop_empty=F
     return tables, pairs
 
 
-def _aggregates(tables: BiclusterTables, **params) -> dict:
+def _aggregates(tables: BiclusterTables, aggregate: str = "truth", **params) -> dict:
     _, pairs = _pairs(tables, **params)
-    return KB.best_match_mean(pairs)
+    return KB.best_match_mean(pairs, aggregate=aggregate)
 
 
 def pair_scores(truth, pred, *, R: float = 1.0, beta: float = 1.0, clip: bool = False,
@@ -154,6 +158,10 @@ Hanczar & Nadif's index between a true bicluster B and an estimated X,
     {formula}, \\quad
     I(\\mathrm{{truth}}, \\mathrm{{pred}}) = \\frac{{1}}{{K}}\\sum_k \\max_l M(B_k, X_l)
 
+(``aggregate="pred"``: :math:`\\frac{{1}}{{L}}\\sum_l \\max_k M(B_k, X_l)`, so spurious pred
+biclusters cost; ``aggregate="both"``: the harmonic mean of the two, or the smaller
+when either is <= 0)
+
 with :math:`pre = |B \\cap X|/|X|`, :math:`rec = |B \\cap X|/|B|`.  Finalized
 from the K x L shared-row and shared-column tables (one pass over the masks).
 {note}
@@ -190,7 +198,8 @@ def _bicluster(name: str, summary: str, params: dict, bounds: tuple, doc: str) -
     return Measure(
         name=name, summary=f"{summary}, over true biclusters.", family="bicluster", provider="bicluster",
         finalize=lambda agg: agg[name], shared=_aggregates, symmetric=False, bounds=bounds, perfect=1.0,
-        params={**params, "clip": CLIP, "drop_empty": DROP_EMPTY}, doc=doc, empty_pred=0.0,
+        params={**params, "clip": CLIP, "drop_empty": DROP_EMPTY, "aggregate": AGGREGATE}, doc=doc,
+        empty_pred=0.0,
     )
 
 
@@ -218,3 +227,69 @@ register(_bicluster("jaccard_corrected", f"Jaccard, {_CORR}", {}, _UNBOUNDED,
                     _doc(_JACCARD, "corrected", "jaccard_corrected", _JACCARD_NOTE)))
 register(_bicluster("jaccard_space", f"Jaccard, {_SPACE}", {}, _UNBOUNDED,
                     _doc(_JACCARD, "space", "jaccard_space")))
+
+
+def _matching(tables: BiclusterTables, finalize, drop_empty=False) -> float:
+    return finalize(prepare_tables(tables, drop_empty))
+
+
+register(Measure(
+    name="consensus",
+    summary="scikit-learn's consensus score: cell Jaccard on a one-to-one matching, / max(K, L).",
+    family="bicluster", provider="bicluster",
+    finalize=lambda t, drop_empty=False: _matching(t, KM.consensus, drop_empty),
+    symmetric=True, bounds=(0.0, 1.0), perfect=1.0, params={"drop_empty": DROP_EMPTY}, default=False,
+    empty_pred=0.0,
+    doc=r"""
+.. math::
+    \mathrm{consensus} = \frac{1}{\max(K, L)} \max_\sigma \sum_k J(B_k, X_{\sigma(k)}),\quad
+    J(B, X) = \frac{|B \cap X|}{|B| + |X| - |B \cap X|}
+
+Hochreiter et al. (2010), as scikit-learn's ``consensus_score``: the best
+one-to-one matching of truth and pred biclusters by the Jaccard index of
+their cell sets (:func:`scipy.optimize.linear_sum_assignment`), divided by the
+larger number of biclusters, so both missed and spurious biclusters cost.
+Symmetric.  Equal to scikit-learn on every input scikit-learn accepts,
+except that scikit-learn returns NaN for an empty bicluster (0/0), where
+daskbicl reports the empty bicluster (or drops it with ``drop_empty``).
+
+Examples
+--------
+>>> import daskbicl
+>>> truth = daskbicl.biclustering([[1, 1, 0, 0]], [[1, 1, 0]])
+>>> pred = daskbicl.biclustering([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 1, 0], [0, 0, 1]])
+>>> daskbicl.consensus(truth, pred)
+0.5
+""",
+))
+
+for _name, _direction, _over in (("prelic_relevance", "relevance", "pred"), ("prelic_recovery", "recovery", "truth")):
+    register(Measure(
+        name=_name,
+        summary=f"Prelić {_direction}: sqrt of the mean best row- and column-set Jaccard over {_over} biclusters.",
+        family="bicluster", provider="bicluster",
+        finalize=lambda t, drop_empty=False, _d=_direction: _matching(t, lambda x: KM.prelic(x, _d), drop_empty),
+        symmetric=False, bounds=(0.0, 1.0), perfect=1.0, params={"drop_empty": DROP_EMPTY}, default=False,
+        empty_pred=0.0,
+        doc=rf"""
+.. math::
+    S_{{rows}} = \frac{{1}}{{n}}\sum \max \frac{{|E \cap E'|}}{{|E \cup E'|}},\quad
+    \mathrm{{{_direction}}} = \sqrt{{S_{{rows}}\,S_{{cols}}}}
+
+Prelić et al. (2006), in the two-dimensional form of Horta & Campello
+(2014) that biclustlib computes: the mean over {_over} biclusters of the best
+Jaccard index of their row sets against the other side's, the same on
+column sets (matched separately), and the geometric mean of the two.
+Relevance averages over pred biclusters (are the found biclusters real?),
+recovery over truth biclusters (is every true bicluster found?);
+``prelic_relevance(truth, pred) == prelic_recovery(pred, truth)``.
+
+Examples
+--------
+>>> import daskbicl
+>>> truth = daskbicl.biclustering([[1, 1, 0, 0]], [[1, 1, 0]])
+>>> pred = daskbicl.biclustering([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 1, 0], [0, 0, 1]])
+>>> daskbicl.{_name}(truth, pred)
+{1.0 if _direction == "recovery" else 0.5}
+""",
+    ))

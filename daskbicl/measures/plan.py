@@ -64,9 +64,9 @@ def _names(measures) -> list[str]:
 def select_measures(measures, kind_truth: str | None = None, kind_pred: str | None = None) -> list[Measure]:
     """Resolve ``measures`` (None, a name, or names) into registry records.
 
-    ``None`` selects every measure of the default families for the input
-    kinds: co-clustering measures for two co-clusterings, bicluster and
-    micro-object measures otherwise.  With kinds given, a measure whose
+    ``None`` selects the default measures (the published ones, ``Measure.default``)
+    of the default families for the input kinds: co-clustering measures for
+    two co-clusterings, bicluster and micro-object measures otherwise.  With kinds given, a measure whose
     provider cannot read them is an error; without, the measures must at
     least share one kind of input.
     """
@@ -74,7 +74,7 @@ def select_measures(measures, kind_truth: str | None = None, kind_pred: str | No
         if kind_truth is None or kind_pred is None:
             return []
         families = _default_families(kind_truth, kind_pred)
-        return [m for m in REGISTRY.values() if m.family in families]
+        return [m for m in REGISTRY.values() if m.family in families and m.default]
     selected = list({m.name: m for m in map(get, _names(measures))}.values())
     if kind_truth is None or kind_pred is None:
         common = set(KINDS)

@@ -212,6 +212,9 @@ class Measure:
     provider_options : mapping
         Keyword options for the provider's ``build``; merged over the
         selected measures (sets united, booleans or-ed, others must agree).
+    default : bool
+        Scored when no measures are named (the published measures of the
+        family); the others are scored when asked for by name.
     empty_pred : float or record, optional
         The value when pred is a biclustering with no bicluster at all (an
         algorithm that found nothing; docs/guide/data-model.md): 0 for every similarity, 1 for
@@ -232,6 +235,7 @@ class Measure:
     shared: Callable | None = None
     provider_options: Mapping = field(default_factory=dict)
     empty_pred: object = None
+    default: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
