@@ -41,6 +41,7 @@ from .measures import Contingency, contingency, score
 from .measures.bicluster import pair_scores
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
+from .measures.null import NullResult, null
 from .sweep import SweepTradeoff, tradeoff
 from .tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff, tradeoff_curves
 
@@ -122,6 +123,8 @@ __all__ = [
     "MEASURES",
     "Contingency",
     "contingency",
+    "null",
+    "NullResult",
     "SweepTradeoff",
     "application_domain",
     "R_from_lambda",

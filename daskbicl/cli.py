@@ -70,6 +70,8 @@ def cmd_score(args) -> int:
 
     # Validate inputs, measures and parameters before starting any cluster.
     plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **dict(args.param or []))
+    if args.null is not None:
+        return _score_null(args, plan)
     with cluster(args.scheduler, args.workers, input_bytes=plan.truth.nbytes + plan.pred.nbytes):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
@@ -80,6 +82,30 @@ def cmd_score(args) -> int:
     else:
         print(format_table(results))
         print(f"\nscored in {elapsed:.2f} s", file=sys.stderr)
+    return EXIT_OK
+
+
+def _score_null(args, plan) -> int:
+    """``daskbicl score --null N``: each measure against its permutation null."""
+    from .measures.null import _check_draws, null
+
+    _check_draws(args.null)
+    names = args.measure or [m.name for m in plan.measures]
+    with cluster(args.scheduler, args.workers, input_bytes=plan.truth.nbytes + plan.pred.nbytes):
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(sys.stderr):
+            results = null(plan.truth, plan.pred, measures=names, n=args.null, seed=args.seed,
+                           unassigned=args.unassigned, progress=progress_wanted(args), **dict(args.param or []))
+        elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(jsonable({k: v._asdict() for k, v in results.items()})))
+        return EXIT_OK
+    width = max(len(k) for k in results)
+    print(f"{'measure':<{width}}  {'observed':>10}  {'null mean':>10}  {'null sd':>10}  {'p':>8}")
+    for name, r in results.items():
+        print(f"{name:<{width}}  {r.observed:>10.6f}  {r.mean:>10.6f}  {r.std:>10.6f}  {r.p_value:>8.4g}")
+    print(f"\n{args.null} draws under the permutation null (margins fixed; p counts draws at least as good, "
+          f"+1), in {elapsed:.2f} s", file=sys.stderr)
     return EXIT_OK
 
 
@@ -385,6 +411,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="several measures at once (--measures cari nce)")
     p.add_argument("--param", action="append", type=param, metavar="NAME=VALUE", help="measure parameter, e.g. beta=0.5")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--null", type=positive_int, metavar="N",
+                   help="also draw N random co-clusterings with the same cluster sizes (permutation null) and "
+                        "print each measure's null mean, sd and p-value")
+    p.add_argument("--seed", type=int, default=None, help="seed of the --null draws (default: fresh)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_unassigned_arg(p)
     _add_cluster_args(p, "threads for inputs up to 2 GiB, else start a local cluster")
