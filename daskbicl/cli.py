@@ -65,10 +65,21 @@ def format_table(results: dict) -> str:
 # --------------------------------------------------------------------------- commands
 
 
+def _check_param_values(params: dict) -> None:
+    """Each ``--param`` value against the constraint its measures declare, before any store is opened."""
+    from .measures import REGISTRY
+
+    for name, value in params.items():
+        declared = [m.params[name] for m in REGISTRY.values() if name in m.params]
+        if declared:
+            declared[0].validate(name, value)
+
+
 def cmd_score(args) -> int:
     from .measures import ScorePlan
 
-    # Validate inputs, measures and parameters before starting any cluster.
+    # Validate parameters, inputs and measures before starting any cluster.
+    _check_param_values(dict(args.param or []))
     plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **dict(args.param or []))
     if args.null is not None:
         return _score_null(args, plan)

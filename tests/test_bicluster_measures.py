@@ -19,7 +19,8 @@ from daskbicl.errors import InputError
 from . import oracles_bicluster as OB
 from .strategies import biclustering_pair, chunks_for, coclustering_pair
 
-BICLUSTER = [n for n, m in daskbicl.MEASURES.items() if m.family == "bicluster"]
+#: The twelve published bicluster measures (consensus and Prelić: tests/test_more_measures.py).
+BICLUSTER = [n for n, m in daskbicl.MEASURES.items() if m.family == "bicluster" and m.default]
 
 
 def _ds(masks, **coords):

@@ -396,3 +396,12 @@ def test_cli_null(tmp_path):
     assert table.returncode == 0 and "null mean" in table.stdout and "permutation null" in table.stderr
     bad = subprocess.run([*cmd[:-6], "--null", "0"], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_a_parameter_name_means_one_constraint_across_measures():
+    """The CLI checks --param values against the first measure declaring the name: all must agree."""
+    seen = {}
+    for m in daskbicl.MEASURES.values():
+        for name, param in m.params.items():
+            seen.setdefault(name, set()).add(repr(param.constraint))
+    assert all(len(v) == 1 for v in seen.values()), seen

@@ -56,6 +56,14 @@ def test_labels_benchmark_runs_quick():
     assert "str (StringDType)" in proc.stdout and "sklearn / daskbicl" in proc.stdout
 
 
+def test_information_benchmark_runs_quick():
+    """benchmarks/information.py --quick: AMI, consensus and the null model against scikit-learn."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "information.py"), "--quick"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "sklearn / daskbicl" in proc.stdout and "ms per draw" in proc.stdout
+
+
 def test_quickstart_example_runs():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "quickstart.py")], capture_output=True, text=True, timeout=300
