@@ -103,7 +103,7 @@ def test_not_a_daskbicl_store(tmp_path):
     with pytest.raises(StoreError, match=r"not a co-clustering or biclustering store.*found arrays \['x'\]"):
         daskbicl.score(str(tmp_path / "plain.zarr"), GOOD)
     (tmp_path / "file.zarr").write_text("hello")
-    with pytest.raises(StoreError, match="is a file, not a Zarr store"):
+    with pytest.raises(StoreError, match=r"is a file but not a NetCDF file .*daskbicl convert"):
         daskbicl.open(tmp_path / "file.zarr")
     (tmp_path / "emptydir").mkdir()
     with pytest.raises(StoreError, match="not a readable Zarr store"):

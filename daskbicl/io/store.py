@@ -71,8 +71,12 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         local = _local(text)
         if not local.exists():
             raise StoreError(f"{role}: no such file or directory: {text}")
+        if local.is_file():  # a NetCDF file (Dataset.to_netcdf): read by its variables
+            from .netcdf import open_netcdf
+
+            return as_dataset(open_netcdf(local, role), role)
         if not local.is_dir():
-            raise StoreError(f"{role}: {text} is a file, not a Zarr store (a directory)")
+            raise StoreError(f"{role}: {text} is neither a Zarr store (a folder) nor a file")
         text = str(local)
     import zarr
 
