@@ -183,6 +183,25 @@ def test_sparse_and_dense_matching_agree_on_random_tables():
         assert K.matched_count(table, dense_limit=0) == K.matched_count(table)
 
 
+@pytest.mark.parametrize("agreement", [0.0, 0.5, 0.8, 0.95, 1.0])
+def test_sure_cells_and_solver_choice_keep_the_optimum(agreement):
+    """Pre-matched cells (3 n_hh' > n_h. + n_.h') never lose the optimum: against the plain dense solver."""
+    from scipy.optimize import linear_sum_assignment
+
+    rng = np.random.default_rng(int(agreement * 100))
+    for _ in range(100):
+        k, n = int(rng.integers(2, 40)), int(rng.integers(5, 400))
+        x = rng.integers(0, k, n)
+        y = np.where(rng.random(n) < agreement, rng.permutation(k)[x], rng.integers(0, k + 3, n))
+        table = Table.from_labels(x, y)
+        dense = np.zeros(table.shape, dtype=np.int64)
+        dense[table.rows, table.cols] = table.counts
+        r, c = linear_sum_assignment(dense, maximize=True)
+        want = int(dense[r, c].sum())
+        assert K.matched_count(table) == want
+        assert K.matched_count(Table.from_labels(x, y), dense_limit=0) == want
+
+
 def test_ce_on_many_clusters_needs_no_dense_table():
     """All-distinct labels: a 20,000 x 20,000 table (3.2 GB dense) is matched sparse."""
     n = 20_000

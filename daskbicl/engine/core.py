@@ -21,7 +21,8 @@ import numpy as np
 from .. import config
 from ..scheduling import scatter_blocks
 
-__all__ = ["aligned_blocks", "map_blocks_delayed", "tree_reduce", "shared_pass", "shared_passes", "DEFAULT_CHUNK"]
+__all__ = ["aligned_blocks", "eager", "map_blocks_delayed", "task", "tree_reduce", "shared_pass", "shared_passes",
+           "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
 #: small enough that a chunk's bincount stays in cache, large enough that
@@ -102,13 +103,40 @@ def shared_pass(name: str, inputs: tuple, build: Callable):
     return shared[key][1]
 
 
+#: While :func:`eager` is active, :func:`task` calls functions at once instead of building Delayed objects.
+_EAGER = contextvars.ContextVar("daskbicl_eager", default=False)
+
+
+@contextlib.contextmanager
+def eager():
+    """Within this block the counting passes run as they are built: no graph, no scheduler.
+
+    The same pass code serves both: :func:`task` (and so
+    :func:`map_blocks_delayed` and :func:`tree_reduce`) calls the function
+    directly.  Used for small in-memory inputs, where building and scheduling
+    a graph costs more than the counting (:func:`daskbicl.measures.plan.in_process`).
+    """
+    token = _EAGER.set(True)
+    try:
+        yield
+    finally:
+        _EAGER.reset(token)
+
+
+def task(func, nout: int | None = None):
+    """``dask.delayed(func, pure=False, nout=nout)``, or ``func`` itself inside :func:`eager`."""
+    if _EAGER.get():
+        return func
+    return dask.delayed(func, pure=False, nout=nout)
+
+
 def map_blocks_delayed(func, blocks, *args):
     """``[delayed(func)(*args, *block) for block in blocks]`` without hashing data.
 
     Keys are random (``pure=False``): hashing numpy blocks to name tasks would
     read every byte once more.
     """
-    return [dask.delayed(func, pure=False)(*args, *block) for block in blocks]
+    return [task(func)(*args, *block) for block in blocks]
 
 
 def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
@@ -123,7 +151,7 @@ def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
         raise ValueError("split_every must be at least 2")
     while True:
         level = [
-            dask.delayed(combine, pure=False)(*level[i : i + split_every])
+            task(combine)(*level[i : i + split_every])
             for i in range(0, len(level), split_every)
         ]
         if len(level) == 1:

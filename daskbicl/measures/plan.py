@@ -24,8 +24,10 @@ from dataclasses import dataclass
 
 import dask
 import xarray as xr
+from dask.base import is_dask_collection
 
-from ..engine.core import shared_passes
+from .. import config
+from ..engine.core import eager, shared_passes, task
 from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
@@ -299,7 +301,7 @@ class ScorePlan:
         if self.contingency is not None:
             rows, cols = self.contingency.row_table, self.contingency.col_table
             return {
-                graph_key(name, opts): dask.delayed(PROVIDERS[name].from_tables, pure=False)(rows, cols, **opts)
+                graph_key(name, opts): task(PROVIDERS[name].from_tables)(rows, cols, **opts)
                 for name, opts in self.options.items()
             }
         with shared_passes():
@@ -358,8 +360,8 @@ _COVERS = "truth_covers_a_cell"
 def _truth_covers_a_cell(truth: xr.Dataset):
     """Delayed bool: some truth bicluster has a row and a column (always, for a co-clustering)."""
     if truth.attrs["daskbicl_kind"] == PARTITION:
-        return dask.delayed(True)
-    return dask.delayed(bool)((truth.row_mask.any("row") & truth.col_mask.any("col")).any().data)
+        return True
+    return task(bool)((truth.row_mask.any("row") & truth.col_mask.any("col")).any().data)
 
 
 def plan_graphs(plans: Sequence[ScorePlan]) -> dict:
@@ -375,11 +377,41 @@ def plan_graphs(plans: Sequence[ScorePlan]) -> dict:
     return out
 
 
+def in_process(plans: Sequence[ScorePlan]) -> bool:
+    """Whether the plans' inputs are in memory and small enough to score in this process.
+
+    Below ``daskbicl.in_process_bytes`` (config; measured in
+    ``benchmarks/latency.py``) shipping blocks to a cluster and scheduling
+    tasks cost more than the counting itself, so such inputs are computed on
+    the synchronous scheduler here, even when a ``distributed.Client`` is
+    active.  Dask-backed inputs (stores, dask arrays) always go to the
+    active scheduler.
+    """
+    limit = int(config.get("in_process_bytes"))
+    total = 0
+    for plan in plans:
+        for ds in (plan.truth, plan.pred):
+            if ds is None:
+                continue
+            for var in ds.data_vars.values():
+                if is_dask_collection(var.data):
+                    return False
+                total += int(var.nbytes)
+    return total <= limit
+
+
 def run_tables(plans: Sequence[ScorePlan], *, progress: bool = False) -> list[dict]:
     """Compute every plan's tables in one ``dask.compute``; per plan, graph key -> table."""
-    with scatter_inputs():  # built and computed together: in-memory blocks may be scattered
-        graphs = plan_graphs(plans)
-        computed = compute(*graphs.values(), progress=progress)
+    if in_process(plans):
+        with eager():  # the passes run as they are built: no graph, no scheduler
+            graphs = plan_graphs(plans)
+        computed = tuple(graphs.values())
+        if any(is_dask_collection(v) for v in computed):
+            computed = dask.compute(*computed, scheduler="sync")
+    else:
+        with scatter_inputs():  # built and computed together: in-memory blocks may be scattered
+            graphs = plan_graphs(plans)
+            computed = compute(*graphs.values(), progress=progress)
     out: list[dict] = [{} for _ in plans]
     for (i, key), value in zip(graphs, computed):
         out[i][key] = value
