@@ -16,7 +16,7 @@ import dask
 
 from .errors import InfrastructureError
 
-__all__ = ["active_client", "compute", "scatter_blocks", "scatter_inputs"]
+__all__ = ["active_client", "compute", "in_process", "scatter_blocks", "scatter_inputs"]
 
 
 #: Set by :func:`scatter_inputs` while a graph is built that is computed at once.
@@ -53,13 +53,32 @@ def scatter_blocks(blocks: list[tuple]) -> list[tuple]:
     return [tuple(flat[i : i + width]) for i in range(0, len(flat), width)]
 
 
+#: Set by :func:`in_process` while small inputs are scored in this process.
+_IN_PROCESS = contextvars.ContextVar("daskbicl_in_process", default=False)
+
+
+@contextlib.contextmanager
+def in_process():
+    """Within this block, :func:`compute` runs on dask's synchronous scheduler in this process.
+
+    Even with a ``distributed`` Client active (:func:`active_client` is None
+    here): small in-memory inputs cost more to ship and schedule than to
+    count (:func:`daskbicl.measures.plan.in_process`).
+    """
+    token = _IN_PROCESS.set(True)
+    try:
+        yield
+    finally:
+        _IN_PROCESS.reset(token)
+
+
 def active_client():
-    """The current ``dask.distributed`` Client, or None.
+    """The current ``dask.distributed`` Client, or None (always None inside :func:`in_process`).
 
     A Client exists only if ``distributed`` was imported, so this never
     imports it (``import daskbicl`` stays light).
     """
-    if "distributed" not in sys.modules:
+    if _IN_PROCESS.get() or "distributed" not in sys.modules:
         return None
     try:
         from distributed import default_client
@@ -78,6 +97,8 @@ def compute(*objs, progress: bool = False):
     :class:`~dask.diagnostics.ProgressBar` locally, ``distributed.progress``
     on a cluster.
     """
+    if _IN_PROCESS.get():
+        return dask.compute(*objs, scheduler="sync")
     client = active_client()
     if client is None:
         if not progress:

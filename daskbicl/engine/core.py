@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 import dask
 import dask.array as da
 import numpy as np
+from dask.base import is_dask_collection
 
 from .. import config
 from ..scheduling import scatter_blocks
 
-__all__ = ["aligned_blocks", "eager", "map_blocks_delayed", "task", "tree_reduce", "shared_pass", "shared_passes",
+__all__ = ["aligned_blocks", "any_lazy", "eager", "map_blocks_delayed", "task", "tree_reduce", "shared_pass", "shared_passes",
            "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
@@ -113,8 +114,11 @@ def eager():
 
     The same pass code serves both: :func:`task` (and so
     :func:`map_blocks_delayed` and :func:`tree_reduce`) calls the function
-    directly.  Used for small in-memory inputs, where building and scheduling
-    a graph costs more than the counting (:func:`daskbicl.measures.plan.in_process`).
+    at once on concrete arguments.  A step whose arguments are still lazy (a
+    dask array made while building, such as the block masks of a
+    co-clustering read as a biclustering) stays a Delayed object, exactly as
+    outside the block; the caller computes what is left
+    (:func:`daskbicl.measures.plan.run_tables` does, in this process).
     """
     token = _EAGER.set(True)
     try:
@@ -123,11 +127,30 @@ def eager():
         _EAGER.reset(token)
 
 
+def any_lazy(*values) -> bool:
+    """Whether any value (or an item of a list, tuple or dict value) is a dask collection."""
+    for value in values:
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else (value,)
+        if any(is_dask_collection(v) for v in items):
+            return True
+    return False
+
+
 def task(func, nout: int | None = None):
-    """``dask.delayed(func, pure=False, nout=nout)``, or ``func`` itself inside :func:`eager`."""
-    if _EAGER.get():
-        return func
-    return dask.delayed(func, pure=False, nout=nout)
+    """``dask.delayed(func, pure=False, nout=nout)``; inside :func:`eager`, ``func`` called at once.
+
+    Inside :func:`eager`, a call with a lazy argument still builds a Delayed
+    object (see :func:`eager`), so the result has the same value either way.
+    """
+    if not _EAGER.get():
+        return dask.delayed(func, pure=False, nout=nout)
+
+    def call(*args, **kwargs):
+        if any_lazy(*args, *kwargs.values()):
+            return dask.delayed(func, pure=False, nout=nout)(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    return call
 
 
 def map_blocks_delayed(func, blocks, *args):

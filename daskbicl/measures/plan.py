@@ -27,19 +27,19 @@ import xarray as xr
 from dask.base import is_dask_collection
 
 from .. import config
-from ..engine.core import eager, shared_passes, task
+from ..engine.core import any_lazy, eager, shared_passes, task
 from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
 from ..io.validate import BICLUSTERING, KINDS, PARTITION
 from ..kernels.contingency import check_policy
-from ..scheduling import compute, scatter_inputs
+from ..scheduling import compute, in_process, scatter_inputs
 from .contingency import Contingency
 from .registry import PROVIDERS, REGISTRY, Measure, get
 
 __all__ = [
     "ScorePlan", "check_request", "graph_key", "plan_graphs", "provider_options", "resolve_params", "run",
-    "select_measures",
+    "run_tables", "scored_in_process", "select_measures",
 ]
 
 
@@ -377,37 +377,47 @@ def plan_graphs(plans: Sequence[ScorePlan]) -> dict:
     return out
 
 
-def in_process(plans: Sequence[ScorePlan]) -> bool:
-    """Whether the plans' inputs are in memory and small enough to score in this process.
+def scored_in_process(plans: Sequence[ScorePlan]) -> bool:
+    """Whether the plans' inputs are all in memory and small enough to count in this process.
 
-    Below ``daskbicl.in_process_bytes`` (config; measured in
-    ``benchmarks/latency.py``) shipping blocks to a cluster and scheduling
-    tasks cost more than the counting itself, so such inputs are computed on
-    the synchronous scheduler here, even when a ``distributed.Client`` is
-    active.  Dask-backed inputs (stores, dask arrays) always go to the
-    active scheduler.
+    True when no input is dask-backed (stores, dask arrays) and the inputs
+    hold at most ``daskbicl.in_process_bytes`` bytes in all (dask config;
+    the default, 16 MiB, is where ``benchmarks/latency.py`` measures the
+    threaded scheduler starting to win), or when the plans score counted
+    tables.  Below that size building, shipping and scheduling a graph cost
+    more than the counting itself, on a ``distributed`` cluster even more.
     """
     limit = int(config.get("in_process_bytes"))
     total = 0
     for plan in plans:
         for ds in (plan.truth, plan.pred):
-            if ds is None:
+            if ds is None:  # scored from counted tables
                 continue
             for var in ds.data_vars.values():
-                if is_dask_collection(var.data):
+                if is_dask_collection(var.variable.data):
                     return False
-                total += int(var.nbytes)
-    return total <= limit
+                total += int(var.variable.nbytes)
+                if total > limit:
+                    return False
+    return True
 
 
 def run_tables(plans: Sequence[ScorePlan], *, progress: bool = False) -> list[dict]:
-    """Compute every plan's tables in one ``dask.compute``; per plan, graph key -> table."""
-    if in_process(plans):
-        with eager():  # the passes run as they are built: no graph, no scheduler
+    """Compute every plan's tables in one ``dask.compute``; per plan, graph key -> table.
+
+    Small in-memory inputs (:func:`scored_in_process`) are counted in this
+    process as the passes are built (:func:`~daskbicl.engine.core.eager`),
+    even when a ``distributed`` Client is active; what stays lazy there is
+    computed on the synchronous scheduler.  Everything else is one
+    ``dask.compute`` on the active Client or the local scheduler.
+    """
+    if scored_in_process(plans):
+        with in_process(), eager():
             graphs = plan_graphs(plans)
+            lazy = [key for key, value in graphs.items() if any_lazy(value)]
+            if lazy:
+                graphs.update(zip(lazy, compute(*(graphs[key] for key in lazy))))
         computed = tuple(graphs.values())
-        if any(is_dask_collection(v) for v in computed):
-            computed = dask.compute(*computed, scheduler="sync")
     else:
         with scatter_inputs():  # built and computed together: in-memory blocks may be scattered
             graphs = plan_graphs(plans)
