@@ -36,6 +36,7 @@ __all__ = [
     "nce",
     "matched_count",
     "mutual_info",
+    "sure_cells",
     "comi",
     "conmi",
     "enmi",
@@ -131,28 +132,31 @@ def cari(rows: Table, cols: Table) -> float:
 
 
 #: Tables of at most this many cells are always matched dense (the dense solver wins on small tables).
-_SMALL_DENSE = 1 << 14
+_SMALL_DENSE = 1 << 16
+#: Larger tables are matched dense when at least 1/_DENSE_FILL of their cells are non-zero.
+_DENSE_FILL = 5
+#: Rounds of sure-cell pre-matching (each one O(non-zero cells); later rounds find few cells).
+_SURE_ROUNDS = 8
 
 
 def matched_count(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> int:
     """Objects on the best one-to-one matching of truth to pred clusters.
 
     ``max_σ Σ_h n_{h,σ(h)}`` (rectangular tables are padded implicitly with
-    empty clusters), in three steps whose cost follows the non-zero cells:
+    empty clusters), in two steps whose cost follows the non-zero cells:
 
-    1. **Sure cells.**  A cell with ``3 n_{hh'} > n_{h·} + n_{·h'}`` is in
-       every optimal matching: exchanging it into a matching that misses it
-       gains at least ``3 n_{hh'} − n_{h·} − n_{·h'} > 0`` (the two cells it
-       displaces hold at most ``n_{h·} − n_{hh'}`` and ``n_{·h'} − n_{hh'}``).
-       Such a cell holds more than half of its row and of its column, so
-       these cells share no row or column; they are matched at once.
-    2. The rest of the table (rows and columns no sure cell uses) is matched
-       **dense** with :func:`scipy.optimize.linear_sum_assignment` when it
-       has at most ``dense_limit`` cells and is small (at most 2^14 cells)
-       or at least half full,
-    3. or **sparse**, on its non-zero cells, with
+    1. **Sure cells** (:func:`sure_cells`) are in every optimal matching;
+       they are matched at once, their rows and columns removed, and the
+       rule applied again to what is left (a few rounds).  When one
+       clustering is a noisy copy of the other this matches nearly every
+       cluster in O(non-zero cells).
+    2. What is left is solved exactly: **dense** with
+       :func:`scipy.optimize.linear_sum_assignment` when it has at most
+       ``dense_limit`` cells and is small (at most 2^16 cells) or at least
+       1/5 full, otherwise **sparse**, on its non-zero cells, with
        :func:`scipy.sparse.csgraph.min_weight_full_bipartite_matching`
-       (LAPJVsp), in O(non-zero cells) memory.
+       (LAPJVsp) in O(non-zero cells) memory.  The fill rule is where the
+       two solvers cross over on random tables (``benchmarks/latency.py``).
 
     >>> matched_count(Table.from_labels([0, 0, 0, 1, 1], [5, 5, 6, 6, 6]))
     4
@@ -161,12 +165,13 @@ def matched_count(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> int:
     """
     def solve():
         rows, cols, counts = table.rows, table.cols, table.counts
-        a = table.truth_sizes()[rows]
-        b = table.pred_sizes()[cols]
-        sure = 3 * counts > a + b
-        total = int(counts[sure].sum(dtype=np.int64))
         shape = table.shape
-        if sure.any():
+        total = 0
+        for _ in range(_SURE_ROUNDS):
+            sure = sure_cells(rows, cols, counts, shape)
+            if not sure.any():
+                break
+            total += int(counts[sure].sum(dtype=np.int64))
             row_taken = np.zeros(shape[0], dtype=bool)
             col_taken = np.zeros(shape[1], dtype=bool)
             row_taken[rows[sure]] = True
@@ -182,6 +187,58 @@ def matched_count(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> int:
     return table.memo(("matched", dense_limit), solve)
 
 
+def _group_max(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size, dtype=values.dtype)
+    np.maximum.at(out, index, values)
+    return out
+
+
+def _runner_up(index: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group (row or column): its largest value, and its largest value but one (0 if none).
+
+    A largest value that occurs twice in a group is also its runner-up.
+    """
+    top = _group_max(index, values, size)
+    at_top = values == top[index]
+    ties = np.bincount(index[at_top], minlength=size) > 1
+    second = _group_max(index[~at_top], values[~at_top], size)
+    return top, np.where(ties, top, second)
+
+
+def sure_cells(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Mask of the cells that lie in *every* maximum-weight matching of the table.
+
+    Cell ``(h, h')`` qualifies when ``n_{hh'} > r_h + c_{h'}``, where
+    ``r_h`` is the largest *other* cell of row ``h`` and ``c_{h'}`` the
+    largest other cell of column ``h'`` (0 when there is none).  Exchange
+    argument: in a matching without the cell, ``h`` is matched to some
+    ``g'`` (weight at most ``r_h``, or 0 if unmatched) and ``h'`` to some
+    ``g`` (at most ``c_{h'}``); replacing these two pairs by ``(h, h')`` and
+    ``(g, g')`` changes the weight by ``n_{hh'} + n_{gg'} − n_{hg'} −
+    n_{gh'} ≥ n_{hh'} − r_h − c_{h'} > 0``, so that matching was not
+    optimal.  The inequality is strict on purpose: with ties a cell lies in
+    *some* optimal matching only, and two such cells can share a row
+    (``[[2, 2]]``), so they are left to the solver.  A qualifying cell is the
+    strict largest of its row and of its column, so no two share a row or a
+    column, and all of them are in every optimal matching together.  The
+    rule implies the margin form ``3 n_{hh'} > n_{h·} + n_{·h'}`` (``r_h ≤
+    n_{h·} − n_{hh'}``) and finds more cells.  Cost: O(non-zero cells + H + H').
+
+    >>> t = Table.from_dense([[5, 1, 0], [2, 3, 0], [0, 2, 2]])
+    >>> sure_cells(t.rows, t.cols, t.counts, t.shape).astype(int).tolist()  # 5 > 1 + 2, but 3 < 2 + 2
+    [1, 0, 0, 0, 0, 0]
+
+    Without row 0 and column 0 the 3 qualifies (3 > 0 + 2): :func:`matched_count`
+    applies the rule again to what is left.
+    """
+    if counts.size == 0:
+        return np.zeros(0, dtype=bool)
+    row_top, row_second = _runner_up(rows, counts, shape[0])
+    col_top, col_second = _runner_up(cols, counts, shape[1])
+    top = (counts == row_top[rows]) & (counts == col_top[cols])
+    return top & (counts > row_second[rows] + col_second[cols])
+
+
 def _compact(index: np.ndarray, size: int) -> tuple[np.ndarray, int]:
     """``index`` renumbered 0..k-1 over the values it uses (order kept), and k; O(size + len(index))."""
     used = np.zeros(size, dtype=bool)
@@ -193,7 +250,7 @@ def _compact(index: np.ndarray, size: int) -> tuple[np.ndarray, int]:
 def _best_matching(rows, cols, counts, shape, dense_limit: int) -> int:
     h, hp = shape
     cells = h * hp
-    if cells <= dense_limit and (cells <= _SMALL_DENSE or 2 * counts.size >= cells):
+    if cells <= dense_limit and (cells <= _SMALL_DENSE or _DENSE_FILL * counts.size >= cells):
         from scipy.optimize import linear_sum_assignment  # imported when needed: 0.3 s
 
         dense = np.zeros(shape, dtype=np.int64)
