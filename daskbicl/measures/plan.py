@@ -382,10 +382,11 @@ def scored_in_process(plans: Sequence[ScorePlan]) -> bool:
 
     True when no input is dask-backed (stores, dask arrays) and the inputs
     hold at most ``daskbicl.in_process_bytes`` bytes in all (dask config;
-    the default, 16 MiB, is where ``benchmarks/latency.py`` measures the
-    threaded scheduler starting to win), or when the plans score counted
-    tables.  Below that size building, shipping and scheduling a graph cost
-    more than the counting itself, on a ``distributed`` cluster even more.
+    the default, 64 MiB, is about where ``benchmarks/latency.py`` measures
+    the threaded scheduler catching up on 2 cores), or when the plans score
+    counted tables.  Below that size building and scheduling a graph cost
+    more than the counting itself, and shipping the inputs to a
+    ``distributed`` cluster far more.
     """
     limit = int(config.get("in_process_bytes"))
     total = 0
