@@ -288,6 +288,8 @@ def test_mi_is_exactly_symmetric_and_one_for_relabelings_at_many_clusters():
         assert K.mutual_info(same) == K.entropy(same.truth_sizes()) == K.entropy(same.pred_sizes())
         s = daskbicl.score((z, z[:40]), (rng.permutation(k)[z], z[:40] + 1), measures=["conmi", "enmi"])
         assert s == {"conmi": 1.0, "enmi": 2.0}
+        one = np.zeros(n, dtype=np.int64)  # a single cluster carries no information: exactly 0
+        assert K.mutual_info(Table.from_labels(one, zp)) == K.mutual_info(Table.from_labels(zp, one)) == 0.0
 
 
 def test_ce_at_many_clusters_equals_the_plain_solver():

@@ -399,50 +399,58 @@ def xlogx_sum(values: np.ndarray) -> float:
     return math.fsum((weight * np.log(distinct.astype(np.float64))).tolist())
 
 
-def _entropy_from(total: int, s: float) -> float:
-    """``log n − S/n`` with ``S = Σ v log v``: the entropy of counts summing to ``n``."""
-    return math.log(total) - s / total if total > 0 else 0.0
+def _n_log_n(n: int) -> float:
+    """``n log n`` rounded exactly as :func:`xlogx_sum` rounds the sum of a single count ``n``."""
+    return xlogx_sum(np.array([n], dtype=np.int64))
 
 
 def mutual_info(table: Table) -> float:
     """Mutual information (natural log) of one contingency table.
 
-    ``MI = log n − (S(a) + S(b) − S(c)) / n`` with ``S(x) = Σ x log x`` over the
-    row margins ``a``, the column margins ``b`` and the non-zero cells ``c``
-    (:func:`xlogx_sum`, grouped by distinct count).  ``S(a) + S(b) − S(c)`` is
-    summed with :func:`math.fsum`, so MI is exactly symmetric in truth and
-    pred; for a one-to-one table the three sums are equal and MI is exactly
-    the entropy :func:`entropy` computes (identical partitions score exactly
-    1).  Clipped at 0 against rounding; the absolute error is a few ulp of
-    ``log n``.
+    ``MI = (S(c) − S(a) − S(b) + n log n) / n`` with ``S(x) = Σ x log x`` over
+    the non-zero cells ``c``, the row margins ``a`` and the column margins
+    ``b`` (:func:`xlogx_sum`, grouped by distinct count), the four terms
+    added with :func:`math.fsum` (correctly rounded, so in any order).  Hence
+    MI is exactly symmetric in truth and pred; for a one-to-one table
+    (``S(c) = S(a) = S(b)``) it is exactly the entropy :func:`entropy`
+    computes, ``(n log n − S(a)) / n``, so identical partitions score exactly
+    1; and when one side is a single cluster (``S(a) = n log n``, ``S(c) =
+    S(b)``) it is exactly 0.  Clipped at 0 against rounding; the absolute
+    error is a few ulp of ``log n``.
 
     >>> round(mutual_info(Table.from_labels([0, 0, 1, 1], [0, 0, 1, 1])), 10)  # log 2
     0.6931471806
     >>> t = Table.from_labels([0, 0, 1, 2, 2, 2], [7, 7, 3, 5, 5, 5])
     >>> mutual_info(t) == entropy(t.truth_sizes())
     True
+    >>> mutual_info(Table.from_labels([0] * 23, [0] * 22 + [1]))
+    0.0
     """
     def compute():
         n = int(table.n)
-        if n <= 0:
+        if n <= 1:
             return 0.0
-        s = math.fsum([xlogx_sum(table.truth_sizes()), xlogx_sum(table.pred_sizes()), -xlogx_sum(table.counts)])
-        return max(_entropy_from(n, s), 0.0)
+        s = math.fsum([xlogx_sum(table.counts), -xlogx_sum(table.truth_sizes()), -xlogx_sum(table.pred_sizes()),
+                       _n_log_n(n)])
+        return max(s / n, 0.0)
 
     return table.memo("mutual_info", compute)
 
 
 def entropy(sizes: np.ndarray) -> float:
-    """Shannon entropy (nats) of cluster sizes: ``Σ (n_h / n) log(n / n_h) = log n − Σ n_h log n_h / n``.
+    """Shannon entropy (nats) of cluster sizes: ``Σ (n_h / n) log(n / n_h) = (n log n − Σ n_h log n_h) / n``.
 
-    Computed as :func:`mutual_info` computes MI (:func:`xlogx_sum`).
+    Computed as :func:`mutual_info` computes MI (:func:`xlogx_sum`, :func:`math.fsum`).
 
     >>> round(entropy(np.array([2, 2])), 12) == round(float(np.log(2)), 12)
     True
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     sizes = sizes[sizes > 0]
-    return max(_entropy_from(int(sizes.sum()), math.fsum([xlogx_sum(sizes)])), 0.0)
+    n = int(sizes.sum())
+    if n <= 1:
+        return 0.0
+    return max(math.fsum([_n_log_n(n), -xlogx_sum(sizes)]) / n, 0.0)
 
 
 def _entropies(table: Table) -> tuple[float, float]:
