@@ -6,6 +6,9 @@ results are small objects (pair counts, fixed-shape integer tables), so the
 pass is written with :func:`dask.delayed` over ``Array.to_delayed()`` blocks:
 public API only, any intermediate type, one graph per pass, and every pass of
 a ``score`` call is computed together so each input is read once.
+
+Inside :func:`eager` the same pass code runs at once instead (:func:`task`):
+small in-memory inputs are counted without building a graph.
 """
 
 from __future__ import annotations

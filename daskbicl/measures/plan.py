@@ -14,7 +14,10 @@ goes through the same four steps:
 4. **finalize** every measure from the computed tables
    (:meth:`ScorePlan.finalize`), a shared computation once per parameter set.
 
-:func:`run` does 3–4 for any number of plans in one ``dask.compute``.
+:func:`run` does 3–4 for any number of plans in one ``dask.compute`` — or,
+for small in-memory inputs (:func:`scored_in_process`), with no graph at all:
+the counting passes run as they are built, in this process, even with a
+``distributed`` Client active.
 """
 
 from __future__ import annotations
