@@ -14,6 +14,9 @@ accessor method (``truth.bicl.cari(pred)``); ``daskbicl.MEASURES`` lists them.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 import xarray as xr
 
 from . import accessor as _accessor  # noqa: F401  (registers Dataset.bicl)
@@ -33,20 +36,53 @@ from .io.align import check_unique
 from .io.inputs import as_input as as_dataset
 from .io.inputs import biclustering_dataset, biclustering_from_indices, from_estimator
 from .io.store import open_store as open
-from .io.synthetic import perturb, random_partition
 from .io.validate import as_dataset as _validated
-from .kernels.tradeoff import R_from_lambda, beta_from_lambda, lambda_from_beta, lambda_from_R, weighted_index
 from .measures import REGISTRY as _REGISTRY
 from .measures import Contingency, contingency, score
 from .measures.bicluster import pair_scores
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
-from .measures.null import NullResult, null
-from .sweep import SweepTradeoff, tradeoff
-from .tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff, tradeoff_curves
+
+if TYPE_CHECKING:  # loaded on first use at run time (see _LAZY); named here for type checkers and linters
+    from .io.synthetic import perturb, random_partition
+    from .kernels.tradeoff import (
+        R_from_lambda,
+        beta_from_lambda,
+        lambda_from_beta,
+        lambda_from_R,
+        weighted_index,
+    )
+    from .measures.null import NullResult, null
+    from .sweep import SweepTradeoff, tradeoff
+    from .tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff, tradeoff_curves
 
 #: Registered measures: name -> :class:`daskbicl.measures.Measure`.
 MEASURES = dict(_REGISTRY)
+
+#: Public names that scoring does not need, loaded on first use (``import daskbicl``
+#: skips them): name -> the module that defines it.
+_LAZY = {
+    **dict.fromkeys(["NullResult", "null"], ".measures.null"),
+    **dict.fromkeys(["SweepTradeoff", "tradeoff"], ".sweep"),
+    **dict.fromkeys(["application_domain", "compare_algorithms", "optimal_tradeoff", "tradeoff_curves"],
+                    ".tradeoff_space"),
+    **dict.fromkeys(["R_from_lambda", "beta_from_lambda", "lambda_from_beta", "lambda_from_R", "weighted_index"],
+                    ".kernels.tradeoff"),
+    **dict.fromkeys(["perturb", "random_partition"], ".io.synthetic"),
+}
+
+
+def __getattr__(name: str):
+    """Load a name of :data:`_LAZY` on first use (PEP 562), then keep it in the module."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'daskbicl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def partition(row_labels, col_labels, *, row=None, col=None):

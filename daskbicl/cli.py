@@ -26,11 +26,13 @@ from .clitools import (
     EXIT_USAGE,
     Parser,
     check_figure_path,
+    choose_scheduler,
     cluster,
     jsonable,
     param,
     positive_int,
     progress_wanted,
+    workers_count,
 )
 from .errors import DaskbiclError, InfrastructureError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
@@ -83,7 +85,7 @@ def cmd_score(args) -> int:
     plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **dict(args.param or []))
     if args.null is not None:
         return _score_null(args, plan)
-    with cluster(args.scheduler, args.workers, input_bytes=plan.truth.nbytes + plan.pred.nbytes):
+    with cluster(args.scheduler, args.workers, default="threads"):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
             results = plan.compute(progress=progress_wanted(args))
@@ -102,7 +104,7 @@ def _score_null(args, plan) -> int:
 
     _check_draws(args.null)
     names = args.measure or [m.name for m in plan.measures]
-    with cluster(args.scheduler, args.workers, input_bytes=plan.truth.nbytes + plan.pred.nbytes):
+    with cluster(args.scheduler, args.workers, default="threads"):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
             results = null(plan.truth, plan.pred, measures=names, n=args.null, seed=args.seed,
@@ -241,12 +243,12 @@ def cmd_demo(args) -> int:
         f"({args.row_clusters} x {args.col_clusters} clusters) and a copy with "
         f"{args.noise:.0%} of its labels redrawn"
     )
-    with cluster(args.scheduler or "local", args.workers) as client:
+    with cluster(args.scheduler, args.workers, default="local") as client:
         if client is not None:
             print(f"dask cluster: {len(client.scheduler_info()['workers'])} worker processes at "
                   f"{client.scheduler.address}")
         else:
-            print(f"dask scheduler: {args.scheduler} (in this process)")
+            print(f"dask scheduler: {choose_scheduler(args.scheduler, args.workers)} (in this process)")
         started = time.perf_counter()
         truth, preds = _generate(
             out, args.rows, args.cols, args.row_clusters, args.col_clusters,
@@ -340,7 +342,7 @@ def cmd_tradeoff(args) -> int:
     if not 0.0 <= args.lam <= 1.0:
         raise InputError(f"--lam must be in [0, 1], got {args.lam:g}")
     figures = _figure_paths(args)
-    with cluster(args.scheduler, args.workers):
+    with cluster(args.scheduler, args.workers, default="threads"):
         with contextlib.redirect_stdout(sys.stderr):
             result = tradeoff(
                 args.truth, *args.sweeps, index=indices[0], names=args.name,
@@ -385,11 +387,18 @@ def cmd_measures(args) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def _add_cluster_args(p, default: str = "start a local cluster"):
+def _add_cluster_args(p, default: str = "start a local cluster", in_process: bool = False):
+    """``--scheduler`` and ``--workers``; ``in_process``: the command can run without a cluster (``--workers 0``)."""
     p.add_argument("--scheduler", metavar="WHERE",
                    help="an address (tcp://host:8786) of an existing Dask scheduler, 'local' (start a cluster of "
                    f"worker processes), 'threads', 'processes' or 'synchronous' (in this process); default: {default}")
-    p.add_argument("--workers", type=positive_int, help="worker processes of a local cluster (default: min(CPUs, 4))")
+    if in_process:
+        p.add_argument("--workers", type=workers_count, metavar="N",
+                       help="without --scheduler: 0 computes in this process, N >= 1 starts a local cluster of N "
+                            "worker processes; with threads or processes: the size of dask's pool")
+    else:
+        p.add_argument("--workers", type=positive_int, metavar="N",
+                       help="worker processes of a local cluster (default: min(CPUs, 4))")
 
 
 def _add_unassigned_arg(p):
@@ -428,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="seed of the --null draws (default: fresh)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_unassigned_arg(p)
-    _add_cluster_args(p, "threads for inputs up to 2 GiB, else start a local cluster")
+    _add_cluster_args(p, "threads (this process; see docs/guide/cluster.md)", in_process=True)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("generate", help="write a synthetic co-clustering (or biclustering) and perturbed copies to Zarr")
@@ -448,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
     p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
-    _add_cluster_args(p)
+    _add_cluster_args(p, "with --cluster, start a local cluster", in_process=True)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser(
@@ -474,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_generate_args(p, 2_000_000, 200_000)
     p.add_argument("--out", help="folder for the stores (default: a new temporary folder)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
-    _add_cluster_args(p)
+    _add_cluster_args(p, in_process=True)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("tradeoff", help="precision-recall tradeoff space of parameter sweeps (docs/measures/tradeoff.md)")
@@ -497,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_unassigned_arg(p)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
-    _add_cluster_args(p)
+    _add_cluster_args(p, "threads (this process)", in_process=True)
     p.set_defaults(func=cmd_tradeoff)
 
     p = sub.add_parser("measures", help="list the measures")

@@ -21,7 +21,7 @@ __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_OK", "EXIT_USAGE", "Parser", "check_figure_path", "choose_scheduler", "cluster",
     "jsonable",
     "param",
-    "positive_int", "progress_wanted",
+    "positive_int", "progress_wanted", "workers_count",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
@@ -72,52 +72,75 @@ def param(text: str) -> tuple[str, float | str]:
 
 #: ``--scheduler`` words that run in this process (dask's single-machine schedulers).
 LOCAL_SCHEDULERS = ("threads", "processes", "synchronous")
-#: Inputs up to this many bytes are scored on the threaded scheduler by default; above, on a LocalCluster.
-LOCAL_CLUSTER_BYTES = 2 * 1024**3
 #: The most worker processes ``--workers`` starts on this machine.
 MAX_WORKERS = 4 * (os.cpu_count() or 1)
 
 
-def choose_scheduler(scheduler: str | None, input_bytes: int | None) -> str:
-    """What ``--scheduler`` means: an address, ``local``, or one of :data:`LOCAL_SCHEDULERS`.
+def workers_count(text: str) -> int:
+    """``--workers``: 0 (compute in this process, no cluster), or a count as :func:`positive_int` takes it."""
+    try:
+        if float(text) == 0:
+            return 0
+    except ValueError:
+        pass
+    return positive_int(text)
 
-    Without ``--scheduler``: the threaded scheduler for inputs up to
-    :data:`LOCAL_CLUSTER_BYTES` (no cluster to start: a small score takes
-    well under a second), a local cluster of worker processes above.
+
+def choose_scheduler(scheduler: str | None, workers: int | None = None, default: str = "local") -> str:
+    """Where a command computes: an address, ``local``, or one of :data:`LOCAL_SCHEDULERS`.
+
+    ``--scheduler`` wins.  Without it, ``--workers 0`` means this process
+    (the threaded scheduler), ``--workers N`` a local cluster of N worker
+    processes, and neither the command's ``default``: ``threads`` for
+    ``score`` and ``tradeoff``, whatever the size of the inputs (a
+    ``LocalCluster`` costs 2–3 s to start and was slower at every size
+    measured, up to 10^8 labels per axis: docs/guide/cluster.md), ``local``
+    for ``batch`` and ``demo``.
 
     Examples
     --------
-    >>> choose_scheduler(None, 10**6), choose_scheduler(None, 10**10), choose_scheduler("tcp://h:8786", 1)
-    ('threads', 'local', 'tcp://h:8786')
+    >>> choose_scheduler(None, default="threads"), choose_scheduler(None, 2, default="threads")
+    ('threads', 'local')
+    >>> choose_scheduler(None, 0), choose_scheduler("tcp://h:8786", 0)
+    ('threads', 'tcp://h:8786')
     """
     if scheduler:
         return scheduler
-    if input_bytes is not None and input_bytes <= LOCAL_CLUSTER_BYTES:
+    if workers == 0:
         return "threads"
-    return "local"
+    if workers:
+        return "local"
+    return default
 
 
 @contextlib.contextmanager
-def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True, *,
-            input_bytes: int | None = None):
+def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True, *, default: str = "local"):
     """Where a command computes: yields a ``distributed.Client``, or None for an in-process scheduler.
 
     ``scheduler`` is an address (``tcp://host:8786``), ``local`` (a new
-    LocalCluster with worker processes, closed on exit), ``threads``,
-    ``processes`` or ``synchronous``; None chooses by ``input_bytes``
-    (:func:`choose_scheduler`).
+    LocalCluster with ``workers`` worker processes, closed on exit),
+    ``threads``, ``processes`` or ``synchronous``; None chooses with
+    :func:`choose_scheduler`.  For ``threads`` and ``processes``,
+    ``workers`` sizes dask's pool.  ``distributed`` is imported only when
+    a Client is made.
     """
     import logging
 
     import dask
 
-    choice = choose_scheduler(scheduler, input_bytes)
+    choice = choose_scheduler(scheduler, workers, default)
     if workers is not None and workers > MAX_WORKERS:
         raise DaskbiclError(f"--workers {workers} is more than {MAX_WORKERS} (4 per CPU) on this machine")
     if choice in LOCAL_SCHEDULERS:
-        with dask.config.set(scheduler=choice):
+        options = {"scheduler": choice}
+        if workers and choice != "synchronous":
+            options["num_workers"] = workers
+        with dask.config.set(options):
             yield None
         return
+    if choice == "local" and workers == 0:
+        raise InputError("--scheduler local starts worker processes: --workers must be at least 1 "
+                         "(or leave out --scheduler to compute in this process)")
     from distributed import Client, LocalCluster
 
     if choice != "local":

@@ -34,8 +34,15 @@ def local_cluster():
 
 @pytest.fixture
 def client(local_cluster):
-    """A Client on the shared cluster, the default scheduler for this test only."""
+    """A Client on the shared cluster, the default scheduler for this test only.
+
+    In-memory inputs go to the cluster too (``daskbicl.in_process_bytes`` 0):
+    tests that take this fixture test the distributed path whatever their
+    input size.  tests/test_latency.py tests the in-process path with a
+    Client active.
+    """
+    import dask
     from distributed import Client
 
-    with Client(local_cluster) as c:
+    with Client(local_cluster) as c, dask.config.set({"daskbicl.in_process_bytes": 0}):
         yield c

@@ -76,7 +76,7 @@ CLI_CASES = {
     "score bad param syntax": (["score", "t.zarr", "t.zarr", "--param", "beta"], "expected NAME=VALUE"),
     "score bad param value": (["score", "t.zarr", "t.zarr", "--param", "beta=x"], "parameter beta must be a number in (0, inf)"),
     "score store missing": (["score", "missing.zarr", "missing.zarr"], "missing.zarr"),
-    "score workers zero": (["score", "t.zarr", "t.zarr", "--workers", "0"], "expected a positive integer"),
+    "score workers negative": (["score", "t.zarr", "t.zarr", "--workers", "-1"], "expected a positive integer"),
     "generate rows 1e30": (["generate", "g", "--rows", "1e30"], "too large (at most 2**53)"),
     "generate rows 2**63": (["generate", "g", "--rows", "9223372036854775808"], "too large (at most 2**53)"),
     "generate rows 1e12": (["generate", "g", "--rows", "1e12", "--cols", "10"], "pass --chunk"),

@@ -189,9 +189,11 @@ def test_score_runs_on_the_scheduler_asked_for(scheduler, tmp_path):
     assert json.loads(proc.stdout) == {"cari": 1.0}
 
 
-def test_small_inputs_default_to_threads_and_large_to_a_cluster():
-    from daskbicl.clitools import LOCAL_CLUSTER_BYTES, choose_scheduler
+def test_score_defaults_to_threads_and_workers_start_a_cluster():
+    # the rule and its measurements: docs/guide/cluster.md; more in tests/test_latency.py
+    from daskbicl.clitools import choose_scheduler
 
-    assert choose_scheduler(None, 1000) == "threads"
-    assert choose_scheduler(None, LOCAL_CLUSTER_BYTES + 1) == "local"
-    assert choose_scheduler("synchronous", LOCAL_CLUSTER_BYTES + 1) == "synchronous"
+    assert choose_scheduler(None, default="threads") == "threads"
+    assert choose_scheduler(None, 2, default="threads") == "local"
+    assert choose_scheduler(None, 0) == "threads"
+    assert choose_scheduler("synchronous", 2) == "synchronous"

@@ -183,6 +183,77 @@ def test_sparse_and_dense_matching_agree_on_random_tables():
         assert K.matched_count(table, dense_limit=0) == K.matched_count(table)
 
 
+def _optimum(dense) -> int:
+    from scipy.optimize import linear_sum_assignment
+
+    r, c = linear_sum_assignment(dense, maximize=True)
+    return int(dense[r, c].sum())
+
+
+def test_sure_cells_lie_in_every_optimal_matching():
+    """Each pre-matched cell is in every optimal matching: forbidding it loses weight.
+
+    Small counts (0, 1, 2) make ties the rule, where a weaker (non-strict)
+    rule would pre-match two cells of one row.
+    """
+    rng = np.random.default_rng(7)
+    found = 0
+    for trial in range(400):
+        h, hp = (int(x) for x in rng.integers(1, 9, 2))
+        top = 3 if trial % 2 else 12
+        dense = rng.integers(0, top, (h, hp)) * (rng.random((h, hp)) < 0.6)
+        if trial % 3 == 0:  # a strong diagonal, as a noisy copy has
+            k = min(h, hp)
+            dense[np.arange(k), rng.permutation(hp)[:k]] += rng.integers(0, 20, k)
+        dense[0, 0] += 1
+        table = Table.from_dense(dense)
+        sure = K.sure_cells(table.rows, table.cols, table.counts, table.shape)
+        rows, cols = table.rows[sure], table.cols[sure]
+        assert len(set(rows.tolist())) == len(rows) and len(set(cols.tolist())) == len(cols)
+        full = _optimum(table.dense())
+        for r, c in zip(rows, cols):
+            without = table.dense()
+            without[r, c] = 0  # a matching that uses a 0 cell is one that leaves r and c unmatched
+            assert _optimum(without) < full
+        found += len(rows)
+    assert found > 200  # the rule does fire
+
+
+def test_the_sure_cell_rule_is_strict_on_ties():
+    # n = 2 equals r + c = 1 + 1: in *some* optimal matching only, not pre-matched.
+    table = Table.from_dense([[2, 1], [1, 0]])
+    assert not K.sure_cells(table.rows, table.cols, table.counts, table.shape).any()
+    # [[2, 2]]: both cells of the row are optimal; neither is sure.
+    table = Table.from_dense([[2, 2]])
+    assert not K.sure_cells(table.rows, table.cols, table.counts, table.shape).any()
+    assert K.matched_count(table) == 2
+
+
+@pytest.mark.parametrize("agreement", [0.0, 0.5, 0.8, 0.95, 1.0])
+def test_sure_cells_and_solver_choice_keep_the_optimum(agreement):
+    """Pre-matched cells (every round) and either solver keep the optimum of the plain dense solver."""
+    rng = np.random.default_rng(int(agreement * 100))
+    for _ in range(100):
+        k, n = int(rng.integers(2, 40)), int(rng.integers(5, 400))
+        x = rng.integers(0, k, n)
+        y = np.where(rng.random(n) < agreement, rng.permutation(k)[x], rng.integers(0, k + 3, n))
+        table = Table.from_labels(x, y)
+        want = _optimum(table.dense())
+        assert K.matched_count(table) == want
+        assert K.matched_count(Table.from_labels(x, y), dense_limit=0) == want
+
+
+@pytest.mark.parametrize("fill", [0.01, 0.5])
+def test_large_remainders_take_either_solver_and_keep_the_optimum(fill):
+    """300 x 300 tables (above the always-dense size): sparse at 1 % fill, dense at 50 %."""
+    rng = np.random.default_rng(int(fill * 100))
+    for _ in range(3):
+        dense = rng.integers(1, 4, (300, 300)) * (rng.random((300, 300)) < fill)
+        dense[np.arange(300), np.arange(300)] += 1  # no empty row or column
+        table = Table.from_dense(dense)
+        assert K.matched_count(table) == _optimum(dense)
+
+
 def test_ce_on_many_clusters_needs_no_dense_table():
     """All-distinct labels: a 20,000 x 20,000 table (3.2 GB dense) is matched sparse."""
     n = 20_000

@@ -9,13 +9,12 @@ derived from the contingency tables (:func:`tables_from_partitions`).
 
 from __future__ import annotations
 
-import dask
 import numpy as np
 import xarray as xr
 
 from ..kernels.masks import BiclusterTables, intersect_counts, merge_mask_counts, tables_from_partitions
 from .blocks import as_biclustering
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
 from .partition import partition_tables
 
 __all__ = ["bicluster_tables", "mask_counts_graph"]
@@ -41,9 +40,9 @@ def bicluster_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 
     """Delayed :class:`~daskbicl.kernels.masks.BiclusterTables` for two aligned inputs."""
     if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
         rows, cols = partition_tables(truth, pred, split_every=split_every)
-        return dask.delayed(tables_from_partitions, pure=False)(rows, cols)
+        return task(tables_from_partitions)(rows, cols)
     truth = as_biclustering(truth, "truth")
     pred = as_biclustering(pred, "pred")
     rows = mask_counts_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
     cols = mask_counts_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
-    return dask.delayed(BiclusterTables, pure=False)(rows, cols, _ids(truth), _ids(pred))
+    return task(BiclusterTables)(rows, cols, _ids(truth), _ids(pred))

@@ -6,6 +6,9 @@ results are small objects (pair counts, fixed-shape integer tables), so the
 pass is written with :func:`dask.delayed` over ``Array.to_delayed()`` blocks:
 public API only, any intermediate type, one graph per pass, and every pass of
 a ``score`` call is computed together so each input is read once.
+
+Inside :func:`eager` the same pass code runs at once instead (:func:`task`):
+small in-memory inputs are counted without building a graph.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from collections.abc import Callable, Sequence
 import dask
 import dask.array as da
 import numpy as np
+from dask.base import is_dask_collection
 
 from .. import config
 from ..scheduling import scatter_blocks
 
-__all__ = ["aligned_blocks", "map_blocks_delayed", "tree_reduce", "shared_pass", "shared_passes", "DEFAULT_CHUNK"]
+__all__ = ["aligned_blocks", "any_lazy", "eager", "map_blocks_delayed", "task", "tree_reduce", "shared_pass", "shared_passes",
+           "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
 #: small enough that a chunk's bincount stays in cache, large enough that
@@ -102,13 +107,62 @@ def shared_pass(name: str, inputs: tuple, build: Callable):
     return shared[key][1]
 
 
+#: While :func:`eager` is active, :func:`task` calls functions at once instead of building Delayed objects.
+_EAGER = contextvars.ContextVar("daskbicl_eager", default=False)
+
+
+@contextlib.contextmanager
+def eager():
+    """Within this block the counting passes run as they are built: no graph, no scheduler.
+
+    The same pass code serves both: :func:`task` (and so
+    :func:`map_blocks_delayed` and :func:`tree_reduce`) calls the function
+    at once on concrete arguments.  A step whose arguments are still lazy (a
+    dask array made while building, such as the block masks of a
+    co-clustering read as a biclustering) stays a Delayed object, exactly as
+    outside the block; the caller computes what is left
+    (:func:`daskbicl.measures.plan.run_tables` does, in this process).
+    """
+    token = _EAGER.set(True)
+    try:
+        yield
+    finally:
+        _EAGER.reset(token)
+
+
+def any_lazy(*values) -> bool:
+    """Whether any value (or an item of a list, tuple or dict value) is a dask collection."""
+    for value in values:
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else (value,)
+        if any(is_dask_collection(v) for v in items):
+            return True
+    return False
+
+
+def task(func, nout: int | None = None):
+    """``dask.delayed(func, pure=False, nout=nout)``; inside :func:`eager`, ``func`` called at once.
+
+    Inside :func:`eager`, a call with a lazy argument still builds a Delayed
+    object (see :func:`eager`), so the result has the same value either way.
+    """
+    if not _EAGER.get():
+        return dask.delayed(func, pure=False, nout=nout)
+
+    def call(*args, **kwargs):
+        if any_lazy(*args, *kwargs.values()):
+            return dask.delayed(func, pure=False, nout=nout)(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    return call
+
+
 def map_blocks_delayed(func, blocks, *args):
     """``[delayed(func)(*args, *block) for block in blocks]`` without hashing data.
 
     Keys are random (``pure=False``): hashing numpy blocks to name tasks would
     read every byte once more.
     """
-    return [dask.delayed(func, pure=False)(*args, *block) for block in blocks]
+    return [task(func)(*args, *block) for block in blocks]
 
 
 def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
@@ -123,7 +177,7 @@ def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
         raise ValueError("split_every must be at least 2")
     while True:
         level = [
-            dask.delayed(combine, pure=False)(*level[i : i + split_every])
+            task(combine)(*level[i : i + split_every])
             for i in range(0, len(level), split_every)
         ]
         if len(level) == 1:

@@ -17,7 +17,7 @@ import xarray as xr
 
 from ..errors import LabelError
 from ..kernels.contingency import UNASSIGNED_ATTR, DenseCounts, PairCounts, Table
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
 from .labels import DEFAULT_POLICY, count_labels, merge_labelled, to_table
 
 __all__ = ["contingency_graph", "partition_tables"]
@@ -60,10 +60,8 @@ def _merged_counts(truth_labels, pred_labels, names, split_every: int):
 def contingency_graph(truth_labels, pred_labels, *, names=("truth labels", "pred labels"), split_every: int = 8,
                       unassigned: str = DEFAULT_POLICY):
     """A Delayed :class:`Table` counting two aligned 1-D label arrays (any label type)."""
-    import dask
-
     root = _merged_counts(truth_labels, pred_labels, names, split_every)
-    return dask.delayed(_finalize, pure=False)(unassigned, names, root)
+    return task(_finalize)(unassigned, names, root)
 
 
 def policy_of(*datasets: xr.Dataset) -> str:
@@ -83,12 +81,10 @@ def partition_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 
     policy = policy_of(truth, pred)
 
     def build():
-        import dask
-
         row_names, col_names = ("truth row_labels", "pred row_labels"), ("truth col_labels", "pred col_labels")
         rows = _merged_counts(truth.row_labels.data, pred.row_labels.data, row_names, split_every)
         cols = _merged_counts(truth.col_labels.data, pred.col_labels.data, col_names, split_every)
-        both = dask.delayed(_finalize_axes, pure=False, nout=2)(policy, row_names, rows, col_names, cols)
+        both = task(_finalize_axes, nout=2)(policy, row_names, rows, col_names, cols)
         return both[0], both[1]
 
     arrays = (truth.row_labels.data, pred.row_labels.data, truth.col_labels.data, pred.col_labels.data)

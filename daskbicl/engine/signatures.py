@@ -25,7 +25,6 @@ built, so workers use the client's value.
 
 from __future__ import annotations
 
-import dask
 import xarray as xr
 
 from .. import config
@@ -34,7 +33,7 @@ from ..kernels import micro as KM
 from ..kernels.budget import DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.signatures import merge_signature_counts, signature_counts
 from .blocks import as_biclustering
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
 from .hashing import PandasIndex
 from .partition import partition_tables
 
@@ -132,19 +131,19 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, blocks: int
     limit = max_work()
     if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
         rows, cols = partition_tables(truth, pred, split_every=split_every)
-        return dask.delayed(_coclustering, pure=False)(rows, cols, parts, limit)
+        return task(_coclustering)(rows, cols, parts, limit)
     truth = as_biclustering(truth, "truth")
     pred = as_biclustering(pred, "pred")
     rows = signature_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
     cols = signature_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
-    overlap = dask.delayed(KM.bicluster_overlap, pure=False)(rows, cols) if "overlap" in parts else None
+    overlap = task(KM.bicluster_overlap)(rows, cols) if "overlap" in parts else None
     coverage = bcubed = None
     if "bcubed" in parts:
         n = int(blocks or config.get("bcubed_blocks"))
-        plan, coverage = dask.delayed(_prepare_bcubed, pure=False, nout=2)(
+        plan, coverage = task(_prepare_bcubed, nout=2)(
             rows, cols, limit, "coverage" in parts)
-        partials = [dask.delayed(_block, pure=False)(plan, i, n) for i in range(n)]
-        bcubed = dask.delayed(_finish, pure=False)(plan, *partials)
+        partials = [task(_block)(plan, i, n) for i in range(n)]
+        bcubed = task(_finish)(plan, *partials)
     elif "coverage" in parts:
-        coverage = dask.delayed(_coverage, pure=False)(rows, cols, limit)
-    return dask.delayed(KM.MicroResult, pure=False)(overlap, coverage, bcubed)
+        coverage = task(_coverage)(rows, cols, limit)
+    return task(KM.MicroResult)(overlap, coverage, bcubed)

@@ -58,7 +58,6 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..errors import TooLargeError
 from .bcubed import (
@@ -172,6 +171,8 @@ def micro_ce(tables, *, multiset: bool = True, exact: bool = False, max_work: fl
                         "RNIA, E4SC and MOCICE-BCubed do not need it.")
     d = 0
     if sh.size:
+        from scipy.optimize import linear_sum_assignment  # imported when needed (0.1 s at import)
+
         r, c = linear_sum_assignment(sh, maximize=True)
         d = int(sh[r, c].sum(dtype=np.int64))
     return _ratio(u - d, u, exact)

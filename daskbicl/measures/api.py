@@ -57,7 +57,10 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     -----
     Inputs are read once: every table the measures need is counted in one
     ``dask.compute``, on the active ``dask.distributed`` Client if there is
-    one, otherwise on the local threaded scheduler.  Steps whose work grows
+    one, otherwise on the local threaded scheduler.  Small in-memory inputs
+    (at most the dask config key ``daskbicl.in_process_bytes``, 64 MiB, in
+    all) are counted directly in this process instead, without a task graph,
+    Client or not (docs/guide/cluster.md).  Steps whose work grows
     with the overlap of biclusters (the micro-object measures) stop with
     :class:`~daskbicl.errors.TooLargeError` above the dask config key
     ``daskbicl.max_work`` (work units of ~10 ns; default 6e9, about a

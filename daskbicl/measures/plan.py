@@ -14,7 +14,10 @@ goes through the same four steps:
 4. **finalize** every measure from the computed tables
    (:meth:`ScorePlan.finalize`), a shared computation once per parameter set.
 
-:func:`run` does 3–4 for any number of plans in one ``dask.compute``.
+:func:`run` does 3–4 for any number of plans in one ``dask.compute`` — or,
+for small in-memory inputs (:func:`scored_in_process`), with no graph at all:
+the counting passes run as they are built, in this process, even with a
+``distributed`` Client active.
 """
 
 from __future__ import annotations
@@ -24,20 +27,22 @@ from dataclasses import dataclass
 
 import dask
 import xarray as xr
+from dask.base import is_dask_collection
 
-from ..engine.core import shared_passes
+from .. import config
+from ..engine.core import any_lazy, eager, shared_passes, task
 from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
 from ..io.validate import BICLUSTERING, KINDS, PARTITION
 from ..kernels.contingency import check_policy
-from ..scheduling import compute, scatter_inputs
+from ..scheduling import compute, in_process, scatter_inputs
 from .contingency import Contingency
 from .registry import PROVIDERS, REGISTRY, Measure, get
 
 __all__ = [
     "ScorePlan", "check_request", "graph_key", "plan_graphs", "provider_options", "resolve_params", "run",
-    "select_measures",
+    "run_tables", "scored_in_process", "select_measures",
 ]
 
 
@@ -299,7 +304,7 @@ class ScorePlan:
         if self.contingency is not None:
             rows, cols = self.contingency.row_table, self.contingency.col_table
             return {
-                graph_key(name, opts): dask.delayed(PROVIDERS[name].from_tables, pure=False)(rows, cols, **opts)
+                graph_key(name, opts): task(PROVIDERS[name].from_tables)(rows, cols, **opts)
                 for name, opts in self.options.items()
             }
         with shared_passes():
@@ -358,8 +363,8 @@ _COVERS = "truth_covers_a_cell"
 def _truth_covers_a_cell(truth: xr.Dataset):
     """Delayed bool: some truth bicluster has a row and a column (always, for a co-clustering)."""
     if truth.attrs["daskbicl_kind"] == PARTITION:
-        return dask.delayed(True)
-    return dask.delayed(bool)((truth.row_mask.any("row") & truth.col_mask.any("col")).any().data)
+        return True
+    return task(bool)((truth.row_mask.any("row") & truth.col_mask.any("col")).any().data)
 
 
 def plan_graphs(plans: Sequence[ScorePlan]) -> dict:
@@ -375,11 +380,52 @@ def plan_graphs(plans: Sequence[ScorePlan]) -> dict:
     return out
 
 
+def scored_in_process(plans: Sequence[ScorePlan]) -> bool:
+    """Whether the plans' inputs are all in memory and small enough to count in this process.
+
+    True when no input is dask-backed (stores, dask arrays) and the inputs
+    hold at most ``daskbicl.in_process_bytes`` bytes in all (dask config;
+    the default, 64 MiB, is about where ``benchmarks/latency.py`` measures
+    the threaded scheduler catching up on 2 cores), or when the plans score
+    counted tables.  Below that size building and scheduling a graph cost
+    more than the counting itself, and shipping the inputs to a
+    ``distributed`` cluster far more.
+    """
+    limit = int(config.get("in_process_bytes"))
+    total = 0
+    for plan in plans:
+        for ds in (plan.truth, plan.pred):
+            if ds is None:  # scored from counted tables
+                continue
+            for var in ds.data_vars.values():
+                if is_dask_collection(var.variable.data):
+                    return False
+                total += int(var.variable.nbytes)
+                if total > limit:
+                    return False
+    return True
+
+
 def run_tables(plans: Sequence[ScorePlan], *, progress: bool = False) -> list[dict]:
-    """Compute every plan's tables in one ``dask.compute``; per plan, graph key -> table."""
-    with scatter_inputs():  # built and computed together: in-memory blocks may be scattered
-        graphs = plan_graphs(plans)
-        computed = compute(*graphs.values(), progress=progress)
+    """Compute every plan's tables in one ``dask.compute``; per plan, graph key -> table.
+
+    Small in-memory inputs (:func:`scored_in_process`) are counted in this
+    process as the passes are built (:func:`~daskbicl.engine.core.eager`),
+    even when a ``distributed`` Client is active; what stays lazy there is
+    computed on the synchronous scheduler.  Everything else is one
+    ``dask.compute`` on the active Client or the local scheduler.
+    """
+    if scored_in_process(plans):
+        with in_process(), eager():
+            graphs = plan_graphs(plans)
+            lazy = [key for key, value in graphs.items() if any_lazy(value)]
+            if lazy:
+                graphs.update(zip(lazy, compute(*(graphs[key] for key in lazy))))
+        computed = tuple(graphs.values())
+    else:
+        with scatter_inputs():  # built and computed together: in-memory blocks may be scattered
+            graphs = plan_graphs(plans)
+            computed = compute(*graphs.values(), progress=progress)
     out: list[dict] = [{} for _ in plans]
     for (i, key), value in zip(graphs, computed):
         out[i][key] = value

@@ -1,0 +1,328 @@
+"""Fixed costs: import, the shell, small inputs, a Client, many clusters (issue 13).
+
+Every row is measured in this run against the reference named next to it:
+
+1. ``python -c "import daskbicl"`` against ``python -c "import xarray,
+   dask.array"`` (fresh interpreters, best of N, interleaved).
+2. ``daskbicl score`` on two stores (fresh process, wall time) against
+   ``python -c "import daskbicl"``: the default scheduler (threads, in this
+   process) and ``--scheduler local`` (a LocalCluster started and stopped),
+   at growing sizes, to show where a local cluster would start to pay.
+3. ``daskbicl.score`` (all 8 co-clustering measures) on in-memory labels
+   against scikit-learn on the same labels: ``adjusted_rand_score`` on the
+   rows alone, and ARI + NMI on rows and on columns (4 calls).
+4. The same small inputs with a ``distributed.Client`` active (LocalCluster,
+   2 worker processes) against no Client.
+5. In-process scoring against the task graph on the threaded scheduler, by
+   input size: where ``daskbicl.in_process_bytes`` (64 MiB) comes from.
+6. The finalize at many clusters, from counted tables: all 8 measures, CE's
+   matching and the mutual information, against the previous methods (one
+   plain solver call per table; MI as an fsum over per-cell terms).
+
+Labels: ``truth`` uniform over k clusters; ``pred`` a copy with a share of
+its labels redrawn uniformly ("redrawn" column; 1.0 = independent).
+
+The 5·10^7-label bincount-floor rows of issue 13 are counting (issue 15):
+``benchmarks/partition.py``.
+
+Run:  python benchmarks/latency.py            (the issue's sizes, a few minutes)
+      python benchmarks/latency.py --quick    (seconds; the test suite runs this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from _common import machine, print_table, versions  # noqa: E402
+
+import daskbicl  # noqa: E402
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def wall(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def best_walls(cmds: dict[str, list[str]], repeat: int) -> dict[str, float]:
+    """Best wall time of each command, the commands interleaved so that they share the machine's load."""
+    best = dict.fromkeys(cmds, math.inf)
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            best[name] = min(best[name], wall(cmd))
+    return best
+
+
+def per_call(func, *args, budget: float = 1.0, **kwargs) -> float:
+    """Median seconds per call over as many calls as fit in ``budget`` seconds (at least 3)."""
+    func(*args, **kwargs)
+    times = []
+    start = time.perf_counter()
+    while len(times) < 3 or (time.perf_counter() - start < budget and len(times) < 2000):
+        t = time.perf_counter()
+        func(*args, **kwargs)
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def best_of(func, *args, repeat: int = 2) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        func(*args)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def labels(n: int, k: int, redrawn: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    z = rng.integers(0, k, n)
+    return z, np.where(rng.random(n) < redrawn, rng.integers(0, k, n), z)
+
+
+def sklearn_ari_nmi(z, zp, w, wp):
+    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+    return (adjusted_rand_score(z, zp), adjusted_rand_score(w, wp),
+            normalized_mutual_info_score(z, zp), normalized_mutual_info_score(w, wp))
+
+
+# --------------------------------------------------------------------------- 1. import
+
+
+def imports(repeat: int) -> float:
+    py = sys.executable
+    best = best_walls({"ours": [py, "-c", "import daskbicl"], "ref": [py, "-c", "import xarray, dask.array"]}, repeat)
+    print_table([{"what": "import daskbicl", "s": f"{best['ours']:.3f}", "reference": "import xarray, dask.array",
+                  "reference s": f"{best['ref']:.3f}", "ratio": f"{best['ours'] / best['ref']:.2f}"}],
+                ["what", "s", "reference", "reference s", "ratio"])
+    return best["ours"]
+
+
+# --------------------------------------------------------------------------- 2. the shell
+
+
+def shell(sizes, repeat: int) -> None:
+    py = sys.executable
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n_rows, n_cols in sizes:
+            out = os.path.join(tmp, f"s{n_rows}")
+            subprocess.run([py, "-m", "daskbicl", "generate", out, "--rows", str(n_rows), "--cols", str(n_cols),
+                            "--no-progress"], check=True, capture_output=True)
+            score = [py, "-m", "daskbicl", "score", f"{out}/truth.zarr", f"{out}/pred.zarr", "--no-progress"]
+            cmds = {"import": [py, "-c", "import daskbicl"], "default": score,
+                    "local": [*score, "--scheduler", "local"]}
+            if n_rows * n_cols > 10**11:  # the largest stores: once each
+                cmds.pop("import")
+            best = best_walls(cmds, 1 if n_rows >= 10**8 else repeat)
+            for sched in ("default", "local"):
+                row = {"stores (rows x cols)": f"{n_rows:,} x {n_cols:,}", "scheduler": sched,
+                       "wall s": f"{best[sched]:.2f}"}
+                if "import" in best:
+                    row["import daskbicl s"] = f"{best['import']:.2f}"
+                    row["/ import"] = f"{best[sched] / best['import']:.2f}"
+                row["local / default"] = f"{best['local'] / best['default']:.2f}" if sched == "local" else ""
+                rows.append(row)
+    print_table(rows, ["stores (rows x cols)", "scheduler", "wall s", "import daskbicl s", "/ import",
+                       "local / default"])
+
+
+# --------------------------------------------------------------------------- 3. in memory
+
+
+def in_memory(cases) -> None:
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for n, m, k, redrawn in cases:
+        (z, zp), (w, wp) = labels(n, k, redrawn, rng), labels(m, min(k, m), redrawn, rng)
+        big = n >= 10**7
+        if big:  # seconds per call: best of 2 (sklearn ARI+NMI on 10^7 labels is not run: ~4x the ARI)
+            ours = best_of(daskbicl.score, (z, w), (zp, wp))
+            ari = best_of(adjusted_rand_score, z, zp)
+            four = math.nan
+        else:
+            ours = per_call(daskbicl.score, (z, w), (zp, wp))
+            ari = per_call(adjusted_rand_score, z, zp)
+            four = per_call(sklearn_ari_nmi, z, zp, w, wp)
+        rows.append({"rows x cols": f"{n:,} x {m:,}", "clusters": k, "redrawn": redrawn,
+                     "daskbicl 8 ms": f"{1e3 * ours:.2f}", "sklearn ARI rows ms": f"{1e3 * ari:.2f}",
+                     "/ ARI": f"{ours / ari:.2f}", "sklearn ARI+NMI x2 ms": f"{1e3 * four:.2f}",
+                     "/ ARI+NMI x2": f"{ours / four:.2f}"})
+        del z, zp, w, wp
+    print_table(rows, ["rows x cols", "clusters", "redrawn", "daskbicl 8 ms", "sklearn ARI rows ms", "/ ARI",
+                       "sklearn ARI+NMI x2 ms", "/ ARI+NMI x2"])
+
+
+# --------------------------------------------------------------------------- 4. a Client
+
+
+def with_client(cases, rounds: int) -> None:
+    """Per case, the best over ``rounds`` of (no Client, then a Client on the same idle LocalCluster)."""
+    from distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(1)
+    data = [(labels(n, 5, 0.5, rng), labels(m, 5, 0.5, rng)) for n, m in cases]
+    alone = [math.inf] * len(cases)
+    client = [math.inf] * len(cases)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
+        for _ in range(rounds):  # alternated, so that both see the same machine (and the cluster's processes)
+            for i, ((z, zp), (w, wp)) in enumerate(data):
+                alone[i] = min(alone[i], per_call(daskbicl.score, (z, w), (zp, wp), budget=0.5))
+            with Client(cluster) as c:
+                c.wait_for_workers(2)
+                for i, ((z, zp), (w, wp)) in enumerate(data):
+                    client[i] = min(client[i], per_call(daskbicl.score, (z, w), (zp, wp), budget=0.5))
+    print_table([{"rows x cols": f"{n:,} x {m:,}", "no client ms": f"{1e3 * a:.2f}", "client ms": f"{1e3 * c:.2f}",
+                  "client / no client": f"{c / a:.2f}"} for (n, m), a, c in zip(cases, alone, client)],
+                ["rows x cols", "no client ms", "client ms", "client / no client"])
+
+
+# --------------------------------------------------------------------------- 5. in process or a graph
+
+
+def in_process_crossover(sizes, ks) -> None:
+    import dask
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for k in ks:
+        for n in sizes:
+            (z, zp), (w, wp) = labels(n, k, 0.5, rng), labels(n, k, 0.5, rng)
+            with dask.config.set({"daskbicl.in_process_bytes": 1 << 62}):
+                eager = per_call(daskbicl.score, (z, w), (zp, wp), budget=0.5)
+            with dask.config.set({"daskbicl.in_process_bytes": 0, "scheduler": "threads"}):
+                graph = per_call(daskbicl.score, (z, w), (zp, wp), budget=0.5)
+            rows.append({"labels per axis": f"{n:,}", "clusters": k, "input MiB": f"{4 * z.nbytes / 2**20:.1f}",
+                         "in process ms": f"{1e3 * eager:.2f}", "graph, threads ms": f"{1e3 * graph:.2f}",
+                         "in process / graph": f"{eager / graph:.2f}"})
+    print_table(rows, ["labels per axis", "clusters", "input MiB", "in process ms", "graph, threads ms",
+                       "in process / graph"])
+
+
+# --------------------------------------------------------------------------- 6. the finalize
+
+
+def _fresh(table):
+    """The same table without its memo (every measure recomputed)."""
+    from daskbicl.kernels.contingency import Table
+
+    return Table(table.rows, table.cols, table.counts, table.truth_labels, table.pred_labels)
+
+
+def _plain_matching(table) -> int:
+    """The previous method: one solver call on the whole table (dense up to 2^22 cells)."""
+    from daskbicl.kernels.partition import DENSE_MATCH_LIMIT, _sparse_matched_count
+
+    h, hp = table.shape
+    if h * hp <= DENSE_MATCH_LIMIT:
+        from scipy.optimize import linear_sum_assignment
+
+        dense = table.dense(limit=DENSE_MATCH_LIMIT)
+        r, c = linear_sum_assignment(dense, maximize=True)
+        return int(dense[r, c].sum())
+    return _sparse_matched_count(table.rows, table.cols, table.counts, table.shape)
+
+
+def _fsum_mi(table) -> float:
+    """The previous method: MI as a correctly rounded sum of one term per non-zero cell."""
+    n = float(table.n)
+    a = table.truth_sizes().astype(np.float64)[table.rows]
+    b = table.pred_sizes().astype(np.float64)[table.cols]
+    c = table.counts.astype(np.float64)
+    return max(math.fsum(((c / n) * ((np.log(n / a) + np.log(n / b)) - np.log(n / c))).tolist()), 0.0)
+
+
+def finalize(cases, plain_limit: int) -> None:
+    """Row tables of ``cases``; the plain solver (one call, seconds at 10^5 clusters) up to ``plain_limit`` clusters."""
+    from daskbicl.kernels.partition import matched_count, mutual_info
+    from daskbicl.measures import Contingency
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for n, k, redrawn in cases:
+        (z, zp), (w, wp) = labels(n, k, redrawn, rng), labels(n, k, redrawn, rng)
+        tables = daskbicl.contingency((z, w), (zp, wp))
+        del z, zp, w, wp
+        r, c = tables.row_table, tables.col_table
+
+        def all8(r=r, c=c, dense_cells=tables.dense_cells):
+            return daskbicl.score(Contingency(_fresh(r), _fresh(c), dense_cells))
+
+        t8 = best_of(all8)
+        tm = best_of(lambda r=r: matched_count(_fresh(r)))
+        tmi = best_of(lambda r=r: mutual_info(_fresh(r)))
+        told_mi = best_of(_fsum_mi, _fresh(r))
+        told_m = math.nan
+        if k <= plain_limit:
+            start = time.perf_counter()
+            plain = _plain_matching(r)
+            told_m = time.perf_counter() - start
+            assert plain == matched_count(r)
+        assert abs(_fsum_mi(r) - mutual_info(r)) <= 1e-12 * max(1.0, mutual_info(r))
+        rows.append({"labels per axis": f"{n:,}", "clusters": f"{k:,}", "redrawn": redrawn,
+                     "non-zero cells": f"{r.counts.size:,}", "all 8 ms": f"{1e3 * t8:.1f}",
+                     "matching ms": f"{1e3 * tm:.1f}", "plain solver ms": f"{1e3 * told_m:.1f}",
+                     "MI ms": f"{1e3 * tmi:.2f}", "per-cell fsum MI ms": f"{1e3 * told_mi:.2f}"})
+    print_table(rows, ["labels per axis", "clusters", "redrawn", "non-zero cells", "all 8 ms", "matching ms",
+                       "plain solver ms", "MI ms", "per-cell fsum MI ms"])
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: seconds (the test suite runs this)")
+    ap.add_argument("--only", nargs="+", choices=["import", "shell", "memory", "client", "process", "finalize"],
+                    help="run these sections only")
+    args = ap.parse_args(argv)
+    quick = args.quick
+    run = set(args.only or ["import", "shell", "memory", "client", "process", "finalize"])
+    print(f"# {machine()}\n# {versions()}\n# {load()} at start")
+    if "import" in run:
+        print("\n## 1. import (fresh interpreters, best of N)")
+        imports(2 if quick else 7)
+    if "shell" in run:
+        print("\n## 2. daskbicl score on two stores (fresh process, wall; default = threads in this process)")
+        shell([(1000, 100)] if quick else [(1000, 100), (10**6, 10**4), (10**7, 10**4), (10**8, 10**4)],
+              1 if quick else 5)
+    if "memory" in run:
+        print("\n## 3. in-memory labels: all 8 co-clustering measures against scikit-learn (median per call)")
+        in_memory([(100, 50, 5, 0.5), (10**4, 100, 5, 0.5)] if quick else
+                  [(100, 50, 5, 0.5), (10**4, 10**4, 5, 0.5), (10**4, 10**4, 1000, 0.5),
+                   (10**4, 10**4, 1000, 1.0), (10**6, 10**6, 5, 0.5), (10**6, 10**6, 1000, 0.5),
+                   (10**6, 10**6, 1000, 1.0), (10**7, 10**7, 10**5, 0.1), (10**7, 10**7, 10**5, 0.5)])
+    if "client" in run:
+        print("\n## 4. the same with a distributed Client active (LocalCluster, 2 worker processes)")
+        with_client([(100, 50), (10**4, 100)] if quick else [(100, 50), (10**4, 100), (10**6, 10**3)],
+                    1 if quick else 3)
+    if "process" in run:
+        print("\n## 5. in process (no graph) against a task graph on the threaded scheduler")
+        in_process_crossover([10**4, 10**5] if quick else [10**4, 10**5, 10**6, 2 * 10**6, 4 * 10**6, 10**7],
+                             [5] if quick else [5, 1000])
+    if "finalize" in run:
+        print("\n## 6. the finalize from counted tables (row table shown; best of 2)")
+        finalize([(10**4, 1000, 0.5)] if quick else
+                 [(10**4, 1000, 0.5), (10**6, 1000, 0.5), (10**6, 1000, 1.0), (10**6, 10**4, 0.5),
+                  (10**7, 10**5, 0.1), (10**7, 10**5, 0.5)], plain_limit=10**5)
+    print(f"\n# {load()} at the end")
+
+
+if __name__ == "__main__":
+    main()
