@@ -18,7 +18,8 @@ from . import config
 from .errors import DaskbiclError, InfrastructureError, InputError
 
 __all__ = [
-    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_OK", "EXIT_USAGE", "Parser", "check_figure_path", "choose_scheduler", "cluster",
+    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE",
+    "Parser", "exit_status", "check_figure_path", "choose_scheduler", "cluster",
     "jsonable",
     "param",
     "positive_int", "progress_wanted",
@@ -26,6 +27,13 @@ __all__ = [
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process killed by SIGPIPE
+EXIT_INTERRUPTED = 128 + 2  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 128 + 15  # SIGTERM, after cleaning up
+
+
+def exit_status(exc: DaskbiclError) -> int:
+    """3 for a failure of the cluster (:class:`InfrastructureError`: retry later), else 2 (the user's to fix)."""
+    return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_USAGE
 
 
 class Parser(argparse.ArgumentParser):

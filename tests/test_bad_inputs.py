@@ -148,5 +148,5 @@ def test_a_worker_that_keeps_dying_is_an_infrastructure_error():
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
                           silence_logs=logging.CRITICAL) as cluster, Client(cluster):
-            with pytest.raises(daskbicl.InfrastructureError, match="a worker died running"):
+            with pytest.raises(daskbicl.InfrastructureError, match="a worker died each time it was running step 'die'"):
                 compute(dask.delayed(_die, pure=False)())
