@@ -21,6 +21,7 @@ from ._version import __version__
 from .batch import cli as batch_cli
 from .clitools import (
     EXIT_BROKEN_PIPE,
+    EXIT_INFRA,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_TERMINATED,
@@ -595,13 +596,19 @@ def main(argv=None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+def _only_critical(record) -> bool:
+    import logging
+
+    return record.levelno >= logging.CRITICAL
+
+
 def _quiet_client_logs() -> None:
     """A lost scheduler is reported once, by daskbicl; distributed's client logs its reconnection
     attempts and the tracebacks of closing with ERROR records."""
     import logging
 
     # A filter, not a level: distributed sets its loggers' levels when it is imported (later).
-    logging.getLogger("distributed.client").addFilter(lambda record: record.levelno >= logging.CRITICAL)
+    logging.getLogger("distributed.client").addFilter(_only_critical)  # added once however often called
 
 
 def _main(argv=None) -> int:
@@ -619,6 +626,12 @@ def _main(argv=None) -> int:
     except Terminated:
         print("daskbicl: terminated (SIGTERM); nothing half-written was left", file=sys.stderr)
         return EXIT_TERMINATED
+    except MemoryError:
+        if args.debug:
+            raise
+        print("daskbicl: error: this process ran out of memory; score on a cluster (--scheduler local, or an "
+              "address with workers of enough memory) or free memory", file=sys.stderr)
+        return EXIT_INFRA
     except KeyboardInterrupt:
         print("daskbicl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

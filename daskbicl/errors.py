@@ -82,7 +82,7 @@ class StoreReadError(StoreError):
 
 
 class StoreWriteError(StoreError):
-    """Writing a store failed: no space left on the device, a file size limit, permission denied, read-only.
+    """Writing a store (or a figure, an export) failed: no space left, a file size limit, permission denied, read-only.
 
     Nothing half-written is left behind: :func:`daskbicl.save` removes its
     temporary folder, and an existing store it was replacing is untouched.

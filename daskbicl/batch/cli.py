@@ -19,7 +19,7 @@ import math
 import os
 import sys
 
-from ..clitools import check_figure_path, cluster, progress_wanted
+from ..clitools import check_figure_path, cluster, progress_wanted, write_output
 from ..errors import DaskbiclError, InputError
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
@@ -122,10 +122,7 @@ def _write_parquet(rows: list[dict], columns, output: str) -> None:
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=list(columns))
-    try:
-        frame.to_parquet(output, index=False)
-    except OSError as exc:
-        raise DaskbiclError(f"cannot write {output}: {exc}") from exc
+    write_output(output, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
 def _check_measures(names, db) -> None:
@@ -167,11 +164,11 @@ def cmd_results(args) -> int:
     else:
         text = json.dumps([{k: _json_value(v) for k, v in r.items()} for r in rows], indent=1) + "\n"
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8", newline="") as f:
+        def write(tmp):
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
                 f.write(text)
-        except OSError as exc:
-            raise DaskbiclError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+
+        write_output(args.output, write)
         print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -102,6 +102,7 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
             values = values.data
         values = _pandas_to_numpy(values, name)
         if not hasattr(values, "dtype"):
+            _check_ordered(values, name)
             values = _sequence_to_array(values, name)
         if getattr(values, "ndim", None) != 1:
             raise InputError(
@@ -154,6 +155,21 @@ def _pandas_to_numpy(values, name: str):
     if isinstance(dtype, np.dtype):
         return values.to_numpy()
     return values.to_numpy(dtype=object, na_value=None)
+
+
+def _check_ordered(values, name: str) -> None:
+    """Labels come one per row, in row order: refuse containers that have no order or are not sequences."""
+    if isinstance(values, (str, bytes)):
+        raise InputError(f"{name} is a single {type(values).__name__} ({values[:20]!r}); pass a list or array "
+                         "with one label per row/column")
+    if isinstance(values, (set, frozenset)):
+        raise InputError(f"{name} is a {type(values).__name__}, which has no order; pass a list or array with "
+                         "one label per row/column, in order")
+    if isinstance(values, dict):
+        raise InputError(f"{name} is a dict; pass a list or array with one label per row/column "
+                         "(e.g. list(d.values()) in row order)")
+    if not hasattr(values, "__iter__"):
+        raise InputError(f"{name} must be a list or array of labels, got {type(values).__name__}")
 
 
 def _sequence_to_array(values, name: str) -> np.ndarray:
