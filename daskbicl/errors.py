@@ -161,11 +161,13 @@ _DAMAGE = ("decompress", "checksum", "crc", "corrupt", "codec", "invalid input d
            "unexpected end", "truncated", "frame", "not a valid", "malformed")
 
 
-def _cause(exc: BaseException) -> str:
+def _cause(exc: BaseException, doing: str = "read") -> str:
     """What ``exc`` means for a store, in words, followed by the original error."""
     detail = one_line(str(exc)) or repr(exc)
     original = f"{type(exc).__name__}: {detail}"
     code = getattr(exc, "errno", None)
+    if doing == "write" and code == errno.ENOENT:
+        return f"its folder does not exist or was removed while writing ({original})"
     if isinstance(exc, OSError) and code in _ERRNO:
         return f"{_ERRNO[code]} ({original})"
     if isinstance(exc, PermissionError):
@@ -209,6 +211,6 @@ def store_failure(exc: BaseException, *, doing: str, store: str, variable: str |
     place = f" ({' '.join(where)})" if where else ""
     who = f"{role} {store}" if role else store
     cls = StoreWriteError if doing == "write" else StoreReadError
-    error = cls(f"cannot {doing} {who}{place}: {_cause(exc)}")
+    error = cls(f"cannot {doing} {who}{place}: {_cause(exc, doing)}")
     error.store, error.variable, error.chunk = store, variable, chunk
     return error

@@ -115,6 +115,8 @@ def compute(*objs, progress: bool = False):
         wait_watched(client, futures)
         return tuple(client.gather(futures))
     except BaseException as exc:
+        if progress:  # the bar's line is unfinished: the error starts on a line of its own
+            sys.stderr.write("\n")
         raise infrastructure_failure(client, exc, started, limit) from None
 
 
@@ -138,8 +140,8 @@ def lost_scheduler(client, exc: BaseException) -> SchedulerError:
     # A cancelled future's text lists every key: the cause is the connection, say only that.
     detail = "" if isinstance(exc, CancelledError) else f" ({type(exc).__name__}: {one_line(exc)[:200]})"
     return SchedulerError(
-        f"lost the connection to the Dask scheduler at {_address(client)}{detail}; the work in flight was "
-        "not recorded: run again when the scheduler is back"
+        f"lost the connection to the Dask scheduler at {_address(client)}{detail}; the work in flight is "
+        "lost (nothing was recorded for it): run again when the scheduler is back"
     )
 
 
@@ -203,9 +205,11 @@ def worker_killed(client, exc, started: float, limit: int | None = None) -> Work
     if restarts:
         terminate = dask.config.get("distributed.worker.memory.terminate", 0.95) or 0.95
         have = f"{_bytes(limit)} memory limit" if limit else "memory limit"
+        who = "1 worker was restarted by its nanny" if attempts == 1 else \
+            f"{attempts} workers were restarted by their nanny"
         text = (
-            f"workers ran out of memory {step} (task {key!r}): {attempts} workers were "
-            f"restarted by their nanny for passing {terminate:.0%} of their {have}"
+            f"workers ran out of memory {step} (task {key!r}): {who} for passing {terminate:.0%} of "
+            f"{'its' if attempts == 1 else 'their'} {have}"
             + (f" (the largest at {_bytes(rss)})" if rss else "")
             + f"; this step needs more than {_bytes(limit) if limit else 'that'} per worker: start workers with "
             "a larger --memory-limit (or fewer threads each), or write the stores with smaller chunks"

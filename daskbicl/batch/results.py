@@ -200,13 +200,13 @@ class ResultsDB:
         self.conn = None
         if is_remote(self.path):
             raise DaskbiclError(f"the results file must be a local file, got {self.path}")
+        if os.path.isdir(self.path):
+            raise ResultsFileError(f"the results file {self.path} is a folder; give the path of a file")
         if not create and not os.path.isfile(self.path):
             raise DaskbiclError(f"no such results file: {self.path}")
         folder = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(folder):
             raise DaskbiclError(f"cannot create the results file {self.path}: folder {folder} does not exist")
-        if os.path.isdir(self.path):
-            raise ResultsFileError(f"the results file {self.path} is a folder; give the path of a file")
         try:
             self.conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
             self.conn.execute("PRAGMA busy_timeout = 60000")

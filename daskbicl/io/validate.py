@@ -41,9 +41,10 @@ def kind_of(ds: xr.Dataset, role: str = "input") -> str:
     has_partition = all(v in ds.data_vars for v in LAYOUT[PARTITION])
     has_bicl = all(v in ds.data_vars for v in LAYOUT[BICLUSTERING])
     declared = ds.attrs.get("daskbicl_kind")
-    if declared is not None and declared not in KINDS:
+    if declared is not None and not (isinstance(declared, str) and declared in KINDS):
+        shown = declared.tolist() if isinstance(declared, np.ndarray) else declared
         raise InputError(
-            f"{role}: attribute daskbicl_kind={declared!r} is not one of {list(KINDS)}"
+            f"{role}: attribute daskbicl_kind={shown!r} is not one of {list(KINDS)}"
         )
     if has_partition and not has_bicl:
         found = PARTITION
