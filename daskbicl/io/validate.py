@@ -101,6 +101,7 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
         name = f"{role} {axis}_labels"
         if isinstance(values, xr.DataArray):
             values = values.data
+        values = _unmask(values)
         values = _pandas_to_numpy(values, name)
         if not hasattr(values, "dtype"):
             _check_ordered(values, name)
@@ -114,6 +115,22 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
         {"row_labels": _label_variable("row", arrays[0]), "col_labels": _label_variable("col", arrays[1])},
         attrs={"daskbicl_kind": PARTITION},
     )
+
+
+def _unmask(values):
+    """A numpy masked array as labels: its data, with masked entries unassigned (None).
+
+    xarray would fill masked entries with NaN and turn integer labels into
+    floats (and fail for dtypes NaN does not fit).
+    """
+    if not isinstance(values, np.ma.MaskedArray):
+        return values
+    mask = np.ma.getmaskarray(values)
+    if not mask.any():
+        return np.asarray(values.data)
+    out = np.asarray(values.data).astype(object)
+    out[mask] = None
+    return out
 
 
 def _label_variable(dim: str, values) -> xr.Variable:
@@ -144,7 +161,10 @@ def _pandas_to_numpy(values, name: str):
     if isinstance(dtype, pd.CategoricalDtype):
         return np.asarray(pd.Categorical(values).codes)
     kind = getattr(dtype, "kind", "O")
-    has_na = bool(np.asarray(values.isna()).any())
+    try:
+        has_na = bool(np.asarray(values.isna()).any())
+    except TypeError:  # a dtype pandas cannot test for missing values (raw records): checked as numpy
+        return values.to_numpy()
     if kind == "i":
         return values.to_numpy(dtype=np.int64, na_value=-1)
     if kind == "u" and not has_na:
