@@ -25,8 +25,13 @@ from .errors import (
     InputError,
     LabelError,
     MeasureError,
+    NoWorkersError,
+    SchedulerError,
     StoreError,
+    StoreReadError,
+    StoreWriteError,
     TooLargeError,
+    WorkerKilledError,
 )
 from .io import save
 from .io.align import check_unique
@@ -141,8 +146,13 @@ __all__ = [
     "InputError",
     "LabelError",
     "MeasureError",
+    "NoWorkersError",
+    "SchedulerError",
     "StoreError",
+    "StoreReadError",
+    "StoreWriteError",
     "TooLargeError",
+    "WorkerKilledError",
     "__version__",
     "as_dataset",
     "open",

@@ -51,6 +51,8 @@ ENVIRONMENT = {
     "scheduler lost during batch": "test_scheduler_lost_during_batch",
     "worker killed for memory": "test_worker_killed_for_memory_names_the_step_and_the_memory",
     "worker that keeps dying": "test_a_worker_that_keeps_dying_is_an_infrastructure_error",
+    "worker killed once during score": "test_a_worker_killed_during_score_changes_nothing",
+    "SIGTERM during batch": "test_sigterm_during_batch_records_the_run_as_interrupted",
     "store replaced during a batch": "test_a_store_replaced_during_a_batch_is_not_recorded",
     "one measure of a pair fails in a batch": "test_batch_commits_the_measures_that_succeed",
 }
@@ -353,12 +355,13 @@ def test_a_scheduler_without_workers(pairs, tmp_path):
             daskbicl.score(pairs / "truth.zarr", pairs / "pred-000.zarr", measures="cari")
 
 
-def _kill_when(proc: subprocess.Popen, ready, timeout: float = 120.0) -> None:
+def _kill_when(proc: subprocess.Popen, ready, timeout: float = 120.0, signal_=signal.SIGKILL) -> None:
     deadline = time.monotonic() + timeout
     while not ready() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ready(), "the condition to kill the scheduler never came"
-    proc.kill()
+    assert ready(), "the condition to kill the process never came"
+    assert proc.poll() is None, "it ended before it could be killed"
+    proc.send_signal(signal_)
 
 
 @pytest.mark.slow
@@ -442,6 +445,55 @@ def test_a_worker_that_keeps_dying_is_an_infrastructure_error():
             with pytest.raises(WorkerKilledError, match="a worker died each time it was running step 'die'") as info:
                 compute(dask.delayed(_die, pure=False)())
     assert info.value.step == "running step 'die'" and info.value.memory_limit
+
+
+@pytest.mark.slow
+def test_a_worker_killed_during_score_changes_nothing(pairs):
+    """A worker dies once mid-score (SIGKILL); its tasks are recomputed elsewhere and the values are exact."""
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    truth, pred = pairs / "truth.zarr", pairs / "pred-001.zarr"
+    calm = daskbicl.score(truth, pred, measures=["cari", "nce", "ari_rows"])
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+        pids = client.run(os.getpid)
+        outcome = {}
+        scoring = threading.Thread(target=lambda: outcome.update(
+            value=daskbicl.score(truth, pred, measures=["cari", "nce", "ari_rows"])))
+        scoring.start()
+
+        def busy():
+            return any(client.run_on_scheduler(lambda dask_scheduler: [len(ws.processing) for ws in
+                                                                         dask_scheduler.workers.values()]))
+        deadline = time.monotonic() + 60
+        while not busy() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(next(iter(pids.values())), signal.SIGKILL)
+        scoring.join(timeout=240)
+        assert not scoring.is_alive() and outcome["value"] == calm
+        assert next(iter(pids.values())) not in client.run(os.getpid).values()  # it really died
+
+
+@pytest.mark.slow
+def test_sigterm_during_batch_records_the_run_as_interrupted(pairs, tmp_path):
+    results = tmp_path / "r.sqlite"
+    with processes(tmp_path, workers=1) as (address, _):
+        batch = subprocess.Popen([*DASKBICL, "batch", str(pairs / "m.toml"), "--results", str(results),
+                                  "--scheduler", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def started():
+            try:
+                with contextlib.closing(sqlite3.connect(results, timeout=30)) as con:
+                    return bool(con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+            except sqlite3.Error:
+                return False
+        _kill_when(batch, lambda: batch.poll() is not None or started(), signal_=signal.SIGTERM)
+        out, err = batch.communicate(timeout=120)
+    assert batch.returncode == 128 + 15 and "terminated (SIGTERM)" in err and "Traceback" not in err, err
+    with ResultsDB(results, create=False) as db:
+        assert [r["status"] for r in db.runs()] == ["interrupted"] and db.failures() == []
 
 
 # --------------------------------------------------------------------------- batch: what is recorded

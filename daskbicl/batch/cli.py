@@ -3,9 +3,10 @@
 Exit codes a scheduler can act on: 0 every pair scored (or already scored),
 1 some pairs failed (each recorded with its reason; the others scored),
 2 bad manifest or usage, a results file that cannot be used (locked by
-another batch, unwritable, corrupt, disk full): the message names the
-manifest line or the file.  The results file is opened and locked before
-any cluster is started.
+another batch, unwritable, corrupt, disk full, another program's): the
+message names the manifest line or the file; 3 the cluster failed (the
+scheduler unreachable or lost, no worker): retry later.  The results file
+is opened and locked before any cluster is started.
 """
 
 from __future__ import annotations
@@ -197,7 +198,8 @@ def add_parsers(sub, common) -> None:
         description="Score every (truth, pred) pair of MANIFEST. Pairs already scored at the same input "
         "fingerprints and parameters are skipped. Exit status: 0 all scored, 1 some pairs failed "
         "(recorded with their reason), 2 bad manifest or usage, or the results file cannot be used "
-        "(another batch is using it, unwritable, corrupt).",
+        "(another batch is using it, unwritable, corrupt), 3 the cluster failed (scheduler unreachable or "
+        "lost, no workers): retry later.",
     )
     p.add_argument("manifest", help="TOML manifest (see examples/batch/manifest.toml)")
     p.add_argument("--results", metavar="FILE",
