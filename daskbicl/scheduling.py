@@ -107,6 +107,12 @@ def compute(*objs, progress: bool = False):
     if progress:
         from distributed import progress as show_progress
 
+        # The text bar blocks until the work is done: first make sure there is a worker to do it.
+        try:
+            wait_for_a_worker(client)
+        except BaseException:
+            client.cancel(futures)
+            raise
         # distributed's text bar writes to sys.stdout: send it to stderr
         with contextlib.redirect_stdout(sys.stderr):
             show_progress(futures, multi=False)
@@ -258,6 +264,15 @@ class _Watch:
                 f"(daskbicl.worker_timeout): start workers (dask worker {address}) or check that they can "
                 "reach the scheduler, then run again"
             )
+
+
+def wait_for_a_worker(client, poll: float = 1.0) -> None:
+    """Return once the scheduler has a worker; :class:`NoWorkersError` after ``daskbicl.worker_timeout``."""
+    watch = _Watch(client)
+    watch.check()
+    while watch.since is not None:
+        time.sleep(poll)
+        watch.check()
 
 
 def wait_watched(client, futures, *, return_when: str = "ALL_COMPLETED", poll: float = 1.0):

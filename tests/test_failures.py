@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import resource
 import shutil
 import signal
@@ -53,6 +54,7 @@ ENVIRONMENT = {
     "worker that keeps dying": "test_a_worker_that_keeps_dying_is_an_infrastructure_error",
     "worker killed once during score": "test_a_worker_killed_during_score_changes_nothing",
     "SIGTERM during batch": "test_sigterm_during_batch_records_the_run_as_interrupted",
+    "one damaged chunk through every command": "test_one_damaged_chunk_reads_the_same_through_every_command",
     "store replaced during a batch": "test_a_store_replaced_during_a_batch_is_not_recorded",
     "one measure of a pair fails in a batch": "test_batch_commits_the_measures_that_succeed",
 }
@@ -261,6 +263,42 @@ def test_a_failed_save_to_a_url_keeps_the_old_store(tmp_path):
     assert not [p for p in fs.find("/keep-old") if ".tmp-" in p or ".old-" in p]
 
 
+@pytest.mark.parametrize("scheduler", ["threads", "cluster"])
+def test_one_damaged_chunk_reads_the_same_through_every_command(tmp_path, scheduler, local_cluster, capfd):
+    """score, tradeoff, batch, save and the API name the same store, variable and chunk, in and out of a cluster."""
+    from daskbicl.cli import main
+
+    rng = np.random.default_rng(4)
+    daskbicl.save(daskbicl.biclustering(rng.random((1, 3000)) < 0.3, rng.random((1, 300)) < 0.3),
+                  tmp_path / "t.zarr", chunk=256)
+    shutil.copytree(tmp_path / "t.zarr", tmp_path / "bad.zarr")
+    chunk = sorted((tmp_path / "bad.zarr" / "row_mask" / "c").rglob("*"))
+    victim = [p for p in chunk if p.is_file()][2]
+    victim.write_bytes(victim.read_bytes()[:7])
+    index = ".".join(victim.relative_to(tmp_path / "bad.zarr" / "row_mask" / "c").parts)
+    where = f"{tmp_path / 'bad.zarr'} (variable row_mask chunk {index})"
+    (tmp_path / "m.toml").write_text('[truth]\nt = "t.zarr"\n[pred]\np = "bad.zarr"\n'
+                                     '[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["fmeasure"]\n')
+    address = local_cluster.scheduler_address if scheduler == "cluster" else "threads"
+    runs = {
+        "score": ["score", tmp_path / "t.zarr", tmp_path / "bad.zarr", "--measure", "fmeasure", "--scheduler", address],
+        "tradeoff": ["tradeoff", tmp_path / "t.zarr", tmp_path / "bad.zarr", "--scheduler", address],
+    }
+    for command, args in runs.items():
+        capfd.readouterr()
+        assert main(list(map(str, args))) == 2, command
+        err = capfd.readouterr().err
+        assert err.count("\n") == 1 and where in err and "the chunk is damaged" in err, (command, err)
+    if scheduler == "cluster":
+        capfd.readouterr()
+        assert main(["batch", str(tmp_path / "m.toml"), "--scheduler", address]) == 1
+        err = capfd.readouterr().err
+        assert f"cannot read pred {where}: the chunk is damaged" in err, err
+    with pytest.raises(StoreReadError, match=re.escape(where)):
+        daskbicl.save(daskbicl.open(tmp_path / "bad.zarr"), tmp_path / "copy.zarr")
+    assert not (tmp_path / "copy.zarr").exists() and hidden(tmp_path) == []
+
+
 # --------------------------------------------------------------------------- signals
 
 
@@ -337,9 +375,11 @@ def pairs(tmp_path_factory):
 def test_a_scheduler_without_workers(pairs, tmp_path):
     env = {**os.environ, "DASK_DASKBICL__WORKER_TIMEOUT": "3s"}
     with processes(tmp_path) as (address, _):
-        code, out, err = cli("score", pairs / "truth.zarr", pairs / "pred-000.zarr", "--scheduler", address, env=env)
-        assert code == 3
-        one_error_line(err, f"the Dask scheduler at {address} has had no worker for 3 s (daskbicl.worker_timeout)")
+        for progress in ("--no-progress", "--progress"):  # the progress bar does not wait forever either
+            code, out, err = cli("score", pairs / "truth.zarr", pairs / "pred-000.zarr", "--scheduler", address,
+                                 progress, env=env)
+            assert code == 3
+            one_error_line(err, f"the Dask scheduler at {address} has had no worker for 3 s (daskbicl.worker_timeout)")
         assert "waiting for a worker" in err  # said while waiting, not only at the end
         code, out, err = cli("batch", pairs / "m.toml", "--results", tmp_path / "r.sqlite", "--scheduler", address,
                              env=env)

@@ -167,18 +167,20 @@ def _failure(exc: BaseException, store: str, tmp: str) -> BaseException:
     return store_failure(exc, doing="write", store=store, **_place(exc, tmp))
 
 
-def remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0) -> None:
+def remove_when_quiet(folder: Path, settle: float | None = None, timeout: float | None = None) -> None:
     """Remove ``folder``, making sure no straggling writer re-creates it.
 
-    Locally the writes have already been waited for.  On a distributed
-    cluster a chunk write already running on a worker cannot be cancelled,
-    so the folder is removed again until it stays absent for ``settle``
-    seconds (for at most ``timeout`` seconds).
+    Writers can outlive the failure that stops a save: Zarr runs its I/O in a
+    thread of its own (an interrupted call goes on there), and on a
+    distributed cluster a chunk write already running on a worker cannot be
+    cancelled.  So the folder is removed again until it stays absent for
+    ``settle`` seconds (0.2 s locally, 0.5 s on a cluster), for at most
+    ``timeout`` seconds (5 s locally, 30 s on a cluster).
     """
+    remote = active_client() is not None
+    settle = settle if settle is not None else (0.5 if remote else 0.2)
+    deadline = time.monotonic() + (timeout if timeout is not None else (30.0 if remote else 5.0))
     shutil.rmtree(folder, ignore_errors=True)
-    if active_client() is None:
-        return
-    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         time.sleep(settle)
         if not folder.exists():
