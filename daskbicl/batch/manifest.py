@@ -403,13 +403,14 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         measures = _names(entry["measures"], path + ("measures",), check, "measure name")
         if measures is None:
             return None
+        canonical = []
         for name in measures:
             try:
-                get(name)
+                canonical.append(get(name).name)  # "CARI" and " cari " are cari, as in score
             except DaskbiclError as exc:
                 check.error(path + ("measures",), str(exc), token=name)
                 ok = False
-        measures = list(dict.fromkeys(measures))
+        measures = list(dict.fromkeys(canonical))
     policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
     if "unassigned" in entry and policy is None:
         ok = False
