@@ -334,9 +334,11 @@ def test_unreachable_scheduler_is_exit_3_one_line(tmp_path):
 def processes(folder: Path, workers: int = 0, memory: str | None = None, env: dict | None = None):
     """A ``dask scheduler`` process (and ``dask worker`` processes): (address, scheduler Popen)."""
     file = folder / "scheduler.json"
+    # Each in a session of its own, so cleaning up ends the nanny's worker processes too.
     scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", "0",
                                   "--no-dashboard", "--scheduler-file", str(file)],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})},
+                                 start_new_session=True)
     started = [scheduler]
     try:
         deadline = time.monotonic() + 60
@@ -346,18 +348,20 @@ def processes(folder: Path, workers: int = 0, memory: str | None = None, env: di
         if workers:
             args = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", str(workers),
                     "--nthreads", "1", "--no-dashboard"] + (["--memory-limit", memory] if memory else [])
-            started.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            started.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True))
             from distributed import Client
 
             with Client(address, timeout=30) as c:
                 c.wait_for_workers(workers, timeout=60)
         yield address, scheduler
     finally:
+        # A worker whose scheduler is gone can take long to give up: end each process group for good.
         for p in reversed(started):
-            p.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
         for p in started:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                p.wait(timeout=30)
+            p.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
