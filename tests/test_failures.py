@@ -333,7 +333,7 @@ def test_unreachable_scheduler_is_exit_3_one_line(tmp_path):
 @contextlib.contextmanager
 def processes(folder: Path, workers: int = 0, memory: str | None = None, env: dict | None = None):
     """A ``dask scheduler`` process (and ``dask worker`` processes): (address, scheduler Popen)."""
-    file = folder / "scheduler.json"
+    file = Path(tempfile.mkdtemp(dir=folder)) / "scheduler.json"  # a new one: a killed scheduler leaves its file
     # Each in a session of its own, so cleaning up ends the nanny's worker processes too.
     scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--port", "0",
                                   "--no-dashboard", "--scheduler-file", str(file)],
