@@ -28,13 +28,18 @@ from .errors import (
     InputError,
     LabelError,
     MeasureError,
+    NoWorkersError,
+    SchedulerError,
     StoreError,
+    StoreReadError,
+    StoreWriteError,
     TooLargeError,
+    WorkerKilledError,
 )
 from .io import save
 from .io.align import check_unique
 from .io.inputs import as_input as as_dataset
-from .io.inputs import biclustering_dataset, biclustering_from_indices, from_estimator
+from .io.inputs import biclustering_dataset, biclustering_from_indices, coordinate_labels, from_estimator
 from .io.store import open_store as open
 from .io.validate import as_dataset as _validated
 from .measures import REGISTRY as _REGISTRY
@@ -116,12 +121,7 @@ def partition(row_labels, col_labels, *, row=None, col=None):
     coords = {}
     for dim, values in (("row", row), ("col", col)):
         if values is not None:
-            values = list(values) if not hasattr(values, "shape") else values
-            if len(values) != ds.sizes[dim]:
-                raise InputError(
-                    f"{dim} coordinates have {len(values):,} labels for {ds.sizes[dim]:,} {dim}s"
-                )
-            coords[dim] = values
+            coords[dim] = coordinate_labels(values, dim, ds.sizes[dim], "partition()")
     if coords:
         ds = ds.assign_coords(coords)
         for dim in coords:  # reject duplicated coordinate labels now, not at scoring time
@@ -182,8 +182,13 @@ __all__ = [
     "InputError",
     "LabelError",
     "MeasureError",
+    "NoWorkersError",
+    "SchedulerError",
     "StoreError",
+    "StoreReadError",
+    "StoreWriteError",
     "TooLargeError",
+    "WorkerKilledError",
     "__version__",
     "as_dataset",
     "open",

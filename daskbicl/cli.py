@@ -22,19 +22,22 @@ from .batch import cli as batch_cli
 from .clitools import (
     EXIT_BROKEN_PIPE,
     EXIT_INFRA,
+    EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     Parser,
     check_figure_path,
     choose_scheduler,
     cluster,
+    exit_status,
     jsonable,
     param,
     positive_int,
     progress_wanted,
     workers_count,
 )
-from .errors import DaskbiclError, InfrastructureError, InputError, StoreError
+from .errors import DaskbiclError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
 from .kernels.contingency import POLICIES
 
@@ -155,6 +158,42 @@ def _check_generate(out_dir: str, noise: float, seed: int, preds: int, overwrite
             raise StoreError(f"{existing[0]}{more} already exists; pass --overwrite to replace")
 
 
+@contextlib.contextmanager
+def _output_folder(out_dir: str):
+    """Create ``out_dir`` (and missing parents); if what follows fails, remove the folders created that stayed empty.
+
+    Stores that were completed stay (each store is written atomically);
+    a failed ``generate`` never leaves an empty output folder behind.
+    """
+    created = []
+    folder = os.path.abspath(out_dir)
+    while not os.path.isdir(folder):
+        created.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for path in reversed(created):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            _remove_empty(created)
+            raise InputError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+    try:
+        yield
+    except BaseException:
+        _remove_empty(created)
+        raise
+
+
+def _remove_empty(folders: list[str]) -> None:
+    for path in folders:  # deepest first
+        with contextlib.suppress(OSError):
+            os.rmdir(path)  # only if empty
+
+
 def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_clusters: int,
               noise: float, seed: int, preds: int, overwrite: bool, chunk: int,
               progress: bool = False) -> tuple[str, list[str]]:
@@ -162,19 +201,15 @@ def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_cluster
     from .io.synthetic import perturb, random_partition
 
     _check_generate(out_dir, noise, seed, preds, overwrite)
-    if not os.path.isdir(out_dir):
-        try:
-            os.makedirs(out_dir, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create output folder {out_dir}: {exc}") from exc
-    truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
-    names = _store_names(preds)
-    truth_path = save(truth, os.path.join(out_dir, names[0]), overwrite=overwrite, progress=progress)
-    truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
-    pred_paths = []
-    for k, name in enumerate(names[1:]):
-        pred = perturb(truth, noise, seed=seed + 1 + k)
-        pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite, progress=progress))
+    with _output_folder(out_dir):
+        truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
+        names = _store_names(preds)
+        truth_path = save(truth, os.path.join(out_dir, names[0]), overwrite=overwrite, progress=progress)
+        truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
+        pred_paths = []
+        for k, name in enumerate(names[1:]):
+            pred = perturb(truth, noise, seed=seed + 1 + k)
+            pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite, progress=progress))
     return truth_path, pred_paths
 
 
@@ -185,18 +220,14 @@ def _generate_biclustering(args, progress: bool) -> tuple[str, list[str]]:
 
     truth = random_biclustering(args.rows, args.cols, args.biclusters, density=args.density, layout=args.layout,
                                 overlap=args.overlap, seed=args.seed, chunk=args.chunk)
-    if not os.path.isdir(args.out):
-        try:
-            os.makedirs(args.out, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create output folder {args.out}: {exc}") from exc
     names = _store_names(args.preds)
-    truth_path = save(truth, os.path.join(args.out, names[0]), overwrite=args.overwrite, progress=progress)
-    preds = [
-        save(perturb_biclustering(truth, args.noise, density=args.density, seed=args.seed + 1 + k),
-             os.path.join(args.out, name), overwrite=args.overwrite, progress=progress)
-        for k, name in enumerate(names[1:])
-    ]
+    with _output_folder(args.out):
+        truth_path = save(truth, os.path.join(args.out, names[0]), overwrite=args.overwrite, progress=progress)
+        preds = [
+            save(perturb_biclustering(truth, args.noise, density=args.density, seed=args.seed + 1 + k),
+                 os.path.join(args.out, name), overwrite=args.overwrite, progress=progress)
+            for k, name in enumerate(names[1:])
+        ]
     return truth_path, preds
 
 
@@ -531,13 +562,42 @@ def _stdout_to_devnull() -> None:
         pass
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so every cleanup (temporary stores, the batch run's record) runs.
+
+    A KeyboardInterrupt, so code that cleans up after Ctrl-C cleans up after
+    ``kill`` (a workflow scheduler's timeout) too.
+    """
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_cleans_up():
+    """While the command runs, SIGTERM raises :class:`Terminated` (default: die without cleaning up)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv=None) -> int:
     if sys.stdout is None:  # started with stdout closed (daskbicl measures >&-)
         if sys.stderr is not None:
             print("daskbicl: error: standard output is closed; nothing can be printed", file=sys.stderr)
         return EXIT_USAGE
     try:
-        code = _main(argv)
+        with _sigterm_cleans_up():
+            code = _main(argv)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except BrokenPipeError:
@@ -545,19 +605,45 @@ def main(argv=None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+def _only_critical(record) -> bool:
+    import logging
+
+    return record.levelno >= logging.CRITICAL
+
+
+def _quiet_client_logs() -> None:
+    """A lost scheduler is reported once, by daskbicl; distributed's client logs its reconnection
+    attempts and the tracebacks of closing with ERROR records."""
+    import logging
+
+    # A filter, not a level: distributed sets its loggers' levels when it is imported (later).
+    logging.getLogger("distributed.client").addFilter(_only_critical)  # added once however often called
+
+
 def _main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.debug:
+        _quiet_client_logs()
     try:
         return args.func(args)
     except DaskbiclError as exc:
         if args.debug:
             raise
         print(f"daskbicl: error: {exc.shell_message()}", file=sys.stderr)
-        return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_USAGE
+        return exit_status(exc)
+    except Terminated:
+        print("daskbicl: terminated (SIGTERM); nothing half-written was left", file=sys.stderr)
+        return EXIT_TERMINATED
+    except MemoryError:
+        if args.debug:
+            raise
+        print("daskbicl: error: this process ran out of memory; score on a cluster (--scheduler local, or an "
+              "address with workers of enough memory) or free memory", file=sys.stderr)
+        return EXIT_INFRA
     except KeyboardInterrupt:
         print("daskbicl: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,14 +18,22 @@ from . import config
 from .errors import DaskbiclError, InfrastructureError, InputError
 
 __all__ = [
-    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_OK", "EXIT_USAGE", "Parser", "check_figure_path", "choose_scheduler", "cluster",
-    "jsonable",
+    "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE",
+    "Parser", "exit_status", "check_figure_path", "choose_scheduler", "cluster",
+    "jsonable", "write_output",
     "param",
     "positive_int", "progress_wanted", "workers_count",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process killed by SIGPIPE
+EXIT_INTERRUPTED = 128 + 2  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 128 + 15  # SIGTERM, after cleaning up
+
+
+def exit_status(exc: DaskbiclError) -> int:
+    """3 for a failure of the cluster (:class:`InfrastructureError`: retry later), else 2 (the user's to fix)."""
+    return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_USAGE
 
 
 class Parser(argparse.ArgumentParser):
@@ -190,6 +198,30 @@ def check_figure_path(option: str, path: str) -> None:
         import matplotlib  # noqa: F401
     except ImportError as exc:
         raise DaskbiclError(f"{option} needs matplotlib ({exc}); pip install 'daskbicl[plot]'") from exc
+
+
+def write_output(path: str, write) -> None:
+    """``write(tmp)`` into a temporary sibling of ``path``, then move it into place.
+
+    A failure (no space left, permission denied, a folder that does not
+    exist) is one :class:`~daskbicl.errors.StoreWriteError` naming ``path``,
+    and leaves neither a partial ``path`` nor the temporary file.
+    """
+    from .errors import store_failure
+
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise store_failure(exc, doing="write", store=path) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
 
 
 def jsonable(value):

@@ -10,6 +10,7 @@ workflow scheduler can retry it.
 
 from __future__ import annotations
 
+import errno
 import re
 
 __all__ = [
@@ -18,9 +19,16 @@ __all__ = [
     "LabelError",
     "AlignmentError",
     "StoreError",
+    "StoreReadError",
+    "StoreWriteError",
     "MeasureError",
     "TooLargeError",
     "InfrastructureError",
+    "SchedulerError",
+    "NoWorkersError",
+    "WorkerKilledError",
+    "store_failure",
+    "one_line",
 ]
 
 
@@ -28,15 +36,17 @@ class DaskbiclError(Exception):
     """Base class of every error daskbicl raises on purpose."""
 
     def __reduce__(self):
-        # Rebuilt from the class and its message: errors raised on a worker
-        # travel back pickled, and the default reduction of a subclass of a
-        # built-in such as MemoryError fails once tblib's pickling support is
-        # installed (as distributed does).
-        return (type(self), self.args)
+        # Rebuilt from the class, its message and its attributes (store,
+        # variable, chunk, ...): errors raised on a worker travel back
+        # pickled, and the default reduction of a subclass of a built-in such
+        # as MemoryError fails once tblib's pickling support is installed (as
+        # distributed does).
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("__")}
+        return (type(self), self.args, state or None)
 
     def shell_message(self) -> str:
-        """The message as the CLI prints it (Python keywords become options)."""
-        return str(self)
+        """The message as the CLI prints it: one line (Python keywords become options in subclasses)."""
+        return one_line(str(self))
 
 
 class InputError(DaskbiclError, ValueError):
@@ -48,7 +58,7 @@ class LabelError(InputError):
 
     def shell_message(self) -> str:
         # 'pass unassigned="cluster"' reads '--unassigned cluster' on the command line
-        return re.sub(r'unassigned="(\w+)"', r"--unassigned \1", str(self))
+        return re.sub(r'unassigned="(\w+)"', r"--unassigned \1", one_line(str(self)))
 
 
 class AlignmentError(InputError):
@@ -57,6 +67,30 @@ class AlignmentError(InputError):
 
 class StoreError(DaskbiclError, OSError):
     """A path does not exist or is not a valid daskbicl Zarr store."""
+
+
+class StoreReadError(StoreError):
+    """Reading a store failed: a damaged, truncated or missing chunk, permission denied, a store deleted mid-run.
+
+    ``store``, ``variable`` and ``chunk`` say where (``chunk`` is the chunk's
+    grid index, ``"1"`` or ``"0.3"``; None when the failure is not in one chunk).
+    """
+
+    store: str | None = None
+    variable: str | None = None
+    chunk: str | None = None
+
+
+class StoreWriteError(StoreError):
+    """Writing a store (or a figure, an export) failed: no space left, a file size limit, permission denied, read-only.
+
+    Nothing half-written is left behind: :func:`daskbicl.save` removes its
+    temporary folder, and an existing store it was replacing is untouched.
+    """
+
+    store: str | None = None
+    variable: str | None = None
+    chunk: str | None = None
 
 
 class MeasureError(DaskbiclError, ValueError):
@@ -73,3 +107,110 @@ class InfrastructureError(DaskbiclError, RuntimeError):
     Retrying later, or with more worker memory, can succeed; the CLI exits
     with status 3 for it (2 is for user errors).
     """
+
+
+class SchedulerError(InfrastructureError):
+    """The Dask scheduler cannot be reached, or the connection to it was lost during the run."""
+
+
+class NoWorkersError(InfrastructureError):
+    """The scheduler has had no worker for longer than ``daskbicl.worker_timeout``."""
+
+
+class WorkerKilledError(InfrastructureError):
+    """Workers died each time they ran one task (killed for memory, or from outside).
+
+    ``step`` names the computation step (the task's function), ``task`` the
+    task key; ``memory_limit`` and ``rss`` (bytes) are set when the nanny
+    restarted the worker for memory: the step needs more than the workers have.
+    """
+
+    task: str | None = None
+    step: str | None = None
+    memory_limit: int | None = None
+    rss: int | None = None
+
+
+# --------------------------------------------------------------------------- the one translation of I/O failures
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: newlines and runs of spaces become single spaces."""
+    return " ".join(str(text).split())
+
+
+#: errno -> what it means for a store (read or written).
+_ERRNO = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large (a file size limit: ulimit -f, or the file system's)",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOENT: "a file is missing (deleted or moved while in use?)",
+    errno.ELOOP: "a loop of symbolic links",
+    errno.EIO: "input/output error (a failing disk or network file system)",
+    errno.ENOTDIR: "a path component is a file, not a folder",
+    errno.EISDIR: "a folder where a file was expected",
+    errno.ENAMETOOLONG: "the path is too long",
+    errno.EMFILE: "too many open files (ulimit -n)",
+}
+
+#: Words in a codec's error message that mean the stored bytes are damaged.
+_DAMAGE = ("decompress", "checksum", "crc", "corrupt", "codec", "invalid input data", "destination buffer",
+           "unexpected end", "truncated", "frame", "not a valid", "malformed")
+
+
+def _cause(exc: BaseException, doing: str = "read") -> str:
+    """What ``exc`` means for a store, in words, followed by the original error."""
+    detail = one_line(str(exc)) or repr(exc)
+    original = f"{type(exc).__name__}: {detail}"
+    code = getattr(exc, "errno", None)
+    if doing == "write" and code == errno.ENOENT:
+        return f"its folder does not exist or was removed while writing ({original})"
+    if isinstance(exc, OSError) and code in _ERRNO:
+        return f"{_ERRNO[code]} ({original})"
+    if isinstance(exc, PermissionError):
+        return f"permission denied ({original})"
+    if isinstance(exc, FileNotFoundError):
+        return f"{_ERRNO[errno.ENOENT]} ({original})"
+    lowered = detail.lower()
+    if "reshape" in lowered or "buffer size" in lowered or "does not match" in lowered:
+        return f"the chunk does not match the array's metadata (dtype, shape or chunks edited?) ({original})"
+    if any(word in lowered for word in _DAMAGE):
+        return f"the chunk is damaged, corrupt or truncated: copy or write the store again ({original})"
+    return original
+
+
+def store_failure(exc: BaseException, *, doing: str, store: str, variable: str | None = None,
+                  chunk: str | None = None, role: str | None = None) -> DaskbiclError:
+    """The :class:`DaskbiclError` to raise for ``exc``, a failure reading or writing a store.
+
+    The one place where I/O failures (codec errors, truncated or missing
+    chunks, permission denied, ``ENOSPC``/``EFBIG``, a store deleted under
+    the run) become errors naming the store, the variable and the chunk.
+    ``doing`` is ``"read"`` or ``"write"``; a :class:`DaskbiclError` passes
+    through unchanged.
+
+    Examples
+    --------
+    >>> import errno
+    >>> e = store_failure(OSError(errno.ENOSPC, "No space left on device"), doing="write",
+    ...                   store="out/t.zarr", variable="row_labels", chunk="3")
+    >>> type(e).__name__, str(e)
+    ('StoreWriteError', 'cannot write out/t.zarr (variable row_labels chunk 3): no space left on the device (OSError: [Errno 28] No space left on device)')
+    >>> str(store_failure(RuntimeError("Zstd decompression error: invalid input data"), doing="read",
+    ...                   store="t.zarr", variable="row_labels", chunk="1", role="pred"))
+    'cannot read pred t.zarr (variable row_labels chunk 1): the chunk is damaged, corrupt or truncated: copy or write the store again (RuntimeError: Zstd decompression error: invalid input data)'
+    """
+    if isinstance(exc, DaskbiclError):
+        return exc
+    where = [f"variable {variable}"] if variable else []
+    if chunk is not None:
+        where.append(f"chunk {chunk}")
+    place = f" ({' '.join(where)})" if where else ""
+    who = f"{role} {store}" if role else store
+    cls = StoreWriteError if doing == "write" else StoreReadError
+    error = cls(f"cannot {doing} {who}{place}: {_cause(exc, doing)}")
+    error.store, error.variable, error.chunk = store, variable, chunk
+    return error

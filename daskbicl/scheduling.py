@@ -7,16 +7,25 @@ the other for it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
+import logging
 import sys
+import time
 from concurrent.futures import CancelledError
 
 import dask
 
-from .errors import InfrastructureError
+from . import config
+from .errors import DaskbiclError, NoWorkersError, SchedulerError, WorkerKilledError, one_line
 
-__all__ = ["active_client", "compute", "in_process", "scatter_blocks", "scatter_inputs"]
+logger = logging.getLogger("daskbicl")
+
+__all__ = [
+    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "scatter_blocks",
+    "scatter_inputs", "wait_watched", "worker_killed",
+]
 
 
 #: Set by :func:`scatter_inputs` while a graph is built that is computed at once.
@@ -112,7 +121,10 @@ def compute(*objs, progress: bool = False):
 
     With ``progress=True`` a text progress bar is written to stderr: dask's
     :class:`~dask.diagnostics.ProgressBar` locally, ``distributed.progress``
-    on a cluster.
+    on a cluster.  On a cluster the wait is watched (:func:`wait_watched`):
+    a scheduler lost, no worker for ``daskbicl.worker_timeout`` or a worker
+    killed each time it runs a task ends the computation with an
+    :class:`~daskbicl.errors.InfrastructureError` that says so.
     """
     if _IN_PROCESS.get():
         return dask.compute(*objs, scheduler=_local_scheduler("sync"))
@@ -125,27 +137,203 @@ def compute(*objs, progress: bool = False):
 
         with ProgressBar(out=sys.stderr, minimum=1.0):
             return dask.compute(*objs, scheduler=scheduler)
-    from distributed import KilledWorker
-
-    futures = client.compute(list(objs))
+    started = time.time()
+    limit = worker_memory(client)
+    try:
+        futures = client.compute(list(objs))
+    except (CancelledError, OSError) as exc:
+        raise lost_scheduler(client, exc) from None
     if progress:
         from distributed import progress as show_progress
 
+        # The text bar blocks until the work is done: first make sure there is a worker to do it.
+        try:
+            wait_for_a_worker(client)
+        except BaseException:
+            client.cancel(futures)
+            raise
         # distributed's text bar writes to sys.stdout: send it to stderr
         with contextlib.redirect_stdout(sys.stderr):
             show_progress(futures, multi=False)
             sys.stderr.flush()
     try:
+        wait_watched(client, futures)
         return tuple(client.gather(futures))
-    except KilledWorker as exc:
-        raise InfrastructureError(
-            f"a worker died running {exc.task!r} (it was retried and killed each time: out of memory, or "
-            f"killed from outside); give the workers more memory (dask worker --memory-limit) or retry "
-            f"[{exc}]"
-        ) from None
-    except (CancelledError, OSError, TimeoutError) as exc:
-        if client.status in ("closed", "closing", "connecting"):
-            raise InfrastructureError(
-                f"lost the connection to the Dask scheduler ({type(exc).__name__}: {exc}); retry when it is back"
-            ) from None
-        raise
+    except BaseException as exc:
+        if progress:  # the bar's line is unfinished: the error starts on a line of its own
+            sys.stderr.write("\n")
+        raise infrastructure_failure(client, exc, started, limit) from None
+
+
+def worker_memory(client) -> int | None:
+    """The memory limit (bytes) of the cluster's largest worker now; None when unknown or unlimited."""
+    try:
+        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        return max((w.get("memory_limit") or 0 for w in workers), default=0) or None
+    except Exception:  # no answer: the message says less
+        return None
+
+
+def _address(client) -> str:
+    try:
+        return str(client.scheduler.address)
+    except Exception:  # the scheduler object is gone with the connection
+        return "the scheduler"
+
+
+def lost_scheduler(client, exc: BaseException) -> SchedulerError:
+    # A cancelled future's text lists every key: the cause is the connection, say only that.
+    detail = "" if isinstance(exc, CancelledError) else f" ({type(exc).__name__}: {one_line(exc)[:200]})"
+    return SchedulerError(
+        f"lost the connection to the Dask scheduler at {_address(client)}{detail}; the work in flight is "
+        "lost (nothing was recorded for it): run again when the scheduler is back"
+    )
+
+
+def _connected(client) -> bool:
+    return getattr(client, "status", "running") == "running"
+
+
+def infrastructure_failure(client, exc: BaseException, started: float, limit: int | None = None) -> BaseException:
+    """``exc`` as the :class:`InfrastructureError` it means, or ``exc`` itself (a task's own error).
+
+    A task's error (a damaged chunk, bad labels) is the inputs' and passes
+    through; a scheduler connection lost, or a worker killed each time it ran
+    a task, is the cluster's.  ``started`` (``time.time()``) bounds the
+    scheduler events searched for memory restarts; ``limit`` is the workers'
+    memory limit when the computation started (:func:`worker_memory`).
+    """
+    from distributed import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        return worker_killed(client, exc, started, limit)
+    if isinstance(exc, (CancelledError, OSError, TimeoutError)) and not isinstance(exc, DaskbiclError):
+        if not _connected(client) or "connection" in str(exc).lower():
+            return lost_scheduler(client, exc)
+    return exc
+
+
+def _bytes(n: float) -> str:
+    from dask.utils import format_bytes
+
+    return format_bytes(int(n))
+
+
+def describe_step(key) -> str:
+    """What a task does, from its key: ``reading row_labels chunk 3``, ``running step 'bincount' (block 2)``."""
+    from dask.utils import key_split
+
+    name = key[0] if isinstance(key, tuple) else key
+    index = ".".join(map(str, key[1:])) if isinstance(key, tuple) and len(key) > 1 else None
+    text = str(name)
+    for var in ("row_labels", "col_labels", "row_mask", "col_mask"):
+        if f"open_dataset-{var}" in text or f"-{var}-" in text:
+            return f"reading {var}" + (f" chunk {index}" if index else "")
+    return f"running step {key_split(name)!r}" + (f" (block {index})" if index else "")
+
+
+def worker_killed(client, exc, started: float, limit: int | None = None) -> WorkerKilledError:
+    """A :class:`WorkerKilledError` naming the step, and the memory it needs when the workers ran out of it."""
+    key = exc.task
+    step = describe_step(key)
+    rss = None
+    restarts = 0
+    try:
+        events = client.get_events("worker-restart-memory")
+        mine = [msg for when, msg in events if when >= started - 1 and isinstance(msg, dict)]
+        restarts = len(mine)
+        rss = max((m.get("rss") or 0 for m in mine), default=None) or None
+    except Exception:  # the scheduler cannot say: report what is known
+        pass
+    limit = limit or worker_memory(client)
+    attempts = exc.allowed_failures + 1
+    if restarts:
+        terminate = dask.config.get("distributed.worker.memory.terminate", 0.95) or 0.95
+        have = f"{_bytes(limit)} memory limit" if limit else "memory limit"
+        who = "1 worker was restarted by its nanny" if attempts == 1 else \
+            f"{attempts} workers were restarted by their nanny"
+        text = (
+            f"workers ran out of memory {step} (task {key!r}): {who} for passing {terminate:.0%} of "
+            f"{'its' if attempts == 1 else 'their'} {have}"
+            + (f" (the largest at {_bytes(rss)})" if rss else "")
+            + f"; this step needs more than {_bytes(limit) if limit else 'that'} per worker: start workers with "
+            "a larger --memory-limit (or fewer threads each), or write the stores with smaller chunks"
+        )
+    else:
+        text = (
+            f"a worker died each time it was {step} (task {key!r}; {attempts} attempt{'s' * (attempts > 1)}, no memory "
+            "restart recorded: killed from outside, or a crash); see the workers' logs, then retry"
+        )
+    error = WorkerKilledError(text)
+    error.task, error.step, error.memory_limit, error.rss = str(key), step, limit, rss
+    return error
+
+
+class _Watch:
+    """Says what a wait waits for: raises when the scheduler is gone or has had no worker too long."""
+
+    def __init__(self, client):
+        self.client = client
+        self.timeout = dask.utils.parse_timedelta(config.get("worker_timeout"))
+        self.since: float | None = None
+        self.warned = False
+
+    def check(self) -> None:
+        if not _connected(self.client):
+            raise lost_scheduler(self.client, CancelledError("the client is " + str(self.client.status)))
+        try:
+            workers = self.client.scheduler_info(n_workers=1).get("n_workers", 1)
+        except (OSError, TimeoutError, CancelledError) as exc:
+            raise lost_scheduler(self.client, exc) from None
+        if workers:
+            self.since = None
+            return
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        # Said once, and not for the moment a nanny takes to restart a worker.
+        if not self.warned and now - self.since >= min(10.0, self.timeout / 2):
+            self.warned = True
+            logger.warning("daskbicl: waiting for a worker: the Dask scheduler at %s has none (giving up after "
+                           "%s, daskbicl.worker_timeout)", _address(self.client), config.get("worker_timeout"))
+        if now - self.since > self.timeout:
+            address = _address(self.client)
+            raise NoWorkersError(
+                f"the Dask scheduler at {address} has had no worker for {self.timeout:g} s "
+                f"(daskbicl.worker_timeout): start workers (dask worker {address}) or check that they can "
+                "reach the scheduler, then run again"
+            )
+
+
+def wait_for_a_worker(client, poll: float = 1.0) -> None:
+    """Return once the scheduler has a worker; :class:`NoWorkersError` after ``daskbicl.worker_timeout``."""
+    watch = _Watch(client)
+    watch.check()
+    while watch.since is not None:
+        time.sleep(poll)
+        watch.check()
+
+
+def wait_watched(client, futures, *, return_when: str = "ALL_COMPLETED", poll: float = 1.0):
+    """``distributed.wait`` that never waits silently.
+
+    Returns ``(done, not_done)`` as :func:`distributed.wait` does.  Every
+    ``poll`` seconds without progress, checks that the scheduler is still
+    connected (else :class:`~daskbicl.errors.SchedulerError`) and has a
+    worker (else, after ``daskbicl.worker_timeout``,
+    :class:`~daskbicl.errors.NoWorkersError`; a warning says what it waits
+    for from the first poll with no worker).
+    """
+    from distributed import wait
+
+    watch = _Watch(client)
+    while True:
+        try:
+            return wait(futures, timeout=poll, return_when=return_when)
+        except (TimeoutError, asyncio.TimeoutError):  # distinct types before Python 3.11
+            watch.check()
+        except CancelledError as exc:  # distributed.wait raises when a future is cancelled
+            if not _connected(client) or "connection" in str(exc).lower():
+                raise lost_scheduler(client, exc) from None
+            done = [f for f in futures if f.done()]  # cancelled by someone else: each caller sees its own
+            return done, [f for f in futures if not f.done()]

@@ -185,6 +185,18 @@ def test_url_globs_are_expanded_with_fsspec():
         parse_manifest(text.replace("*.zarr", "none-*"))
 
 
+def test_measure_names_are_read_as_score_reads_them(stores):
+    """'CARI' works in a manifest as in score, and names one measure with 'cari'."""
+    m = write(stores, '[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n'
+                      '[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["CARI", " cari ", "Fmeasure"]\n'
+                      'params = { beta = 2 }\n', name="case.toml")
+    (request,) = next(iter(load_manifest(m).pairs.values()))
+    assert request.measures == ("cari", "fmeasure")
+    with pytest.raises(ManifestError, match="line 8: unknown measure 'CARRI'. Did you mean 'cari'"):
+        load_manifest(write(stores, '[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n'
+                                    '[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["CARRI"]\n', name="bad.toml"))
+
+
 def test_params_are_canonical_and_requests_resolve_defaults():
     assert params_key({"beta": 1, "clip": False}) == params_key({"clip": False, "beta": 1.0})
     resolved = Request(("fmeasure", "cari"), (("beta", 2.0),)).resolve("partition", "partition")

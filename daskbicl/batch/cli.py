@@ -3,9 +3,10 @@
 Exit codes a scheduler can act on: 0 every pair scored (or already scored),
 1 some pairs failed (each recorded with its reason; the others scored),
 2 bad manifest or usage, a results file that cannot be used (locked by
-another batch, unwritable, corrupt, disk full): the message names the
-manifest line or the file.  The results file is opened and locked before
-any cluster is started.
+another batch, unwritable, corrupt, disk full, another program's): the
+message names the manifest line or the file; 3 the cluster failed (the
+scheduler unreachable or lost, no worker): retry later.  The results file
+is opened and locked before any cluster is started.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import math
 import os
 import sys
 
-from ..clitools import check_figure_path, cluster, progress_wanted
+from ..clitools import check_figure_path, cluster, progress_wanted, write_output
 from ..errors import DaskbiclError, InputError
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
@@ -122,10 +123,7 @@ def _write_parquet(rows: list[dict], columns, output: str) -> None:
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=list(columns))
-    try:
-        frame.to_parquet(output, index=False)
-    except OSError as exc:
-        raise DaskbiclError(f"cannot write {output}: {exc}") from exc
+    write_output(output, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
 def _check_measures(names, db) -> None:
@@ -167,11 +165,11 @@ def cmd_results(args) -> int:
     else:
         text = json.dumps([{k: _json_value(v) for k, v in r.items()} for r in rows], indent=1) + "\n"
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8", newline="") as f:
+        def write(tmp):
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
                 f.write(text)
-        except OSError as exc:
-            raise DaskbiclError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+
+        write_output(args.output, write)
         print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -200,7 +198,8 @@ def add_parsers(sub, common) -> None:
         description="Score every (truth, pred) pair of MANIFEST. Pairs already scored at the same input "
         "fingerprints and parameters are skipped. Exit status: 0 all scored, 1 some pairs failed "
         "(recorded with their reason), 2 bad manifest or usage, or the results file cannot be used "
-        "(another batch is using it, unwritable, corrupt).",
+        "(another batch is using it, unwritable, corrupt), 3 the cluster failed (scheduler unreachable or "
+        "lost, no workers): retry later.",
     )
     p.add_argument("manifest", help="TOML manifest (see examples/batch/manifest.toml)")
     p.add_argument("--results", metavar="FILE",

@@ -62,6 +62,9 @@ _MAGIC = set("*?[")
 class ManifestError(DaskbiclError, ValueError):
     """The manifest is malformed; the message names the line of every problem."""
 
+    def shell_message(self) -> str:
+        return str(self)  # one line per problem, each naming its manifest line
+
 
 def params_key(params: dict) -> str:
     """Canonical text of a measure's parameters (the ``params`` column of the results).
@@ -400,13 +403,14 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         measures = _names(entry["measures"], path + ("measures",), check, "measure name")
         if measures is None:
             return None
+        canonical = []
         for name in measures:
             try:
-                get(name)
+                canonical.append(get(name).name)  # "CARI" and " cari " are cari, as in score
             except DaskbiclError as exc:
                 check.error(path + ("measures",), str(exc), token=name)
                 ok = False
-        measures = list(dict.fromkeys(measures))
+        measures = list(dict.fromkeys(canonical))
     policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
     if "unassigned" in entry and policy is None:
         ok = False
@@ -473,8 +477,9 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
         if key not in TOP_KEYS:
             check.error((key,), f"unknown key {key!r} (allowed at the top level: {', '.join(TOP_KEYS)})")
     results = doc.get("results")
-    if results is not None and not (isinstance(results, str) and results):
-        check.error(("results",), "results must be the path of the results file")
+    if results is not None and not (isinstance(results, str) and results.strip()):
+        check.error(("results",), f"results must be the path of the results file (a string), got {results!r}")
+        results = None
     storage_options = doc.get("storage_options", {})
     if not isinstance(storage_options, dict):
         check.error(("storage_options",), "storage_options must be a table of fsspec options")

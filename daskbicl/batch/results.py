@@ -30,8 +30,9 @@ Schema (``PRAGMA user_version`` = 2)::
   database is in WAL mode with a 60 s busy timeout, so readers (``daskbicl
   results``) never wait for a batch.
 * One batch run at a time per results file: :meth:`ResultsDB.lock` takes an
-  advisory lock (``flock``) on ``<results>.lock`` for as long as the file is
-  open, and a second run fails at once naming the file.  The lock dies with
+  advisory lock (``flock``) on ``<results>.lock`` beside the file's real
+  path (symbolic links resolved, so two paths to one file share the lock) for
+  as long as the file is open, and a second run fails at once naming the file.  The lock dies with
   its process, so a run left ``running`` in ``runs`` when the next one starts
   was killed: it is marked ``killed``.
 * A changed input has a new fingerprint, so its scores are new rows: the
@@ -42,7 +43,9 @@ Schema (``PRAGMA user_version`` = 2)::
   (one parameter set, or a JSON list of them when the pair's requests had
   several); a later success does not delete it.
 * Every SQLite error (locked, disk full, unwritable, corrupt) is raised as
-  :class:`ResultsFileError`, which names the file.
+  :class:`ResultsFileError`, which names the file.  A database that daskbicl
+  did not write (``PRAGMA application_id`` is not daskbicl's, or it holds
+  other tables) is refused, never adopted.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ from ..io.store import is_remote
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "SCORE_COLUMNS", "FAILURE_COLUMNS", "now"]
 
 SCHEMA_VERSION = 2
+#: ``PRAGMA application_id`` of a daskbicl results file ("DBCL"): another program's database is refused.
+APPLICATION_ID = 0x4442434C
 
 SCORE_COLUMNS = ("truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version", "scored_at",
                  "run_id", "seen_at", "seen_run")
@@ -195,6 +200,8 @@ class ResultsDB:
         self.conn = None
         if is_remote(self.path):
             raise DaskbiclError(f"the results file must be a local file, got {self.path}")
+        if os.path.isdir(self.path):
+            raise ResultsFileError(f"the results file {self.path} is a folder; give the path of a file")
         if not create and not os.path.isfile(self.path):
             raise DaskbiclError(f"no such results file: {self.path}")
         folder = os.path.dirname(os.path.abspath(self.path))
@@ -204,26 +211,50 @@ class ResultsDB:
             self.conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
             self.conn.execute("PRAGMA busy_timeout = 60000")
             self.schema = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            self._check_ours()
             if self.schema > SCHEMA_VERSION:
-                raise DaskbiclError(
+                raise ResultsFileError(
                     f"{self.path} was written by a newer daskbicl (schema {self.schema} > {SCHEMA_VERSION}); "
                     "upgrade daskbicl"
                 )
             if create:
                 self.conn.execute("PRAGMA journal_mode = WAL")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
-                if self.schema < SCHEMA_VERSION:
+                if self.schema < SCHEMA_VERSION or not self._marked:
                     self._upgrade()
             else:
-                tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                tables = self._tables()
                 if "scores" not in tables:
-                    raise DaskbiclError(f"{self.path} is not a daskbicl results file (no scores table)")
+                    raise ResultsFileError(f"{self.path} is not a daskbicl results file (no scores table)")
         except sqlite3.DatabaseError as exc:
             self.close()
             raise ResultsFileError(f"{self.path} is not a usable SQLite results file: {exc}") from exc
         except BaseException:
             self.close()
             raise
+
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def _check_ours(self) -> None:
+        """Refuse an SQLite database that daskbicl did not write (never add tables to someone else's data).
+
+        Ours: marked with :data:`APPLICATION_ID`, or (files from before the
+        mark) holding the scores, failures and runs tables; a new, empty
+        database is made ours.
+        """
+        app = self.conn.execute("PRAGMA application_id").fetchone()[0]
+        self._marked = app == APPLICATION_ID
+        if self._marked:
+            return
+        tables = {t for t in self._tables() if not t.startswith("sqlite_")}
+        if app == 0 and (not tables or {"scores", "failures", "runs"} <= tables):
+            return
+        owner = f"application id {app:#x}" if app else f"tables {', '.join(sorted(tables)[:5])}"
+        raise ResultsFileError(
+            f"{self.path} is an SQLite database that daskbicl did not write ({owner}); daskbicl records "
+            "results only in a new file or in its own results file: choose another results path"
+        )
 
     def _upgrade(self) -> None:
         with self._transaction():  # racing creators: the second one finds the work done
@@ -236,7 +267,9 @@ class ResultsDB:
                 for statement in filter(str.strip, _SCHEMA.split(";")):  # every statement is IF NOT EXISTS
                     self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         self.schema = SCHEMA_VERSION
+        self._marked = True
 
     @contextlib.contextmanager
     def _sqlite(self, doing: str):
@@ -296,7 +329,9 @@ class ResultsDB:
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX: runs are not kept apart
             return
-        lock_path = self.path + ".lock"
+        # The lock follows the file, not the path: a symbolic link, a relative path or '..' reach the
+        # same lock file as the file's real path.
+        lock_path = os.path.realpath(self.path) + ".lock"
         try:
             handle = open(lock_path, "a")
         except OSError as exc:

@@ -15,13 +15,15 @@ by every pair it is in), builds each pair's counting graphs with
 :func:`daskbicl.measures.prepare`, and submits all pairs in one
 ``client.compute`` call: the graphs share the stores' chunk-reading tasks, so
 the scheduler reads each chunk once whatever the number of pairs.  Pairs are
-collected with :func:`distributed.as_completed`; each one is finalized
-(:func:`daskbicl.measures.finalize`) and committed as soon as it is done, so
-a killed run loses at most the pairs in flight, and a failing pair (corrupt
-chunk, bad labels, misaligned inputs) is recorded with its reason, once per
-pair, while the others go on.  A cluster is started (``connect``) only when
-some pair needs computing, after the results file is open, locked and the
-run recorded.
+collected by :func:`daskbicl.batch.collect.run_pairs` as they complete: the
+stores are fingerprinted again (a store changed during the run records
+nothing), each measure is finalized and committed as soon as its pair is
+done (the measures that succeed are kept when another fails), so a killed
+run loses at most the pairs in flight, and a failing pair (corrupt chunk,
+bad labels, misaligned inputs) is recorded with its reason, once per pair,
+while the others go on.  A cluster is started (``connect``) only when some
+pair needs computing, after the results file is open, locked and the run
+recorded.
 """
 
 from __future__ import annotations
@@ -32,16 +34,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import dask
-
 from ..errors import DaskbiclError, MeasureError
 from ..io.store import open_store
 from ..measures import PROVIDERS, ScorePlan
 from ..measures.plan import plan_graphs
 from ..scheduling import active_client
+from .collect import State, Submitted, run_pairs
 from .fingerprint import StoreInfo, fingerprint_stores
-from .manifest import Manifest, ManifestError, Request, load_manifest, params_key, stored_params
-from .results import ResultsDB, flatten
+from .manifest import Manifest, ManifestError, Request, load_manifest, params_key
+from .results import ResultsDB
 
 __all__ = ["PairJob", "Plan", "BatchReport", "survey", "plan", "execute", "run_batch"]
 
@@ -190,27 +191,6 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
 # --------------------------------------------------------------------------- execution
 
 
-def _collect(names, tables):
-    return dict(zip(names, tables))
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, DaskbiclError):
-        return str(exc)
-    text = str(exc).strip() or repr(exc)
-    return f"{type(exc).__name__}: {text}"
-
-
-def _failure_reason(exc: BaseException, job: PairJob) -> str:
-    """The one-line reason a pair failed; a read error (raised by the store's chunk reader) names the side."""
-    text = _reason(exc)
-    for role, path in (("truth", job.truth), ("pred", job.pred)):
-        prefix = f"cannot read {path} "
-        if text.startswith(prefix):
-            return f"cannot read {role} {path} " + text[len(prefix):]
-    return text
-
-
 class _PairProgress:
     """``[####    ] pairs done/total (F failed) | elapsed`` on ``out``, updated as each pair completes.
 
@@ -266,7 +246,7 @@ def _open_once(jobs: list[PairJob], storage_options: dict):
 
 
 def _build(job: PairJob, datasets: dict):
-    """``(delayed tables dict, [(request, selected, per_measure)], [(request, reason)])`` for one pair."""
+    """``({(i, key): delayed table}, [(request, plan)], [(request, reason)])`` for one pair."""
     truth, pred = datasets[job.truth], datasets[job.pred]
     broken = [f"{role}: {x}" if not str(x).startswith(role) else str(x)
               for role, x in (("truth", truth), ("pred", pred)) if isinstance(x, Exception)]
@@ -284,8 +264,7 @@ def _build(job: PairJob, datasets: dict):
     if not prepared:
         return None, [], errors
     graphs = plan_graphs([plan for _, plan in prepared])  # the pair's plans share its counting passes
-    keys = list(graphs)
-    return dask.delayed(_collect, pure=False)(keys, [graphs[k] for k in keys]), prepared, errors
+    return graphs, prepared, errors
 
 
 def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str | None = None,
@@ -316,7 +295,7 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
     started = time.perf_counter()
     if run_id is None:
         run_id = db.start_run(plan.manifest.path, len(plan.jobs))
-    state = _State(db, run_id)
+    state = State(db, run_id)
     status = "interrupted"
     todo = plan.to_score
     try:
@@ -337,11 +316,12 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
             if graph is None:
                 state.settle(job)
             else:
-                submitted.append((job, graph, prepared))
+                submitted.append(Submitted(job, graph, prepared))
 
         if submitted:
+            bar = _PairProgress(len(submitted), out, every=progress_every) if progress else None
             with _client(client, connect) as active:
-                _run(active, submitted, state, progress, progress_every, out)
+                run_pairs(active, submitted, state, storage_options=plan.manifest.storage_options, progress=bar)
         status = "failed" if state.failed_pairs else "ok"
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
@@ -377,95 +357,6 @@ def _client(client, connect):
 
     with Client(processes=False, dashboard_address=None) as client:
         yield client
-
-
-class _State:
-    """What a run has recorded so far.
-
-    A pair's failures are gathered (:meth:`fail`) until the pair is done
-    with (:meth:`settle`), then recorded and reported once, whatever the
-    number of ``[[pairs]]`` tables that asked for it.
-    """
-
-    def __init__(self, db: ResultsDB, run_id: str):
-        self.db, self.run_id = db, run_id
-        self.pending: dict[tuple[str, str], list[tuple[Request, str]]] = {}
-        self.failures: list[tuple[str, str, str]] = []
-        self.failed_pairs: set[tuple[str, str]] = set()
-        self.committed: set[tuple[str, str]] = set()
-        self.rows = self.tasks = 0
-
-    def fail(self, job: PairJob, request: Request, reason: str) -> None:
-        self.pending.setdefault((job.truth, job.pred), []).append((request, reason))
-
-    def settle(self, job: PairJob) -> None:
-        """Record the pair's failures, if any, as one failure (reasons joined)."""
-        problems = self.pending.pop((job.truth, job.pred), None)
-        if not problems:
-            return
-        reason = "; ".join(dict.fromkeys(reason for _, reason in problems))
-        requests = list(dict.fromkeys(request for request, _ in problems))
-        if any(r.measures is None for r in requests):
-            measures = "*"
-        else:
-            measures = ",".join(dict.fromkeys(m for r in requests for m in r.measures))
-        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned)) for r in requests))
-        params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
-        self.db.record_failure(job.truth, job.pred, job.truth_fp, job.pred_fp, measures, params_text, reason,
-                               run_id=self.run_id)
-        self.failures.append((job.truth, job.pred, reason))
-        self.failed_pairs.add((job.truth, job.pred))
-
-    def finish(self, job: PairJob, prepared, tables) -> None:
-        """Finalize every request of a computed pair and commit its rows in one transaction."""
-        rows = []
-        for i, (request, plan) in enumerate(prepared):
-            try:
-                values = plan.finalize({key: v for (j, key), v in tables.items() if j == i})
-            except Exception as exc:
-                self.fail(job, request, _reason(exc))
-                continue
-            for name, value in values.items():
-                key = params_key(stored_params(plan.params[name], request.unassigned))
-                rows.extend((m, key, v) for m, v in flatten(name, value))
-        if rows:
-            self.rows += self.db.record_pair(job.truth, job.pred, job.truth_fp, job.pred_fp, rows,
-                                             run_id=self.run_id)
-            self.committed.add((job.truth, job.pred))
-        self.settle(job)
-
-
-def _run(client, submitted, state: _State, progress: bool, every: float, out) -> None:
-    from distributed import as_completed
-
-    graphs = [g for _, g, _ in submitted]
-    keys = set()
-    for g in graphs:  # the stores' read tasks are shared: count each key once
-        keys.update(g.__dask_graph__().keys())
-    state.tasks = len(keys)
-    bar = _PairProgress(len(submitted), out, every=every) if progress else None
-    futures = client.compute(graphs, optimize_graph=False)
-    by_key = {f.key: (job, prepared) for f, (job, _, prepared) in zip(futures, submitted)}
-    try:
-        for future in as_completed(futures):
-            job, prepared = by_key[future.key]
-            try:
-                tables = future.result()
-            except Exception as exc:  # the pair's graph failed: a corrupt chunk, bad labels, a lost worker...
-                reason = _failure_reason(exc, job)
-                for request, _ in prepared:
-                    state.fail(job, request, reason)
-                state.settle(job)
-            else:
-                state.finish(job, prepared, tables)
-            future.release()
-            if bar is not None:
-                bar.update(failed=(job.truth, job.pred) in state.failed_pairs)
-    finally:
-        if bar is not None:
-            bar.close()
-        for f in futures:
-            f.release()
 
 
 def run_batch(manifest, results=None, *, client=None, connect=None, force: bool = False,

@@ -53,6 +53,12 @@ def _align_dim(truth: xr.Dataset, pred: xr.Dataset, dim: str) -> xr.Dataset:
         return pred
     t_idx: pd.Index = truth.indexes[dim]
     p_idx: pd.Index = pred.indexes[dim]
+    if pd.api.types.is_bool_dtype(t_idx.dtype) != pd.api.types.is_bool_dtype(p_idx.dtype):
+        # pandas matches True with 1 and False with 0: booleans match booleans only
+        raise AlignmentError(
+            f"'{dim}' coordinates of truth are {t_idx.dtype} and of pred {p_idx.dtype}: booleans match "
+            "only booleans (True is not the label 1); give both the same kind of coordinate labels"
+        )
     check_unique(t_idx, "truth", dim)
     check_unique(p_idx, "pred", dim)
     if t_idx.equals(p_idx):

@@ -31,7 +31,8 @@ from .store import open_store
 from .validate import BICLUSTERING, KINDS, PARTITION, as_dataset
 
 __all__ = [
-    "as_input", "biclustering_dataset", "biclustering_from_indices", "from_estimator", "is_estimator",
+    "as_input", "biclustering_dataset", "biclustering_from_indices", "coordinate_labels", "from_estimator",
+    "is_estimator",
     "partition_dataset", "read_biclusters_json", "read_labels", "read_mask",
 ]
 
@@ -39,18 +40,25 @@ __all__ = [
 # --------------------------------------------------------------------------- building Datasets
 
 
+def coordinate_labels(values, dim: str, size: int, role: str) -> np.ndarray:
+    """Coordinate labels of ``dim`` checked: a 1-D sequence (not a string, set or dict) of ``size`` labels."""
+    if isinstance(values, (str, bytes, set, frozenset, dict)) or not hasattr(values, "__len__"):
+        raise InputError(f"{role}: {dim} coordinates must be a sequence of labels (a list or 1-D array), "
+                         f"got {type(values).__name__}")
+    arr = values if hasattr(values, "dtype") and hasattr(values, "ndim") else np.asarray(list(values))
+    if arr.ndim != 1:
+        raise InputError(f"{role}: {dim} coordinates must be 1-D, got shape {tuple(arr.shape)}")
+    if len(arr) != size:
+        raise InputError(f"{role}: {dim} coordinates have {len(arr):,} labels for {size:,} {dim}s")
+    return arr
+
+
 def _coords(ds_sizes: dict, given: dict, role: str) -> dict:
     coords = {}
     for dim, values in given.items():
         if values is None:
             continue
-        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-            raise InputError(f"{role}: {dim} coordinates must be a sequence of labels, got {type(values).__name__}")
-        arr = np.asarray(values)
-        if arr.ndim != 1:
-            raise InputError(f"{role}: {dim} coordinates must be 1-D, got shape {arr.shape}")
-        if len(arr) != ds_sizes[dim]:
-            raise InputError(f"{role}: {dim} coordinates have {len(arr):,} labels for {ds_sizes[dim]:,} {dim}s")
+        arr = np.asarray(coordinate_labels(values, dim, ds_sizes[dim], role))
         index = pd.Index(arr)
         if index.has_duplicates:
             dup = index[index.duplicated()].unique()[:3].tolist()

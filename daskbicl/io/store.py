@@ -3,10 +3,11 @@
 A daskbicl store is a Zarr group written by :func:`save`, with the attribute
 ``daskbicl_kind`` (``"partition"`` or ``"biclustering"``).  That attribute is
 written *last*, after every array, so a store whose writer died midway is
-never mistaken for a valid one.  On a local filesystem :func:`save` also
-writes into a hidden sibling folder and renames it into place; replacing an
-existing store takes two renames, so a reader sees the old store, the
-complete new one, or (between the two renames) no store, never a partial one.
+never mistaken for a valid one.  :func:`save` writes into a hidden sibling
+and moves it into place (:mod:`daskbicl.io.replace`), locally and on fsspec
+URLs: replacing an existing store takes two moves, so a reader sees the old
+store, the complete new one, or (between the two) no store, never a partial
+one, and a failed write leaves the old store untouched.
 
 Zarr does not write a chunk equal to its fill value, and 0 (or False) is a
 valid label (mask value), so a *deleted* chunk would read back as a chunk of
@@ -17,18 +18,19 @@ that every chunk of such a store is present.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
-import uuid
+import warnings
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from .. import config
-from ..errors import InputError, StoreError
+from ..errors import InputError, StoreError, one_line, store_failure
 from ..kernels.contingency import UNASSIGNED_ATTR
 from ..scheduling import active_client, compute
+from .replace import check_chunk, check_storable, write_local, write_remote
 from .validate import as_dataset
 
 __all__ = ["open_store", "save", "is_remote"]
@@ -60,16 +62,28 @@ def _local(path) -> Path:
 def open_store(path, role: str = "input", *, storage_options: dict | None = None) -> xr.Dataset:
     """Open a daskbicl Zarr store lazily (dask arrays, on-disk chunks).
 
+    Chunks are read through a reader whose failures (a damaged or truncated
+    chunk, permission denied, the store deleted under the run) are raised as
+    :class:`~daskbicl.errors.StoreReadError` naming the store, the variable
+    and the chunk, on the local scheduler and on a cluster alike.
+
     Raises
     ------
     StoreError
         When the path does not exist, is not a Zarr group, or is a Zarr group
         that daskbicl did not write (no ``daskbicl_kind`` attribute).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"{role}: a store is opened from a path or URL (str or os.PathLike), "
+                         f"got {type(path).__name__}")
     text = os.fspath(path)
+    if isinstance(text, bytes):
+        raise InputError(f"{role}: a store path must be text, got bytes {text!r}")
     if not is_remote(text):
         local = _local(text)
         if not local.exists():
+            if local.is_symlink():
+                raise StoreError(f"{role}: {text} is a broken symbolic link or a loop of symbolic links")
             raise StoreError(f"{role}: no such file or directory: {text}")
         if local.is_file():  # a NetCDF file (Dataset.to_netcdf): read by its variables
             from .netcdf import open_netcdf
@@ -80,39 +94,88 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         text = str(local)
     import zarr
 
-    try:
-        group = zarr.open_group(text, mode="r", storage_options=storage_options)
-        attrs = dict(group.attrs)
-    except Exception as exc:  # zarr raises its own error types for missing or bad metadata
-        raise StoreError(
-            f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {exc})"
-        ) from exc
-    # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
-    # variables: as_dataset says what it found when they are neither layout.
-    try:
-        # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
-        # would otherwise turn label 0 into NaN and the labels into floats).
-        ds = xr.open_zarr(
-            text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
-        )
-    except Exception as exc:
-        if KIND_ATTR not in attrs:
-            names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
+    with _quiet_zarr():
+        try:
+            group = zarr.open_group(text, mode="r", storage_options=storage_options)
+            attrs = dict(group.attrs)
+        except Exception as exc:  # zarr raises its own error types for missing or bad metadata
+            if _system_error(exc):  # permission denied, I/O error: not a question of format
+                raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
             raise StoreError(
-                f"{role}: {text} is not a co-clustering or biclustering store: expected xarray variables "
-                f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
-                f"({type(exc).__name__}: {exc})"
+                f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
             ) from exc
-        where = _unreadable_metadata(text) if not is_remote(text) else None
-        raise StoreError(
-            f"{role}: {text} is marked as a daskbicl store but cannot be read"
-            + (f": {where} is damaged" if where else "")
-            + f" ({type(exc).__name__}: {exc})"
-        ) from exc
-    if attrs.get(CHUNKS_ATTR) == "complete":
-        _check_complete(group, text, role)
+        # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
+        # variables: as_dataset says what it found when they are neither layout.
+        try:
+            # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
+            # would otherwise turn label 0 into NaN and the labels into floats).
+            ds = xr.open_zarr(
+                text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
+            )
+        except Exception as exc:
+            if _system_error(exc):
+                raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+            if KIND_ATTR not in attrs:
+                names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
+                raise StoreError(
+                    f"{role}: {text} is not a co-clustering or biclustering store: expected xarray variables "
+                    f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
+                    f"({type(exc).__name__}: {one_line(exc)})"
+                ) from exc
+            where = _unreadable_metadata(text) if not is_remote(text) else None
+            raise StoreError(
+                f"{role}: {text} is marked as a daskbicl store but cannot be read"
+                + (f": {where} is damaged" if where else "")
+                + f" ({type(exc).__name__}: {one_line(exc)})"
+            ) from exc
+        if KIND_ATTR in attrs and not is_remote(text):
+            _check_variables(ds, attrs.get(KIND_ATTR), text, role)
+        if attrs.get(CHUNKS_ATTR) == "complete":
+            try:
+                _check_complete(group, text, role)
+            except OSError as exc:
+                if not _system_error(exc):
+                    raise
+                raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
     ds = as_dataset(ds, role)
-    return _restore_missing(_checked_reads(ds, group, text, storage_options))
+    return _restore_missing(_checked_reads(ds, group, text, storage_options, role))
+
+
+def _system_error(exc: BaseException) -> bool:
+    """An error of the operating system (it has an errno), not zarr's verdict on the store's format
+    (zarr's GroupNotFoundError is a FileNotFoundError without one)."""
+    return isinstance(exc, OSError) and exc.errno is not None
+
+
+def _role(role: str) -> str | None:
+    """How a read error names the side: ``truth``/``pred``, nothing for a store opened on its own."""
+    return role if role in ("truth", "pred") else None
+
+
+@contextlib.contextmanager
+def _quiet_zarr():
+    """Zarr's warnings about what it finds in a store (a folder that is not a node, consolidated
+    metadata) are not the user's business: a store daskbicl cannot use is one error message."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"zarr\..*")
+        yield
+
+
+def _check_variables(ds: xr.Dataset, kind, text: str, role: str) -> None:
+    """A daskbicl store has every variable of its kind: name the one whose metadata is gone."""
+    layouts = {"partition": ("row_labels", "col_labels"), "biclustering": ("row_mask", "col_mask")}
+    wanted = layouts.get(kind, ()) if isinstance(kind, str) else ()  # a bad kind: as_dataset names it
+    for var in wanted:
+        if var in ds.variables:
+            continue
+        folder = Path(text) / var
+        if folder.is_dir():
+            raise StoreError(
+                f"{role}: {text}: variable {var} has lost its metadata ({var}/zarr.json or {var}/.zarray "
+                "is missing), so its chunks cannot be read; copy or write the store again"
+            )
+        raise StoreError(f"{role}: {text}: variable {var} is missing (a {kind} store has "
+                         f"{' and '.join(wanted)}); copy or write the store again")
 
 
 def _restore_missing(ds: xr.Dataset) -> xr.Dataset:
@@ -201,15 +264,18 @@ class _ChunkReader:
 
     ``dask.array.from_array`` calls ``reader[slices]`` once per chunk; any
     error (a codec error from a damaged chunk, a truncated file, permission
-    denied, the store deleted under the run) becomes a :class:`StoreError`
-    saying where, on the local scheduler and on a cluster alike.  The Zarr
-    array is opened on first use in each process and kept.
+    denied, the store deleted under the run) becomes a
+    :class:`~daskbicl.errors.StoreReadError` (through
+    :func:`~daskbicl.errors.store_failure`) saying where, on the local
+    scheduler and on a cluster alike.  The Zarr array is opened on first use
+    in each process and kept.
     """
 
-    def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks):
+    def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks, role: str | None = None):
         self.path, self.var, self.storage_options = path, var, storage_options
         self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)
         self.chunks = chunks
+        self.role = role
         self._array = None
 
     def __getstate__(self):
@@ -220,7 +286,7 @@ class _ChunkReader:
     def _chunk_id(self, key) -> str:
         ids = []
         for sl, sizes in zip(key, self.chunks):
-            start = sl.start or 0 if isinstance(sl, slice) else int(sl)
+            start = (sl.start or 0) if isinstance(sl, slice) else int(sl)
             edges = 0
             for k, size in enumerate(sizes):
                 if start < edges + size:
@@ -233,18 +299,17 @@ class _ChunkReader:
         import zarr
 
         try:
-            if self._array is None:
-                self._array = zarr.open_array(f"{self.path.rstrip('/')}/{self.var}", mode="r",
-                                              storage_options=self.storage_options)
-            return self._array[key]
+            with _quiet_zarr():
+                if self._array is None:
+                    self._array = zarr.open_array(f"{self.path.rstrip('/')}/{self.var}", mode="r",
+                                                  storage_options=self.storage_options)
+                return self._array[key]
         except Exception as exc:
-            raise StoreError(
-                f"cannot read {self.path} (variable {self.var} chunk {self._chunk_id(key)}): "
-                f"{type(exc).__name__}: {str(exc).strip() or repr(exc)}"
-            ) from None
+            raise store_failure(exc, doing="read", store=self.path, variable=self.var,
+                                chunk=self._chunk_id(key), role=self.role) from None
 
 
-def _checked_reads(ds: xr.Dataset, group, path: str, storage_options) -> xr.Dataset:
+def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str = "input") -> xr.Dataset:
     """``ds`` with every data variable read through a :class:`_ChunkReader` (same chunks, same values)."""
     import dask.array as da
 
@@ -253,7 +318,7 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options) -> xr.Data
         data = ds[var].data
         if not isinstance(data, da.Array) or var not in group:
             continue
-        reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks)
+        reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role))
         out[var] = (ds[var].dims, da.from_array(reader, chunks=data.chunks, name=data.name,
                                                 asarray=True, fancy=False, meta=np.empty((0,) * data.ndim, data.dtype)),
                     ds[var].attrs)
@@ -328,7 +393,10 @@ def save(
         The path written.
     """
 
+    chunk = check_chunk(chunk)
+    _destination(path)
     ds = as_dataset(ds, "dataset to save")
+    check_storable(ds)
     kind = ds.attrs[KIND_ATTR]
     ds = ds.copy()
     # The kind (and the completeness marker) are written last, by _write_kind.
@@ -344,50 +412,24 @@ def save(
     ds = ds.assign_coords(
         {name: ds[name].astype(object) for name in ds.coords if ds[name].dtype.kind in "US"}
     )
-    text = os.fspath(path)
+    text = _destination(path)
     if is_remote(text):
-        return _save_remote(ds, kind, text, overwrite, storage_options, progress)
-    final = _local(text)
-    if final.exists() and not overwrite:
-        raise StoreError(f"{final} already exists; pass overwrite=True (CLI: --overwrite) to replace it")
-    if final.exists():
-        _check_replaceable(final)
-    if not final.parent.exists():
-        raise StoreError(f"cannot write {final}: folder {final.parent} does not exist")
-    tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:12]}"
-    try:
-        _run_writes(ds.to_zarr(tmp, mode="w-", consolidated=False, compute=False, write_empty_chunks=True), progress)
-        _write_kind(str(tmp), kind, None)
-        if final.exists():
-            old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:12]}"
-            os.replace(final, old)
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
-    except BaseException:
-        _remove_when_quiet(tmp)
-        raise
-    return str(final)
+        return write_remote(text, storage_options, lambda target: _write_all(ds, kind, target, storage_options, progress),
+                            overwrite)
+    return write_local(_local(text), lambda target: _write_all(ds, kind, target, None, progress), overwrite)
 
 
-def _check_replaceable(final: Path) -> None:
-    """``overwrite=True`` replaces a daskbicl store or an empty folder, nothing else."""
-    if not final.is_dir():
-        raise StoreError(f"{final} exists and is a file, not a daskbicl store; refusing to replace it")
-    if not any(final.iterdir()):
-        return
-    import zarr
+def _destination(path) -> str:
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise InputError(f"a store is written to a path or URL (str or os.PathLike), got {type(path).__name__}")
+    return os.fspath(path)
 
-    try:
-        is_store = KIND_ATTR in zarr.open_group(str(final), mode="r").attrs
-    except Exception:
-        is_store = False
-    if not is_store:
-        raise StoreError(
-            f"{final} exists and is not a daskbicl store; overwrite=True only replaces a daskbicl "
-            "store (or an empty folder). Choose another path or remove it yourself."
-        )
+
+def _write_all(ds: xr.Dataset, kind: str, target: str, storage_options, progress: bool) -> None:
+    """Every chunk of ``ds`` at ``target``, then the kind attribute (which makes it a daskbicl store)."""
+    _run_writes(ds.to_zarr(target, mode="w-", consolidated=False, storage_options=storage_options, compute=False,
+                           write_empty_chunks=True), progress)
+    _write_kind(target, kind, storage_options)
 
 
 def _run_writes(writes, progress: bool) -> None:
@@ -412,43 +454,6 @@ def _run_writes(writes, progress: bool) -> None:
             compute(writes, progress=progress)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _remove_when_quiet(folder: Path, settle: float = 0.5, timeout: float = 30.0) -> None:
-    """Remove ``folder``, making sure no straggling writer re-creates it.
-
-    Locally :func:`_run_writes` has already waited for every writer.  On a
-    distributed cluster a chunk write already running on a worker cannot be
-    cancelled, so the folder is removed again until it stays absent for
-    ``settle`` seconds (for at most ``timeout`` seconds).
-    """
-    import time
-
-
-    shutil.rmtree(folder, ignore_errors=True)
-    if active_client() is None:
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        time.sleep(settle)
-        if not folder.exists():
-            return
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _save_remote(ds, kind, url, overwrite, storage_options, progress) -> str:
-
-    mode = "w" if overwrite else "w-"
-    try:
-        writes = ds.to_zarr(
-            url, mode=mode, consolidated=False, storage_options=storage_options, compute=False,
-            write_empty_chunks=True,
-        )
-        compute(writes, progress=progress)
-    except FileExistsError as exc:
-        raise StoreError(f"{url} already exists; pass overwrite=True to replace it") from exc
-    _write_kind(url, kind, storage_options)
-    return url
 
 
 def _write_kind(store, kind: str, storage_options) -> None:

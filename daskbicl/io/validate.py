@@ -41,9 +41,10 @@ def kind_of(ds: xr.Dataset, role: str = "input") -> str:
     has_partition = all(v in ds.data_vars for v in LAYOUT[PARTITION])
     has_bicl = all(v in ds.data_vars for v in LAYOUT[BICLUSTERING])
     declared = ds.attrs.get("daskbicl_kind")
-    if declared is not None and declared not in KINDS:
+    if declared is not None and not (isinstance(declared, str) and declared in KINDS):
+        shown = declared.tolist() if isinstance(declared, np.ndarray) else declared
         raise InputError(
-            f"{role}: attribute daskbicl_kind={declared!r} is not one of {list(KINDS)}"
+            f"{role}: attribute daskbicl_kind={shown!r} is not one of {list(KINDS)}"
         )
     if has_partition and not has_bicl:
         found = PARTITION
@@ -100,8 +101,10 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
         name = f"{role} {axis}_labels"
         if isinstance(values, xr.DataArray):
             values = values.data
+        values = _unmask(values)
         values = _pandas_to_numpy(values, name)
         if not hasattr(values, "dtype"):
+            _check_ordered(values, name)
             values = _sequence_to_array(values, name)
         if getattr(values, "ndim", None) != 1:
             raise InputError(
@@ -112,6 +115,22 @@ def _from_tuple(obj: Sequence, role: str) -> xr.Dataset:
         {"row_labels": _label_variable("row", arrays[0]), "col_labels": _label_variable("col", arrays[1])},
         attrs={"daskbicl_kind": PARTITION},
     )
+
+
+def _unmask(values):
+    """A numpy masked array as labels: its data, with masked entries unassigned (None).
+
+    xarray would fill masked entries with NaN and turn integer labels into
+    floats (and fail for dtypes NaN does not fit).
+    """
+    if not isinstance(values, np.ma.MaskedArray):
+        return values
+    mask = np.ma.getmaskarray(values)
+    if not mask.any():
+        return np.asarray(values.data)
+    out = np.asarray(values.data).astype(object)
+    out[mask] = None
+    return out
 
 
 def _label_variable(dim: str, values) -> xr.Variable:
@@ -142,7 +161,10 @@ def _pandas_to_numpy(values, name: str):
     if isinstance(dtype, pd.CategoricalDtype):
         return np.asarray(pd.Categorical(values).codes)
     kind = getattr(dtype, "kind", "O")
-    has_na = bool(np.asarray(values.isna()).any())
+    try:
+        has_na = bool(np.asarray(values.isna()).any())
+    except TypeError:  # a dtype pandas cannot test for missing values (raw records): checked as numpy
+        return values.to_numpy()
     if kind == "i":
         return values.to_numpy(dtype=np.int64, na_value=-1)
     if kind == "u" and not has_na:
@@ -154,6 +176,21 @@ def _pandas_to_numpy(values, name: str):
     if isinstance(dtype, np.dtype):
         return values.to_numpy()
     return values.to_numpy(dtype=object, na_value=None)
+
+
+def _check_ordered(values, name: str) -> None:
+    """Labels come one per row, in row order: refuse containers that have no order or are not sequences."""
+    if isinstance(values, (str, bytes)):
+        raise InputError(f"{name} is a single {type(values).__name__} ({values[:20]!r}); pass a list or array "
+                         "with one label per row/column")
+    if isinstance(values, (set, frozenset)):
+        raise InputError(f"{name} is a {type(values).__name__}, which has no order; pass a list or array with "
+                         "one label per row/column, in order")
+    if isinstance(values, dict):
+        raise InputError(f"{name} is a dict; pass a list or array with one label per row/column "
+                         "(e.g. list(d.values()) in row order)")
+    if not hasattr(values, "__iter__"):
+        raise InputError(f"{name} must be a list or array of labels, got {type(values).__name__}")
 
 
 def _sequence_to_array(values, name: str) -> np.ndarray:

@@ -67,6 +67,32 @@ def check_policy(policy) -> str:
     return policy
 
 
+def unique_labels(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct labels, inverse)`` like ``np.unique``, also for labels that cannot be ordered together.
+
+    Object labels of mixed types (``[0, "a"]``) are valid labels but do not
+    sort; they are ordered by type name, then value within a type (then
+    first appearance when even that fails), which is deterministic.
+
+    >>> unique_labels(np.array([0, "a", 0, "b"], dtype=object))[0].tolist()
+    [0, 'a', 'b']
+    """
+    try:
+        uniq, inverse = np.unique(values, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    except TypeError:
+        pass
+    distinct = list(dict.fromkeys(values.tolist()))
+    try:
+        distinct.sort(key=lambda v: (type(v).__qualname__, v))
+    except TypeError:
+        distinct.sort(key=lambda v: type(v).__qualname__)  # stable: first appearance within a type
+    position = {v: k for k, v in enumerate(distinct)}
+    uniq = np.empty(len(distinct), dtype=object)
+    uniq[:] = distinct
+    return uniq, np.fromiter((position[v] for v in values.tolist()), dtype=np.intp, count=len(values))
+
+
 @dataclass(frozen=True)
 class PairCounts:
     """Sparse pair counts: ``count[k]`` objects have labels ``(truth[k], pred[k])``.
@@ -88,8 +114,8 @@ class PairCounts:
 
     def to_table(self) -> Table:
         """Compact the labels and return the contingency :class:`Table`."""
-        truth_labels, rows = np.unique(self.truth, return_inverse=True)
-        pred_labels, cols = np.unique(self.pred, return_inverse=True)
+        truth_labels, rows = unique_labels(self.truth)
+        pred_labels, cols = unique_labels(self.pred)
         return Table(
             rows=rows.astype(np.intp, copy=False),
             cols=cols.astype(np.intp, copy=False),

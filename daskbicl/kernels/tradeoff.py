@@ -266,7 +266,10 @@ def get_index(index) -> WeightedIndex:
 
 def unit(name: str, value) -> np.ndarray:
     """``value`` as float64, checked finite and within [0, 1]."""
-    arr = np.asarray(value, dtype=np.float64)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name} must be a number (or an array of numbers) within [0, 1], got {value!r:.60}") from None
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
         raise InputError(f"{name} must be finite and within [0, 1]")
     return arr

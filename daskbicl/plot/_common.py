@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, store_failure
 from ..kernels.tradeoff import INDEX_RECORDS
 
 __all__ = ["legend_below", "new_axes", "panel_grid", "place_labels", "save"]
@@ -153,6 +154,12 @@ def save(fig, path, *, dpi: int = 150, **kwargs) -> Path:
     fmt = _FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise InputError(f"cannot tell the image format of {str(path)!r}: use a .png, .svg or .pdf suffix")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format=fmt, dpi=dpi, **kwargs)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(tmp, format=fmt, dpi=dpi, **kwargs)
+        os.replace(tmp, path)  # a failed write (disk full) never leaves half a figure at path
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise store_failure(exc, doing="write", store=str(path)) from None
     return path

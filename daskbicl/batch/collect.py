@@ -1,0 +1,269 @@
+"""Collect a batch's computed tables and record them: per measure, under the fingerprints of what was read.
+
+:func:`run_pairs` submits every table of every pair in one ``client.compute``
+call (the pairs share the stores' chunk-reading tasks) and collects them as
+they complete.  When all the tables of a pair are in:
+
+* the pair's stores are **fingerprinted again** (each store once for all the
+  pairs that completed together); a store whose fingerprint differs from
+  the one taken when the run was planned changed while it was being read, so
+  nothing of that pair is recorded: it is a failure saying so, and the next
+  run scores the new content.  A result is never filed under the
+  fingerprint of other bytes;
+* each **measure** is finalized from the tables it needs; the measures that
+  succeed are committed in one transaction even when another measure of the
+  pair fails (a failed table, a worker killed for memory, a finalize
+  error), and the failed ones are recorded as one failure row naming them;
+* the cluster is **watched** (:func:`daskbicl.scheduling.wait_watched`): a
+  lost scheduler, or no worker for ``daskbicl.worker_timeout``, ends the run
+  with an :class:`~daskbicl.errors.InfrastructureError` (exit status 3) and
+  the pairs in flight are *not* recorded as failures (they were not tried
+  to the end); committed pairs stay.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from ..errors import DaskbiclError, InfrastructureError, WorkerKilledError
+from ..scheduling import infrastructure_failure, wait_watched, worker_memory
+from .fingerprint import fingerprint_stores
+from .manifest import Request, params_key, stored_params
+from .results import ResultsDB, flatten
+
+__all__ = ["State", "Submitted", "run_pairs"]
+
+
+@dataclass
+class Submitted:
+    """One pair's graphs: ``graphs[(i, key)]`` is table ``key`` of ``prepared[i]``'s plan."""
+
+    job: object  # runner.PairJob
+    graphs: dict
+    prepared: list  # [(Request, ScorePlan)]
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A table that could not be computed, and why."""
+
+    reason: str
+
+
+def reason_of(exc: BaseException) -> str:
+    """The one-line reason recorded for a failure."""
+    from ..errors import one_line
+
+    if isinstance(exc, DaskbiclError):
+        return one_line(exc)
+    return f"{type(exc).__name__}: {one_line(exc) or repr(exc)}"
+
+
+def _failure_reason(exc: BaseException, job) -> str:
+    """The reason a table failed; a read error raised by a store's chunk reader names the pair's side."""
+    text = reason_of(exc)
+    for role, path in (("truth", job.truth), ("pred", job.pred)):
+        prefix = f"cannot read {path} "
+        if text.startswith(prefix):
+            return f"cannot read {role} {path} " + text[len(prefix):]
+    return text
+
+
+class State:
+    """What a run has recorded so far.
+
+    A pair's failures are gathered (:meth:`fail`) until the pair is done
+    with (:meth:`settle`), then recorded and reported once, whatever the
+    number of ``[[pairs]]`` tables that asked for it.
+    """
+
+    def __init__(self, db: ResultsDB, run_id: str):
+        self.db, self.run_id = db, run_id
+        self.pending: dict[tuple[str, str], list[tuple[Request, str, tuple[str, ...] | None]]] = {}
+        self.failures: list[tuple[str, str, str]] = []
+        self.failed_pairs: set[tuple[str, str]] = set()
+        self.committed: set[tuple[str, str]] = set()
+        self.rows = self.tasks = 0
+
+    def fail(self, job, request: Request, reason: str, measures: tuple[str, ...] | None = None) -> None:
+        """Note a failure of ``measures`` of ``request`` (None: all of them) for ``job``'s pair."""
+        self.pending.setdefault((job.truth, job.pred), []).append((request, reason, measures))
+
+    def settle(self, job) -> None:
+        """Record the pair's failures, if any, as one failure (reasons joined)."""
+        problems = self.pending.pop((job.truth, job.pred), None)
+        if not problems:
+            return
+        reason = "; ".join(dict.fromkeys(reason for _, reason, _ in problems))
+        requests = list(dict.fromkeys(request for request, _, _ in problems))
+        if any(names is None and r.measures is None for r, _, names in problems):
+            measures = "*"
+        else:
+            names = [m for r, _, failed in problems for m in (failed if failed is not None else r.measures)]
+            measures = ",".join(dict.fromkeys(names))
+        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned)) for r in requests))
+        params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
+        self.db.record_failure(job.truth, job.pred, job.truth_fp, job.pred_fp, measures, params_text, reason,
+                               run_id=self.run_id)
+        self.failures.append((job.truth, job.pred, reason))
+        self.failed_pairs.add((job.truth, job.pred))
+
+    def commit(self, job, rows: list) -> None:
+        """Write the pair's scored rows (one transaction)."""
+        if rows:
+            self.rows += self.db.record_pair(job.truth, job.pred, job.truth_fp, job.pred_fp, rows,
+                                             run_id=self.run_id)
+            self.committed.add((job.truth, job.pred))
+
+
+def _finalize(plan, measures: list, tables: dict) -> tuple[dict, list[tuple[tuple[str, ...], str]]]:
+    """``({name: value}, [(names, reason)])``: every measure that can be finalized, and why the others cannot.
+
+    All together first (shared computations once); if that fails, one by one,
+    so one failing measure does not take the others with it.
+    """
+    if not measures:
+        return {}, []
+    try:
+        return dataclasses.replace(plan, measures=tuple(measures)).finalize(tables), []
+    except Exception:
+        if len(measures) == 1:
+            raise
+    values, failed = {}, []
+    for m in measures:
+        try:
+            values.update(dataclasses.replace(plan, measures=(m,)).finalize(tables))
+        except Exception as exc:
+            failed.append(((m.name,), reason_of(exc)))
+    return values, failed
+
+
+def _finish(state: State, sub: Submitted, tables: dict) -> None:
+    """Finalize every measure of a computed pair; commit those that succeed, record the others."""
+    job, rows = sub.job, []
+    for i, (request, plan) in enumerate(sub.prepared):
+        mine = {key: value for (j, key), value in tables.items() if j == i}
+        broken = {key: value.reason for key, value in mine.items() if isinstance(value, _Failed)}
+        usable, by_reason = [], {}
+        for m in plan.measures:
+            key = plan.keys.get(m.provider)
+            needs = [key] if key is not None else list(mine)  # an empty pred: the one table it has
+            reasons = [broken[k] for k in needs if k in broken]
+            if reasons:
+                by_reason.setdefault(reasons[0], []).append(m.name)
+            else:
+                usable.append(m)
+        try:
+            values, failed = _finalize(plan, usable, mine)
+        except Exception as exc:
+            values, failed = {}, [(tuple(m.name for m in usable), reason_of(exc))]
+        for reason, names in by_reason.items():
+            failed.append((tuple(names), reason))
+        for names, reason in failed:
+            whole = set(names) == {m.name for m in plan.measures}
+            state.fail(job, request, reason, None if whole else names)
+        for name, value in values.items():
+            key = params_key(stored_params(plan.params[name], request.unassigned))
+            rows.extend((m, key, v) for m, v in flatten(name, value))
+    state.commit(job, rows)
+    state.settle(job)
+
+
+def _changed(subs: list[Submitted], storage_options: dict) -> dict[int, str]:
+    """Index of each pair whose store changed since it was planned -> the reason (each store hashed once)."""
+    paths = list(dict.fromkeys(p for s in subs for p in (s.job.truth, s.job.pred)))
+    now = fingerprint_stores(paths, storage_options or None)
+    out = {}
+    for n, s in enumerate(subs):
+        problems = []
+        for role, path, before in (("truth", s.job.truth, s.job.truth_fp), ("pred", s.job.pred, s.job.pred_fp)):
+            info = now[path]
+            if info.error:
+                problems.append(f"{role} {path} was changed or removed while it was being scored ({info.error})")
+            elif info.fingerprint != before:
+                problems.append(f"{role} {path} changed while it was being scored (fingerprint {before} when the "
+                                f"run started, {info.fingerprint} after)")
+        if problems:
+            out[n] = "; ".join(problems) + "; nothing was recorded for this pair: run again to score what it holds now"
+    return out
+
+
+def _one(graph):
+    import dask
+
+    return graph if dask.is_dask_collection(graph) else dask.delayed(graph, traverse=True)
+
+
+def run_pairs(client, submitted: list[Submitted], state: State, *, storage_options: dict | None = None,
+              progress=None) -> None:
+    """Compute every submitted pair's tables on ``client`` and record each pair as it completes.
+
+    ``progress`` (optional) has ``update(failed: bool)`` and ``close()``.
+
+    Raises
+    ------
+    InfrastructureError
+        The scheduler was lost or had no worker for too long; the pairs in
+        flight are not recorded (see the module docstring).
+    """
+    slots = [(n, key) for n, sub in enumerate(submitted) for key in sub.graphs]
+    # a table may be a tuple of Delayed (several arrays): one Delayed each, so one future per table
+    graphs = [_one(submitted[n].graphs[key]) for n, key in slots]
+    keys: set = set()
+    for g in graphs:  # the stores' read tasks are shared: count each key once
+        keys.update(g.__dask_graph__().keys())
+    state.tasks = len(keys)
+    started, limit = time.time(), worker_memory(client)
+    futures = client.compute(graphs, optimize_graph=False)
+    owner: dict = {}
+    for future, slot in zip(futures, slots):
+        owner.setdefault(future.key, []).append(slot)
+    remaining = {n: set(sub.graphs) for n, sub in enumerate(submitted)}
+    tables: dict[int, dict] = {n: {} for n in range(len(submitted))}
+    pending = {f.key: f for f in futures}
+    try:
+        while pending:
+            done, _ = wait_watched(client, list(pending.values()), return_when="FIRST_COMPLETED")
+            complete = []
+            for future in done:
+                pending.pop(future.key, None)
+                try:
+                    value = future.result()
+                except BaseException as exc:  # the table's graph failed
+                    error = infrastructure_failure(client, exc, started, limit)
+                    if isinstance(error, InfrastructureError) and not isinstance(error, WorkerKilledError):
+                        raise error from None  # the cluster, not this pair: end the run
+                    if not isinstance(error, Exception):
+                        raise
+                    value = None
+                    failed = error
+                else:
+                    failed = None
+                for n, key in owner[future.key]:
+                    sub = submitted[n]
+                    tables[n][key] = _Failed(_failure_reason(failed, sub.job)) if failed is not None else value
+                    remaining[n].discard(key)
+                    if not remaining[n]:
+                        complete.append(n)
+                future.release()
+            if not complete:
+                continue
+            subs = [submitted[n] for n in complete]
+            changed = _changed(subs, storage_options or {})
+            for k, n in enumerate(complete):
+                sub = submitted[n]
+                if k in changed:
+                    for request, _ in sub.prepared:
+                        state.fail(sub.job, request, changed[k])
+                    state.settle(sub.job)
+                else:
+                    _finish(state, sub, tables.pop(n))
+                if progress is not None:
+                    progress.update(failed=(sub.job.truth, sub.job.pred) in state.failed_pairs)
+    finally:
+        if progress is not None:
+            progress.close()
+        for f in futures:
+            f.release()

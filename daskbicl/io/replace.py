@@ -1,0 +1,277 @@
+"""Where :func:`daskbicl.save` writes: checks before writing, a temporary sibling, the swap into place.
+
+Guarantees (docs/guide/failures.md), on a local path and on an fsspec URL:
+
+* everything that can be checked before writing is checked first: the
+  ``chunk`` argument, attributes that a Zarr store cannot hold, coordinates
+  of mixed types, an existing destination (refused without
+  ``overwrite=True``; with it, only a daskbicl store or an empty folder is
+  replaced, never another tool's data), a destination inside another Zarr
+  store;
+* the store is written into a hidden sibling (``.NAME.tmp-XXXX``) and moved
+  into place only once every chunk and the ``daskbicl_kind`` attribute are
+  written, so a failed or interrupted write (disk full, file size limit,
+  permission denied, Ctrl-C, SIGTERM) leaves the destination as it was:
+  absent, or the old store, untouched;
+* a failure becomes one :class:`~daskbicl.errors.StoreWriteError` naming the
+  store, and the variable and chunk when the failure is in one of them.
+
+Locally the swap is two renames (the old store moved aside, the new one
+moved in), so a reader sees the old store, the new one, or for an instant
+none.  On an object store (``s3://``, ``gs://``) a move is a copy: the new
+store is complete under its temporary name before the old one is moved
+aside, and if moving it into place fails the old store is moved back.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DaskbiclError, InputError, StoreError, one_line, store_failure
+from ..scheduling import active_client
+
+__all__ = ["check_chunk", "check_storable", "write_local", "write_remote"]
+
+KIND_ATTR = "daskbicl_kind"
+_METADATA = ("zarr.json", ".zgroup", ".zarray", ".zattrs")
+
+
+# --------------------------------------------------------------------------- checks before writing
+
+
+def check_chunk(chunk) -> int:
+    """``chunk`` is a positive integer (not a bool, a float or a string)."""
+    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral):
+        raise InputError(f"chunk must be a positive integer (labels per chunk), got {chunk!r}")
+    if chunk < 1:
+        raise InputError(f"chunk must be a positive integer (labels per chunk), got {chunk}")
+    return int(chunk)
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def check_storable(ds) -> None:
+    """Attributes and coordinates a Zarr store can hold, checked before anything is written."""
+    import pandas as pd
+
+    for owner, attrs in [("the Dataset", ds.attrs)] + [(f"variable {k!r}", v.attrs) for k, v in ds.variables.items()]:
+        for key, value in attrs.items():
+            if not isinstance(key, str):
+                raise InputError(f"cannot store {owner}: attribute name {key!r} is not a string")
+            try:
+                json.dumps(value, default=_jsonable, allow_nan=True)
+            except (TypeError, ValueError) as exc:
+                raise InputError(
+                    f"cannot store attribute {key!r} of {owner}: {type(value).__name__} values cannot be "
+                    f"written to a Zarr store ({one_line(exc)}); use numbers, strings, booleans or lists of them"
+                ) from None
+    for name in ds.coords:
+        values = ds[name].values if ds[name].dtype == object else None
+        if values is None:
+            continue
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
+        if inferred.startswith("mixed") or inferred in ("unknown-array", "complex"):
+            kinds = sorted({type(v).__name__ for v in values[:1000]})
+            raise InputError(
+                f"cannot store the {name!r} coordinates: they mix value types ({', '.join(kinds)}), which a "
+                "Zarr array cannot hold; convert them to one type (e.g. .astype(str))"
+            )
+
+
+def _store_above(path: Path) -> Path | None:
+    """The nearest folder above ``path`` that is a Zarr node, if any."""
+    for folder in path.parents:
+        if any((folder / name).is_file() for name in _METADATA):
+            return folder
+    return None
+
+
+def _check_replaceable(final: Path) -> None:
+    """``overwrite=True`` replaces a daskbicl store or an empty folder, nothing else."""
+    if not final.is_dir():
+        raise StoreError(f"{final} exists and is a file, not a daskbicl store; refusing to replace it")
+    if not any(final.iterdir()):
+        return
+    import zarr
+
+    try:
+        is_store = KIND_ATTR in zarr.open_group(str(final), mode="r").attrs
+    except Exception:
+        is_store = False
+    if not is_store:
+        raise StoreError(
+            f"{final} exists and is not a daskbicl store; overwrite=True only replaces a daskbicl "
+            "store (or an empty folder). Choose another path or remove it yourself."
+        )
+
+
+def _check_local(final: Path, overwrite: bool) -> None:
+    if final.exists() and not overwrite:
+        raise StoreError(f"{final} already exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    if final.exists():
+        _check_replaceable(final)
+    elif final.is_symlink():
+        raise StoreError(f"cannot write {final}: it is a broken symbolic link")
+    if not final.parent.exists():
+        raise StoreError(f"cannot write {final}: folder {final.parent} does not exist")
+    if not final.parent.is_dir():
+        raise StoreError(f"cannot write {final}: {final.parent} is a file, not a folder")
+    above = _store_above(final.absolute())
+    if above is not None:
+        raise StoreError(f"cannot write {final} inside the Zarr store {above}; choose a path outside it")
+
+
+# --------------------------------------------------------------------------- writing, then swapping into place
+
+
+def _place(exc: BaseException, tmp: str) -> dict:
+    """``variable``/``chunk`` of the file a write failed on (from the OSError's file name)."""
+    name = getattr(exc, "filename", None)
+    if not isinstance(name, str):
+        return {}
+    inside = name.replace(os.sep, "/").split(f"{os.path.basename(tmp)}/", 1)
+    if len(inside) != 2:
+        return {}
+    parts = inside[1].split("/")
+    if len(parts) >= 3 and parts[1] == "c":
+        chunk = ".".join(p.split(".")[0] for p in parts[2:] if p)
+        return {"variable": parts[0], "chunk": chunk.lstrip(".") or None}
+    if len(parts) >= 2:
+        return {"variable": parts[0]}
+    return {}
+
+
+def _failure(exc: BaseException, store: str, tmp: str) -> BaseException:
+    """A failure of the file system (an OSError: disk full, permission, ...) as a StoreWriteError.
+
+    Anything else passes through unchanged: a DaskbiclError already says
+    what is wrong, and an error raised by the user's own dask graph while it
+    was computed for writing is theirs.
+    """
+    if isinstance(exc, DaskbiclError) or not isinstance(exc, OSError):
+        return exc
+    return store_failure(exc, doing="write", store=store, **_place(exc, tmp))
+
+
+def remove_when_quiet(folder: Path, settle: float | None = None, timeout: float | None = None) -> None:
+    """Remove ``folder``, making sure no straggling writer re-creates it.
+
+    Writers can outlive the failure that stops a save: Zarr runs its I/O in a
+    thread of its own (an interrupted call goes on there), and on a
+    distributed cluster a chunk write already running on a worker cannot be
+    cancelled.  So the folder is removed again until it stays absent for
+    ``settle`` seconds (0.2 s locally, 0.5 s on a cluster), for at most
+    ``timeout`` seconds (5 s locally, 30 s on a cluster).
+    """
+    remote = active_client() is not None
+    settle = settle if settle is not None else (0.5 if remote else 0.2)
+    deadline = time.monotonic() + (timeout if timeout is not None else (30.0 if remote else 5.0))
+    shutil.rmtree(folder, ignore_errors=True)
+    while time.monotonic() < deadline:
+        time.sleep(settle)
+        if not folder.exists():
+            return
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def write_local(final: Path, write, overwrite: bool) -> str:
+    """Check ``final``, ``write(tmp)`` into a hidden sibling, and swap it into place.
+
+    ``write`` writes a complete store (``daskbicl_kind`` last) at the path it
+    is given.
+    """
+    _check_local(final, overwrite)
+    tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        write(str(tmp))
+        if final.exists():
+            old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:12]}"
+            os.replace(final, old)
+            try:
+                os.replace(tmp, final)
+            except BaseException:
+                os.replace(old, final)  # put the old store back
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+    except BaseException as exc:
+        remove_when_quiet(tmp)
+        raise _failure(exc, str(final), str(tmp)) from None
+    return str(final)
+
+
+def _remote_kind(fs, root: str):
+    """The ``daskbicl_kind`` attribute of the Zarr group at ``root`` (None when there is none)."""
+    for name in ("zarr.json", ".zattrs"):
+        try:
+            doc = json.loads(fs.cat_file(f"{root}/{name}"))
+        except FileNotFoundError:
+            continue
+        except ValueError:
+            return None
+        attrs = doc.get("attributes", {}) if name == "zarr.json" else doc
+        return attrs.get(KIND_ATTR) if isinstance(attrs, dict) else None
+    return None
+
+
+def write_remote(url: str, storage_options: dict | None, write, overwrite: bool) -> str:
+    """As :func:`write_local`, for an fsspec URL: a temporary sibling prefix, then moves."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    root = root.rstrip("/")
+    try:
+        exists = fs.exists(root)
+        if exists and fs.isfile(root):
+            raise StoreError(f"{url} exists and is a file, not a daskbicl store; refusing to replace it")
+        if exists and not overwrite:
+            raise StoreError(f"{url} already exists; pass overwrite=True to replace it")
+        if exists and fs.find(root) and _remote_kind(fs, root) is None:
+            raise StoreError(
+                f"{url} exists and is not a daskbicl store; overwrite=True only replaces a daskbicl store "
+                "(or an empty prefix). Choose another URL or remove it yourself."
+            )
+    except DaskbiclError:
+        raise
+    except Exception as exc:
+        raise store_failure(exc, doing="write", store=url) from None
+    parent, _, name = root.rpartition("/")
+    tmp = f"{parent}/.{name}.tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        write(fs.unstrip_protocol(tmp))
+        if exists and fs.find(root):
+            old = f"{parent}/.{name}.old-{uuid.uuid4().hex[:12]}"
+            fs.mv(root, old, recursive=True)
+            try:
+                fs.mv(tmp, root, recursive=True)
+            except BaseException:
+                if fs.exists(root):
+                    fs.rm(root, recursive=True)
+                fs.mv(old, root, recursive=True)  # put the old store back
+                raise
+            fs.rm(old, recursive=True)
+        else:
+            fs.mv(tmp, root, recursive=True)
+    except BaseException as exc:
+        try:
+            if fs.exists(tmp):
+                fs.rm(tmp, recursive=True)
+        except Exception:  # the failure to report is the first one
+            pass
+        raise _failure(exc, url, tmp) from None
+    return url
