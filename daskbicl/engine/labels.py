@@ -38,6 +38,7 @@ import pandas as pd
 from ..errors import LabelError
 from ..kernels.contingency import (
     DEFAULT_POLICY,
+    DENSE_CELLS,
     MAX_LABEL,
     POLICIES,
     DenseCounts,
@@ -46,10 +47,13 @@ from ..kernels.contingency import (
     check_policy,
     count_pairs,
     merge_pairs,
+    pair_keys,
+    sum_by,
 )
 
 __all__ = [
-    "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "encode_chunk", "merge_labelled",
+    "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "count_keys", "decode_pairs", "encode_chunk",
+    "merge_labelled", "rank_codes",
     "to_table", "unassigned_count",
 ]
 
@@ -177,6 +181,51 @@ def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     return _by_value(values, name)
 
 
+#: A chunk side is rank-coded from a sample of this many labels when the sample
+#: has at most :data:`_FEW` distinct labels (else it is hashed whole).
+_SAMPLE = 4096
+_FEW = 1024
+
+
+def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compact codes of one chunk of integer labels spread over a wide range: per-chunk rank factorisation.
+
+    The distinct labels of an evenly spaced sample are sorted, and every
+    label is looked up among them in a hash table
+    (``pandas.Index.get_indexer``): its code is its rank in the sample.
+    Labels the sample missed are factorised by hashing and get the codes
+    after those.  Exact whatever the sample; with few distinct labels (the
+    usual case: cluster ids that are hashes or database keys) it costs
+    about one pass over the chunk.  With many distinct labels the chunk is
+    hashed whole (``pandas.factorize``).
+
+    Examples
+    --------
+    >>> codes, uniques = rank_codes(np.array([7_000_007, 3, 7_000_007, 2**62]))
+    >>> uniques[codes].tolist() == [7_000_007, 3, 7_000_007, 2**62]
+    True
+    """
+    values = np.asarray(values).reshape(-1)
+    step = max(1, values.size // _SAMPLE)
+    sample = np.unique(values[::step])
+    if sample.size > _FEW:
+        codes, uniques = pd.factorize(values)
+        return codes, np.asarray(uniques)
+    codes = pd.Index(sample).get_indexer(values)
+    missed = codes < 0
+    if not missed.any():
+        return codes, sample
+    more_codes, more = pd.factorize(values[missed])
+    codes[missed] = more_codes + sample.size
+    return codes, np.concatenate([sample, np.asarray(more, dtype=sample.dtype)])
+
+
+def count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys, counts)`` by hashing (``pandas.factorize`` + ``np.bincount``): linear time, no sort."""
+    codes, uniques = pd.factorize(keys)
+    return np.asarray(uniques), np.bincount(codes, minlength=len(uniques))
+
+
 def encode_chunk(values, name: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Integer codes of one chunk of labels, and the label of each code (or None).
 
@@ -195,12 +244,10 @@ def encode_chunk(values, name: str) -> tuple[np.ndarray, np.ndarray | None]:
     values = np.asarray(values).reshape(-1)
     kind = values.dtype.kind
     if kind in "iu":
-        if values.size == 0:
-            return values.astype(np.int64), None
-        if kind == "u" and values.dtype.itemsize == 8 and int(values.max()) > MAX_LABEL:
+        # Integers are their own codes; the counting kernel finds their range
+        # (and the unassigned negatives) itself, in one pass per side.
+        if kind == "u" and values.dtype.itemsize == 8 and values.size and int(values.max()) > MAX_LABEL:
             return _factorize(values, name)
-        if kind == "i" and int(values.min()) < 0:
-            return np.maximum(values, -1), None
         return values, None
     if kind in "V":
         raise LabelError(f"{name} has dtype {values.dtype} (raw records), which cannot hold labels")
@@ -219,7 +266,7 @@ def count_labels(truth, pred, names: tuple[str, str]) -> PairCounts | DenseCount
     """Count the label pairs of one chunk of any label types (see the module docs)."""
     ct, ut = encode_chunk(truth, names[0])
     cp, up = encode_chunk(pred, names[1])
-    pairs = count_pairs(ct, cp, names, unassigned=True)
+    pairs = count_pairs(ct, cp, names, unassigned=True, factorize=rank_codes, count_keys=count_keys)
     if ut is None and up is None:
         return pairs
     pairs = pairs.to_pairs()
@@ -228,6 +275,31 @@ def count_labels(truth, pred, names: tuple[str, str]) -> PairCounts | DenseCount
         pairs.pred if up is None else _labels_of(pairs.pred, up),
         pairs.count,
     )
+
+
+def _decoded_side(codes: np.ndarray, table: np.ndarray | None, name: str) -> np.ndarray:
+    """Labels of the codes a stored label array was counted as (:mod:`daskbicl.codes`)."""
+    if table is None:
+        return codes
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= table.size):
+        bad = int(codes.max()) if codes.size and int(codes.max()) >= table.size else int(codes.min())
+        raise LabelError(f"{name} holds the code {bad}, which has no label value (the store lists {table.size})")
+    labels = table[codes]
+    if table.dtype.kind in "iu":
+        return labels.astype(np.int64, copy=False)
+    if table.dtype != object:  # floats, bools: Python objects, NaN as None, as a factorised chunk gives them
+        labels = labels.astype(object)
+        labels[pd.isna(labels)] = None
+    return labels
+
+
+def decode_pairs(pairs: PairCounts | DenseCounts, tables, names) -> PairCounts | DenseCounts:
+    """Pair counts of codes with the label values put back (``tables``: per side, the label of each code or None)."""
+    if all(t is None for t in tables):
+        return pairs
+    p = pairs.to_pairs()
+    return PairCounts(_decoded_side(p.truth, tables[0], names[0]), _decoded_side(p.pred, tables[1], names[1]),
+                      p.count)
 
 
 def _is_object(part, side: str) -> bool:
@@ -242,6 +314,45 @@ def _as_object(labels: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Merges of more pairs than this hash their pair keys instead of sorting them.
+_HASH_MERGE = 1 << 15
+
+
+def _dense_fits(parts) -> bool:
+    """All parts dense, and their sum a dense table of at most ``DENSE_CELLS`` cells."""
+    if not all(isinstance(p, DenseCounts) for p in parts):
+        return False
+    rows = max(p.truth_hi for p in parts) - min(p.truth_lo for p in parts) + 1
+    cols = max(p.pred_hi for p in parts) - min(p.pred_lo for p in parts) + 1
+    return rows * cols <= DENSE_CELLS
+
+
+def _merge_integers(parts) -> PairCounts | DenseCounts:
+    """Merge integer-labelled parts: dense tables by addition, many pairs by hashing their keys."""
+    size = sum(p.table.size if isinstance(p, DenseCounts) else p.count.size for p in parts)
+    if size <= _HASH_MERGE or _dense_fits(parts):
+        return merge_pairs(*parts)
+    pairs = [p.to_pairs() for p in parts]
+    truth = np.concatenate([p.truth for p in pairs])
+    pred = np.concatenate([p.pred for p in pairs])
+    count = np.concatenate([p.count for p in pairs])
+    if count.size == 0:
+        return PairCounts(truth, pred, count)
+    t_lo, t_hi, p_lo, p_hi = int(truth.min()), int(truth.max()), int(pred.min()), int(pred.max())
+    width_p = p_hi - p_lo + 1
+    if (t_hi - t_lo + 1) * width_p <= MAX_LABEL:
+        keys, distinct = pd.factorize(pair_keys(truth, t_lo, width_p, pred, p_lo))
+        distinct = np.asarray(distinct)
+        return PairCounts(distinct // width_p + t_lo, distinct % width_p + p_lo,
+                          sum_by(keys, count, distinct.size))
+    t_codes, t_labels = pd.factorize(truth)
+    p_codes, p_labels = pd.factorize(pred)
+    keys, distinct = pd.factorize(t_codes.astype(np.int64) * len(p_labels) + p_codes)
+    distinct = np.asarray(distinct)
+    return PairCounts(np.asarray(t_labels)[distinct // len(p_labels)], np.asarray(p_labels)[distinct % len(p_labels)],
+                      sum_by(keys, count, distinct.size))
+
+
 def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
     """:func:`~daskbicl.kernels.contingency.merge_pairs` for parts that may carry label values.
 
@@ -250,7 +361,7 @@ def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts
     """
     objects = {side: any(_is_object(p, side) for p in parts) for side in ("truth", "pred")}
     if not any(objects.values()):
-        return merge_pairs(*parts)
+        return _merge_integers(parts)
     pairs = [p.to_pairs() for p in parts]
     coded: dict[str, np.ndarray] = {}
     uniques: dict[str, np.ndarray] = {}
@@ -310,6 +421,17 @@ def _compact(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, distinct
 
 
+def _table(pairs: PairCounts | DenseCounts) -> Table:
+    """``pairs.to_table()``; integer pairs are compacted by hashing (``pandas.factorize(sort=True)``,
+    the same codes as ``np.unique``'s inverse, without sorting every pair)."""
+    if isinstance(pairs, DenseCounts) or pairs.truth.dtype == object or pairs.pred.dtype == object:
+        return pairs.to_table()
+    rows, truth_labels = pd.factorize(pairs.truth, sort=True)
+    cols, pred_labels = pd.factorize(pairs.pred, sort=True)
+    return Table(rows.astype(np.intp, copy=False), cols.astype(np.intp, copy=False),
+                 pairs.count.astype(np.int64, copy=False), np.asarray(truth_labels), np.asarray(pred_labels))
+
+
 def to_table(pairs: PairCounts | DenseCounts, policy: str = DEFAULT_POLICY,
              names: tuple[str, str] = ("truth labels", "pred labels")) -> Table:
     """The contingency :class:`Table` of merged counts, under the unassigned ``policy``.
@@ -327,7 +449,7 @@ def to_table(pairs: PairCounts | DenseCounts, policy: str = DEFAULT_POLICY,
     policy = check_policy(policy)
     n_t, n_p = unassigned_count(pairs)
     if not (n_t or n_p):
-        return pairs.to_table()
+        return _table(pairs)
     if policy == "error":
         parts = [f"{name} has {n:,} unassigned {'entry' if n == 1 else 'entries'}"
                  for name, n in zip(names, (n_t, n_p)) if n]
