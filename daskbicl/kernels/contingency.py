@@ -297,29 +297,47 @@ def _np_count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(keys, return_counts=True)
 
 
-def pair_keys(t: np.ndarray, t_lo: int, width_p: int, p: np.ndarray, p_lo: int) -> np.ndarray:
-    """``(t - t_lo)·width_p + (p - p_lo)`` as int64, in one new array, without intermediate overflow.
+def pair_keys(t: np.ndarray, t_lo: int, width_p: int, p: np.ndarray, p_lo: int, out=None) -> np.ndarray:
+    """``(t - t_lo)·width_p + (p - p_lo)`` as int64 (into ``out`` when given), without intermediate overflow.
 
     ``t - t_lo < width_t`` and the key ends in ``[0, width_t·width_p)``;
     ``p_lo`` is subtracted before ``p`` is added, so the partial value stays
-    above ``-(2**63 - 1)`` even for labels near ``2**63``.
+    above ``-(2**63 - 1)`` even for labels near ``2**63``.  8-byte labels
+    are read through an int64 view (unsigned ones were checked to be at most
+    ``2**63 - 1``); narrower ones are widened inside the arithmetic.
     """
-    if t.dtype.itemsize < 8:
-        key = t.astype(np.int64)
-        if t_lo:
-            key -= t_lo
+    if t.dtype.itemsize == 8:
+        t = t.view(np.int64)
+    if p.dtype.itemsize == 8:
+        p = p.view(np.int64)
+    if t_lo:
+        key = np.subtract(t, t_lo, out=out, dtype=np.int64)
         key *= width_p
     else:
-        t64 = t.view(np.int64)  # int64, or uint64 labels already checked to be <= 2**63 - 1
-        if t_lo:
-            key = t64 - t_lo
-            key *= width_p
-        else:
-            key = t64 * width_p
+        key = np.multiply(t, width_p, out=out, dtype=np.int64)
     if p_lo:
         key -= p_lo
-    key += p if p.dtype.itemsize < 8 else p.view(np.int64)
+    key += p
     return key
+
+
+#: Dense counting works through a chunk in blocks of at least this many labels, so
+#: the int64 keys stay in cache and no chunk-sized temporary is allocated.
+_BLOCK = 1 << 18
+
+
+def _dense_table(t: np.ndarray, t_lo: int, width_t: int, p: np.ndarray, p_lo: int, width_p: int) -> np.ndarray:
+    """The dense ``width_t·width_p`` count table of a chunk: a bincount of its pair keys, block by block."""
+    cells = width_t * width_p
+    block = max(_BLOCK, 8 * cells)  # adding a block's table costs at most 1/8 of making its keys
+    if t.size <= block:
+        return np.bincount(pair_keys(t, t_lo, width_p, p, p_lo), minlength=cells)
+    out = np.zeros(cells, dtype=np.int64)
+    buffer = np.empty(block, dtype=np.int64)
+    for start in range(0, t.size, block):
+        ts, ps = t[start : start + block], p[start : start + block]
+        out += np.bincount(pair_keys(ts, t_lo, width_p, ps, p_lo, out=buffer[: ts.size]), minlength=cells)
+    return out
 
 
 def count_pairs(
@@ -374,8 +392,7 @@ def count_pairs(
             side.find_lo()
     (t, p) = sides
     if t.width() * p.width() <= budget:
-        key = pair_keys(t.values, t.lo, p.width(), p.values, p.lo)
-        counts = np.bincount(key, minlength=t.width() * p.width())
+        counts = _dense_table(t.values, t.lo, t.width(), p.values, p.lo, p.width())
         return DenseCounts(t.lo, p.lo, counts.astype(np.int64, copy=False).reshape(t.width(), p.width()))
     # Sparse: compact the sides spread over a range wider than the chunk, then count
     # the pairs densely if they now fit, else count the distinct pair keys.
@@ -383,8 +400,7 @@ def count_pairs(
         if side.width() > max(truth.size, 1 << 12):
             side.compact(factorize)
     if t.width() * p.width() <= budget:
-        key = pair_keys(t.values, t.lo, p.width(), p.values, p.lo)
-        table = np.bincount(key, minlength=t.width() * p.width())
+        table = _dense_table(t.values, t.lo, t.width(), p.values, p.lo, p.width())
         nz = np.flatnonzero(table)
         keys, cnt = nz, table[nz]
     else:
