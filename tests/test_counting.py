@@ -137,3 +137,26 @@ def test_spread_labels_score_exactly_like_compact_ones(spread):
     w, wp = rng.integers(0, 5, 700), rng.integers(0, 6, 700)
     f = SPREADS[spread]  # increasing: the tables keep their order, so the scores agree to the last bit
     assert daskbicl.score((f(z), f(w)), (f(zp), f(wp))) == daskbicl.score((z, w), (zp, wp))
+
+
+STRINGS = ["", "a", "a\x00", "ab", "é", "cluster_007", "x" * 15, "y" * 16,
+           "a long label that numpy keeps outside the element " * 2, "ß-cell"]
+
+
+@pytest.mark.parametrize("fold", [None, 0])
+def test_string_dtype_words_give_exact_codes(monkeypatch, fold):
+    """StringDType chunks are coded by their stored words; fold=0 makes every key collide on the
+    second word alone, so only the first-word check keeps the codes exact."""
+    if fold is not None:
+        monkeypatch.setattr(L, "_FOLD", np.uint64(fold))
+    rng = np.random.default_rng(7)
+    words = np.array(STRINGS, dtype=object)[rng.integers(0, len(STRINGS), 30_000)]
+    words[rng.integers(0, 30_000, 5)] = "rare, missed by the sample"
+    arr = words.astype(np.dtypes.StringDType())
+    # equal long strings stored apart (two arrays' arenas) are one label
+    arr = np.concatenate([arr[:15_000], words[15_000:].astype(np.dtypes.StringDType())])
+    codes, uniques = L.encode_chunk(arr, "t")
+    assert uniques.dtype == object and len(set(uniques.tolist())) == uniques.size
+    np.testing.assert_array_equal(uniques[codes], words)
+    pred = rng.integers(0, 4, words.size)
+    assert _counter(L.count_labels(arr, pred, ("t", "p"))) == Counter(zip(words.tolist(), pred.tolist()))

@@ -143,6 +143,83 @@ def _factorize_fixed_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] 
     return _hashed_codes(values, values.view(np.uint32).reshape(values.size, width))
 
 
+#: An odd 64-bit multiplier folding the two words of a StringDType element into one key.
+_FOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _string_words(values: np.ndarray) -> np.ndarray | None:
+    """The 16 bytes numpy's ``StringDType`` keeps per element, as an ``(n, 2)`` uint64 view (no copy).
+
+    A short string (up to 15 bytes) is kept inside those bytes with its
+    length; a longer one as the place of its bytes and its length.  Either
+    way equal words mean equal strings (the converse need not hold: equal
+    long strings stored apart have different words), which is all
+    :func:`_factorize_string_dtype` relies on.
+    """
+    if values.dtype.itemsize != 16 or not values.flags.c_contiguous or np.dtype(np.intp).itemsize != 8:
+        return None
+    buffer = (ctypes.c_char * (values.size * 16)).from_address(values.ctypes.data)
+    return np.frombuffer(memoryview(buffer), dtype=np.uint64).reshape(values.size, 2)
+
+
+def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Factorise ``StringDType`` strings by the words that store them, without making Python strings.
+
+    The two words of each element are folded into one 64-bit key
+    (``w0·odd + w1``, modulo 2**64).  The distinct keys of an evenly spaced
+    sample get codes through a multiply-shift hash that is one-to-one on
+    them (as :func:`rank_codes` does for integers), and each element is
+    checked against the sample element its code stands for: equal keys and
+    equal first words mean equal second words, so a code only ever groups
+    identical words.  Elements the sample does not cover are factorised by
+    value.  The few distinct stored forms are finally turned into strings
+    and merged by value, so equal strings stored apart get one code.
+    """
+    if values.size < _SMALL or hasattr(values.dtype, "na_object"):
+        return None
+    values = np.ascontiguousarray(values)
+    words = _string_words(values)
+    if words is None:
+        return None
+    step = max(1, values.size // _SAMPLE)
+    sampled = words[::step]
+    keys, first = np.unique(sampled[:, 0] * _FOLD + sampled[:, 1], return_index=True)
+    found = _slot_hash(keys) if keys.size <= _FEW else None
+    if found is None:
+        return None
+    mult, shift, table = found
+    first_words = sampled[first, 0]
+    codes = np.empty(values.size, dtype=np.int16 if keys.size < 1 << 15 else np.int32)
+    table = table.astype(codes.dtype)
+    size = min(values.size, _LOOKUP_BLOCK)
+    key, slot, check = (np.empty(size, dtype=np.uint64) for _ in range(3))
+    good, same = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
+    for start in range(0, values.size, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, values.size)
+        m = stop - start
+        w0, w1 = words[start:stop, 0], words[start:stop, 1]
+        k = np.multiply(w0, _FOLD, out=key[:m])
+        k += w1
+        sl = np.multiply(k, mult, out=slot[:m])
+        sl >>= shift
+        block = codes[start:stop]
+        table.take(sl.view(np.intp), out=block, mode="clip")
+        np.equal(keys.take(block, out=check[:m], mode="clip"), k, out=good[:m])
+        np.equal(first_words.take(block, out=check[:m], mode="clip"), w0, out=same[:m])
+        good[:m] &= same[:m]
+        if not good[:m].all():
+            block[~good[:m]] = -1
+    strings = values[first * step].astype(object)
+    missed = codes < 0
+    if missed.any():
+        codes = codes.astype(np.int64)
+        more_codes, more = pd.factorize(values[missed].astype(object))
+        codes[missed] = more_codes + strings.size
+        strings = np.concatenate([strings, np.asarray(more, dtype=object)])
+    merged, uniques = pd.factorize(strings)
+    return merged[codes].astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
+
+
 def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Factorise numpy's variable-width strings (``StringDType``, what Zarr string arrays read as).
 
@@ -171,7 +248,8 @@ def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Codes (-1: unassigned) and the label of each code, for any non-integer labels."""
     kind = values.dtype.kind
     if kind in "UT":
-        fast = _factorize_fixed_width(values) if kind == "U" else _factorize_variable_width(values)
+        fast = _factorize_fixed_width(values) if kind == "U" else (
+            _factorize_string_dtype(values) or _factorize_variable_width(values))
         if fast is not None:
             return fast
     if kind in "UST":  # new Python strings, all distinct objects: pandas hashes them ~3x faster than numpy's
@@ -187,17 +265,43 @@ _SAMPLE = 4096
 _FEW = 1024
 
 
+#: Odd 64-bit multipliers tried for a multiply-shift hash that is one-to-one on a sample's labels.
+_MULTIPLIERS = np.random.default_rng(0xC0DE5).integers(1, 2**63, 8, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def _slot_hash(sample: np.ndarray) -> tuple[np.uint64, np.uint64, np.ndarray] | None:
+    """``(multiplier, shift, slot -> code table)`` of a multiply-shift hash one-to-one on ``sample``.
+
+    ``(x·multiplier mod 2**64) >> shift`` maps each distinct sorted sample
+    label to its own slot; the table gives its rank (-1: no label).  A
+    random odd multiplier is one-to-one on k labels in k² slots more than
+    half the time, so a few tries with at most 2k² slots find one.
+    """
+    k = sample.size
+    lo = max(1, int(np.ceil(np.log2(k))) + 1)
+    for bits in range(lo, min(max(lo, int(np.ceil(np.log2(k * k))) + 2), 22) + 1):
+        shift = np.uint64(64 - bits)
+        for mult in _MULTIPLIERS:
+            slots = (sample * mult) >> shift
+            if np.unique(slots).size == k:
+                table = np.full(1 << bits, -1, dtype=np.intp)
+                table[slots.astype(np.intp)] = np.arange(k)
+                return mult, shift, table
+    return None
+
+
 def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Compact codes of one chunk of integer labels spread over a wide range: per-chunk rank factorisation.
 
-    The distinct labels of an evenly spaced sample are sorted, and every
-    label is looked up among them in a hash table
-    (``pandas.Index.get_indexer``): its code is its rank in the sample.
-    Labels the sample missed are factorised by hashing and get the codes
-    after those.  Exact whatever the sample; with few distinct labels (the
-    usual case: cluster ids that are hashes or database keys) it costs
-    about one pass over the chunk.  With many distinct labels the chunk is
-    hashed whole (``pandas.factorize``).
+    The distinct labels of an evenly spaced sample are sorted, and each
+    label's code is its rank among them, found with a multiply-shift hash
+    that is one-to-one on the sample (two arithmetic passes and a table
+    lookup) and checked against the sample label it points to.  Labels the
+    sample missed are factorised by hashing (``pandas.factorize``) and get
+    the codes after those.  Exact whatever the sample; with few distinct
+    labels (cluster ids that are hashes or database keys) it costs a few
+    passes over the chunk.  With many distinct labels the chunk is hashed
+    whole.
 
     Examples
     --------
@@ -208,16 +312,50 @@ def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     values = np.asarray(values).reshape(-1)
     step = max(1, values.size // _SAMPLE)
     sample = np.unique(values[::step])
-    if sample.size > _FEW:
+    found = _slot_hash(sample.astype(np.uint64)) if sample.size <= _FEW and values.dtype.itemsize == 8 else None
+    if found is None:
         codes, uniques = pd.factorize(values)
         return codes, np.asarray(uniques)
-    codes = pd.Index(sample).get_indexer(values)
+    codes = _slot_codes(values, sample, *found)
     missed = codes < 0
     if not missed.any():
         return codes, sample
+    codes = codes.astype(np.int64)
     more_codes, more = pd.factorize(values[missed])
     codes[missed] = more_codes + sample.size
     return codes, np.concatenate([sample, np.asarray(more, dtype=sample.dtype)])
+
+
+#: Labels are looked up in blocks of this many, through scratch buffers that stay in cache.
+_LOOKUP_BLOCK = 1 << 16
+
+
+def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> np.ndarray:
+    """The rank of each label among ``sample`` (int16/int32), -1 for a label not in it.
+
+    Block by block: slot = multiply-shift hash, code = table[slot], and the
+    sample label at that code compared with the label (a label not in the
+    sample lands on another label's slot or an empty one, never its own).
+    """
+    n = values.size
+    dtype = np.int16 if sample.size < 1 << 15 else np.int32
+    table = table.astype(dtype)
+    codes = np.empty(n, dtype=dtype)
+    u = values.view(np.uint64)
+    slots = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
+    check = np.empty(slots.size, dtype=values.dtype)
+    differ = np.empty(slots.size, dtype=bool)
+    for start in range(0, n, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, n)
+        m = stop - start
+        s = np.multiply(u[start:stop], mult, out=slots[:m])
+        s >>= shift
+        block = codes[start:stop]
+        table.take(s.view(np.intp), out=block, mode="clip")
+        sample.take(block, out=check[:m], mode="clip")
+        if np.not_equal(check[:m], values[start:stop], out=differ[:m]).any():
+            block[differ[:m]] = -1
+    return codes
 
 
 def count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
