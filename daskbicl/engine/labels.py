@@ -31,6 +31,7 @@ object label arrays; :func:`to_table` counts them and applies the policy:
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -189,7 +190,7 @@ def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         return None
     mult, shift, table = found
     first_words = sampled[first, 0]
-    codes = np.empty(values.size, dtype=np.int16 if keys.size < 1 << 15 else np.int32)
+    codes: Any = np.empty(values.size, dtype=np.int16 if keys.size < 1 << 15 else np.int32)
     table = table.astype(codes.dtype)
     size = min(values.size, _LOOKUP_BLOCK)
     key, slot, check = (np.empty(size, dtype=np.uint64) for _ in range(3))
@@ -204,8 +205,8 @@ def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         sl >>= shift
         block = codes[start:stop]
         table.take(sl.view(np.intp), out=block, mode="clip")
-        np.equal(keys.take(block, out=check[:m], mode="clip"), k, out=good[:m])
-        np.equal(first_words.take(block, out=check[:m], mode="clip"), w0, out=same[:m])
+        np.equal(keys.take(block, axis=None, out=check[:m], mode="clip"), k, out=good[:m])
+        np.equal(first_words.take(block, axis=None, out=check[:m], mode="clip"), w0, out=same[:m])
         good[:m] &= same[:m]
         if not good[:m].all():
             block[~good[:m]] = -1
@@ -340,7 +341,7 @@ def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> n
     n = values.size
     dtype = np.int16 if sample.size < 1 << 15 else np.int32
     table = table.astype(dtype)
-    codes = np.empty(n, dtype=dtype)
+    codes: Any = np.empty(n, dtype=dtype)
     u = values.view(np.uint64)
     slots = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
     check = np.empty(slots.size, dtype=values.dtype)
@@ -352,7 +353,7 @@ def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> n
         s >>= shift
         block = codes[start:stop]
         table.take(s.view(np.intp), out=block, mode="clip")
-        sample.take(block, out=check[:m], mode="clip")
+        sample.take(block, axis=None, out=check[:m], mode="clip")
         if np.not_equal(check[:m], values[start:stop], out=differ[:m]).any():
             block[differ[:m]] = -1
     return codes
