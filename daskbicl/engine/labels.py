@@ -108,14 +108,14 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
     pointers = _addresses(values)
     if 2 * pd.unique(pointers[:_SMALL]).size > _SMALL:  # mostly distinct objects: identity does not help
         return _by_value(values, name)
-    by_address, addresses = pd.factorize(pointers)
+    by_address, addresses = rank_codes(pointers)  # addresses are spread integers: rank-coded
     if 2 * addresses.size > values.size:
         return _by_value(values, name)
     # The distinct objects themselves, from their addresses (``values`` holds a reference to each).
     distinct = np.empty(addresses.size, dtype=object)
     distinct[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in addresses]
     codes, uniques = _by_value(distinct, name)
-    return codes[by_address], uniques
+    return codes.take(by_address), uniques
 
 
 def _hashed_codes(values: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -190,8 +190,7 @@ def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         return None
     mult, shift, table = found
     first_words = sampled[first, 0]
-    codes: Any = np.empty(values.size, dtype=np.int16 if keys.size < 1 << 15 else np.int32)
-    table = table.astype(codes.dtype)
+    codes: Any = np.empty(values.size, dtype=np.intp)
     size = min(values.size, _LOOKUP_BLOCK)
     key, slot, check = (np.empty(size, dtype=np.uint64) for _ in range(3))
     good, same = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
@@ -218,7 +217,7 @@ def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         codes[missed] = more_codes + strings.size
         strings = np.concatenate([strings, np.asarray(more, dtype=object)])
     merged, uniques = pd.factorize(strings)
-    return merged[codes].astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
+    return merged.astype(np.int64, copy=False).take(codes), np.asarray(uniques, dtype=object)
 
 
 def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -257,7 +256,36 @@ def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
         return _by_value(values.astype(object), name)
     if kind == "O":
         return _factorize_objects(values, name)
+    if kind in "fbmM" and values.dtype.itemsize in (1, 2, 4, 8):
+        fast = _factorize_bits(values, name)
+        if fast is not None:
+            return fast
     return _by_value(values, name)
+
+
+def _factorize_bits(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Factorise fixed-width values (floats, bools, datetimes) by their bit patterns, then by value.
+
+    Equal bits are equal values, so the bit patterns are rank-coded like
+    spread integers (:func:`rank_codes`); the few distinct patterns are then
+    factorised by value, which merges the values stored with different
+    bits (0.0 and -0.0) and makes NaN unassigned.  None when there are many
+    distinct values (the by-value path is as fast then).
+    """
+    if values.size < _SMALL:
+        return None
+    flat = np.ascontiguousarray(values).reshape(-1)
+    bits = flat.view(f"u{flat.dtype.itemsize}")
+    bits = bits.view(np.int64) if flat.dtype.itemsize == 8 else bits.astype(np.int64)
+    step = max(1, bits.size // _SAMPLE)
+    if 2 * pd.unique(bits[::step][:_SMALL]).size > _SMALL:
+        return None
+    codes, patterns = rank_codes(bits)
+    if 2 * patterns.size > values.size:
+        return None
+    distinct = patterns.astype(f"u{flat.dtype.itemsize}").view(flat.dtype)
+    merged, uniques = _by_value(distinct, name)
+    return merged.take(codes), uniques
 
 
 #: A chunk side is rank-coded from a sample of this many labels when the sample
@@ -332,16 +360,14 @@ _LOOKUP_BLOCK = 1 << 16
 
 
 def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> np.ndarray:
-    """The rank of each label among ``sample`` (int16/int32), -1 for a label not in it.
+    """The rank of each label among ``sample`` (intp), -1 for a label not in it.
 
     Block by block: slot = multiply-shift hash, code = table[slot], and the
     sample label at that code compared with the label (a label not in the
     sample lands on another label's slot or an empty one, never its own).
     """
     n = values.size
-    dtype = np.int16 if sample.size < 1 << 15 else np.int32
-    table = table.astype(dtype)
-    codes: Any = np.empty(n, dtype=dtype)
+    codes: Any = np.empty(n, dtype=np.intp)
     u = values.view(np.uint64)
     slots = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
     check = np.empty(slots.size, dtype=values.dtype)
