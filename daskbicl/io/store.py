@@ -360,12 +360,6 @@ def save(
         Chunk length along ``row``/``col`` for in-memory data (dask-backed
         data keep their chunks).  Masks are chunked so that a chunk holds at
         most 16 MiB.
-
-    Notes
-    -----
-    Labels are stored as the smallest unsigned integer codes that tell
-    them apart plus a table of their values; every chunk carries a CRC32C
-    checksum.  See docs/guide/data-model.md ("Store format").
     progress : bool
         Show a progress bar on stderr while writing.
 
@@ -373,6 +367,12 @@ def save(
     -------
     str
         The path written.
+
+    Notes
+    -----
+    Labels are stored as the smallest unsigned integer codes that tell
+    them apart plus a table of their values; every chunk carries a CRC32C
+    checksum.  See the data model guide ("Store format").
     """
 
     ds = as_dataset(ds, "dataset to save")
