@@ -121,17 +121,30 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
 def _hashed_codes(values: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Exact codes of ``values`` from a ``(n, width)`` uint32 matrix that determines each value.
 
-    Each row of words is hashed into 64 bits with one vectorised product (a
-    weighted sum of the words modulo 2**64), the hashes are factorised as
-    integers, and every row is compared with its code's representative row:
-    the codes are exact, and a hash collision (two values, one hash) returns
-    None for the by-value path.
+    Each row of words is hashed into 64 bits (a weighted sum of the words
+    modulo 2**64), block by block so the rows stay in cache; the hashes are
+    rank-coded like spread integers (:func:`rank_codes`), and every row is
+    compared with its code's representative row, block by block: the codes
+    are exact, and a hash collision (two values, one hash) returns None for
+    the by-value path.
     """
-    hashed = words.astype(np.uint64) @ _WEIGHTS[: words.shape[1]]  # sum of word * odd weight, modulo 2**64
-    codes, hashes = pd.factorize(hashed)
+    n, width = words.shape
+    weights = _WEIGHTS[:width]
+    hashed = np.zeros(n, dtype=np.uint64)
+    column = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
+    for start in range(0, n, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, n)
+        h, c = hashed[start:stop], column[: stop - start]
+        for j in range(width):
+            np.multiply(words[start:stop, j], weights[j], out=c, dtype=np.uint64)
+            h += c
+    codes, hashes = rank_codes(hashed.view(np.int64))
     rep = _representatives(codes, hashes.size)
-    if not np.array_equal(words[rep][codes], words):
-        return None
+    rep_words = words[rep]
+    for start in range(0, n, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, n)
+        if not np.array_equal(rep_words.take(codes[start:stop], axis=0), words[start:stop]):
+            return None
     return codes.astype(np.int64, copy=False), values[rep].astype(object)
 
 
