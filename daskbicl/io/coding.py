@@ -135,16 +135,10 @@ def _union(*parts):
 
 
 def _sorted_values(distinct: np.ndarray, name: str) -> np.ndarray:
-    """Distinct labels sorted, as the array stored beside the codes."""
+    """Distinct labels sorted, as the array stored beside the codes (InputError for labels a store cannot hold)."""
     if distinct.dtype == object:
-        distinct = _object_values(distinct, name)
-    try:
-        order = np.argsort(distinct, kind="stable") if distinct.dtype != object else None
-    except TypeError:
-        order = None
-    if order is not None:
-        return distinct[order]
-    return np.asarray(sorted(distinct.tolist()), dtype=object)
+        distinct = _object_values(distinct, name)  # one type: strings, ints, floats or bools
+    return distinct[np.argsort(distinct, kind="stable")]
 
 
 def _codes_block(block: np.ndarray, values: np.ndarray, unassigned: int, dtype) -> np.ndarray:
@@ -156,11 +150,6 @@ def _codes_block(block: np.ndarray, values: np.ndarray, unassigned: int, dtype) 
     codes = where[local]
     codes[missing | (codes < 0)] = unassigned
     return codes.astype(dtype).reshape(np.shape(block))
-
-
-def _check_values(values: np.ndarray, name: str) -> np.ndarray:
-    """Values that a store can hold (raises InputError otherwise), sorted."""
-    return _sorted_values(values, name)
 
 
 def coded_labels(var: xr.DataArray, name: str, compute):
@@ -188,7 +177,7 @@ def coded_labels(var: xr.DataArray, name: str, compute):
     if found is None:
         return None
     distinct, has_missing = found
-    values = _check_values(distinct, name)
+    values = _sorted_values(distinct, name)
     unassigned = values.size if has_missing else None
     dtype = code_dtype(values.size + (1 if has_missing else 0))
     fill = values.size  # any code never used by a label
