@@ -9,6 +9,11 @@ in-memory labels:
                     rows and columns (whole arrays), the practical floor;
 * ``floor_chunk`` — the same bincount pass over 2**21-label chunks (faster:
                     the chunk's table stays in cache);
+* ``floor_2t``    — ``floor_chunk`` on two threads (the chunks shared by a
+                    thread pool), the floor with the same cores daskbicl uses;
+* ``spread``      — daskbicl on the same labels spread out (label k becomes
+                    k·1,000,003 + 7): the per-chunk rank coding, against the
+                    compact labels' time (``spread_vs_compact``);
 * ``sk_ari`` / ``sk_nmi`` — scikit-learn's ``adjusted_rand_score`` and
                     ``normalized_mutual_info_score`` on the row labels alone;
 * ``kron_cari``   — CARI built the way the reference R package builds it: an
@@ -19,7 +24,10 @@ in-memory labels:
                     matching then runs on the sparse table (the dense one would be
                     10**10 cells, 80 GB), against scikit-learn's ARI on rows alone;
 * ``zarr``        — daskbicl reading two Zarr stores of ``--zarr-size`` labels
-                    per axis out of core (peak RSS of a separate process).
+                    per axis out of core (peak RSS of a separate process):
+                    stores written by ``daskbicl.save`` (uint8 codes), and a
+                    plain ``to_zarr`` store of spread int64 pred labels (as
+                    another tool would write them).
 
 Run:  python benchmarks/partition.py               (full: ~5 minutes)
       python benchmarks/partition.py --quick       (seconds; what the test runs)
@@ -36,12 +44,29 @@ import tempfile
 import time
 
 import numpy as np
+import xarray as xr
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import machine, measure, print_table, versions  # noqa: E402
 
 import daskbicl  # noqa: E402
 from daskbicl.kernels.contingency import Table  # noqa: E402
+
+
+def bincount_floor_threads(t_rows, p_rows, t_cols, p_cols, h, chunk=1 << 21, threads=2):
+    """The chunked bincount pass with its chunks shared by ``threads`` threads (numpy releases the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def count(args):
+        t, p = args
+        return np.bincount(t * h + p, minlength=h * h)
+
+    out = []
+    with ThreadPoolExecutor(threads) as pool:
+        for t, p in ((t_rows, p_rows), (t_cols, p_cols)):
+            parts = [(t[i : i + chunk], p[i : i + chunk]) for i in range(0, len(t), chunk)]
+            out.append(sum(pool.map(count, parts)))
+    return out
 
 
 def bincount_floor(t_rows, p_rows, t_cols, p_cols, h, chunk=None):
@@ -88,10 +113,16 @@ def run_memory(size, clusters, sklearn_limit, repeat):
     ours = measure(daskbicl.score, (t_rows, t_cols), (p_rows, p_cols), repeat=repeat)
     floor = measure(bincount_floor, t_rows, p_rows, t_cols, p_cols, clusters, repeat=repeat)
     floor_c = measure(bincount_floor, t_rows, p_rows, t_cols, p_cols, clusters, 1 << 21, repeat=repeat)
+    floor_2 = measure(bincount_floor_threads, t_rows, p_rows, t_cols, p_cols, clusters, repeat=repeat)
+    spread = measure(daskbicl.score, tuple(x * 1_000_003 + 7 for x in (t_rows, t_cols)),
+                     tuple(x * 1_000_003 + 7 for x in (p_rows, p_cols)), repeat=repeat)
+    assert spread.result == ours.result  # an increasing relabelling: the same tables, the same scores
     row.update(
         daskbicl_s=fmt(ours.seconds), daskbicl_MB=fmt(ours.peak_mb, 0),
-        floor_s=fmt(floor.seconds), floor_chunk_s=fmt(floor_c.seconds),
+        floor_s=fmt(floor.seconds), floor_chunk_s=fmt(floor_c.seconds), floor_2t_s=fmt(floor_2.seconds),
         vs_floor=fmt(ours.seconds / floor.seconds, 2), vs_floor_chunk=fmt(ours.seconds / floor_c.seconds, 2),
+        vs_floor_2t=fmt(ours.seconds / floor_2.seconds, 2),
+        spread_s=fmt(spread.seconds), spread_vs_compact=fmt(spread.seconds / ours.seconds, 2),
     )
     if size <= sklearn_limit:
         ari = measure(adjusted_rand_score, t_rows, p_rows)
@@ -164,13 +195,18 @@ print(json.dumps({"seconds": seconds, "maxrss_mb": hwm_kb / 1024, "cari": s["car
 
 
 def run_zarr(size, clusters, folder, relabel=False):
-    """relabel=True spreads pred's labels (k -> k*1_000_003+7): every chunk then
-    takes the factorizing (sort) path instead of the bincount fast path."""
+    """relabel=True spreads pred's labels (k -> k*1_000_003+7) and writes them as int64 to a plain
+    to_zarr store: every pred chunk is then rank-coded before counting."""
     t0 = time.perf_counter()
     truth = daskbicl.random_partition(size, size, clusters, clusters, seed=5, chunk=1 << 22)
     tpath = daskbicl.save(truth, os.path.join(folder, "truth.zarr"), overwrite=True)
     pred = daskbicl.perturb(daskbicl.open(tpath), 0.1, seed=6, relabel=relabel)
-    ppath = daskbicl.save(pred, os.path.join(folder, "pred.zarr"), overwrite=True)
+    if relabel:  # as another tool would write them: int64 spread labels, a plain to_zarr store
+        ppath = os.path.join(folder, "pred-spread.zarr")
+        plain = xr.Dataset({v: (pred[v].dims, pred[v].data.astype(np.int64)) for v in ("row_labels", "col_labels")})
+        plain.to_zarr(ppath, mode="w", consolidated=False)
+    else:
+        ppath = daskbicl.save(pred, os.path.join(folder, "pred.zarr"), overwrite=True)
     gen = time.perf_counter() - t0
     out = subprocess.run([sys.executable, "-c", _CHILD, tpath, ppath], capture_output=True, text=True, check=True)
     res = json.loads(out.stdout)
@@ -179,7 +215,8 @@ def run_zarr(size, clusters, folder, relabel=False):
     )
     raw = 4 * size * 8
     return {
-        "labels/axis": f"{size:.0e}", "clusters": clusters, "pred labels": "spread" if relabel else "dense",
+        "labels/axis": f"{size:.0e}", "clusters": clusters,
+        "pred store": "plain to_zarr, spread int64" if relabel else "daskbicl.save (uint8 codes)",
         "raw int64 GB": fmt(raw / 1e9, 1),
         "on disk GB": fmt(disk / 1e9, 2), "generate_s": fmt(gen, 1), "score_s": fmt(res["seconds"], 2),
         "peak RSS MB": fmt(res["maxrss_mb"], 0), "cari": fmt(res["cari"], 6),
@@ -228,8 +265,11 @@ def main(argv=None):
 def run_in_memory(args):
     print("== all co-clustering measures vs peers (in memory; seconds, peak RSS increase in MB)")
     rows = [run_memory(int(s), h, args.sklearn_limit, args.repeat) for s in args.sizes for h in args.clusters]
-    print_table(rows, ["labels/axis", "clusters", "daskbicl_s", "floor_s", "floor_chunk_s", "vs_floor",
-                       "vs_floor_chunk", "daskbicl_MB", "sk_ari_s", "sk_nmi_s", "sk_ari_MB", "sk_ari_over_ours"])
+    print("floors: floor = one thread, whole arrays; floor_chunk = one thread, 2^21 chunks; "
+          "floor_2t = 2^21 chunks on two threads")
+    print_table(rows, ["labels/axis", "clusters", "daskbicl_s", "floor_s", "floor_chunk_s", "floor_2t_s", "vs_floor",
+                       "vs_floor_chunk", "vs_floor_2t", "spread_s", "spread_vs_compact", "daskbicl_MB", "sk_ari_s",
+                       "sk_nmi_s", "sk_ari_MB", "sk_ari_over_ours"])
 
     print(f"\n== CARI via an explicit Kronecker cell table (R package method), {args.kron_size:.0e} labels/axis")
     kron = [run_kron(int(args.kron_size), h) for h in (100, 1000)] if not args.quick else [run_kron(int(args.kron_size), 10)]

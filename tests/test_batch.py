@@ -162,8 +162,10 @@ def test_a_new_measure_or_parameter_scores_only_what_is_new(work, client):
 def test_each_store_is_read_once_whatever_the_number_of_pairs(work, client):
     from distributed import get_task_stream
 
+    from daskbicl.codes import coding_of
+
     truth = daskbicl.open(work / "truth.zarr")
-    names = {truth.row_labels.data.name, truth.col_labels.data.name}
+    names = {coding_of(truth.row_labels.data).codes.name, coding_of(truth.col_labels.data).codes.name}
     with get_task_stream(client) as stream:
         report = run_batch(manifest(work), work / "r.sqlite", client=client)
     assert report.scored == 4

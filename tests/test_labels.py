@@ -342,13 +342,18 @@ def test_string_labels_round_trip_through_a_store(tmp_path):
 
 @pytest.mark.parametrize("labels, message", [
     (np.array(["a", 3, "b"], dtype=object), "int labels such as 3"),
-    (np.array(["a", "", None], dtype=object), "empty string as a label"),
     (np.array([2**70, 1, 2], dtype=object), "do not fit a numpy integer array"),
 ])
 def test_labels_a_store_cannot_hold_are_refused_before_writing(tmp_path, labels, message):
     with pytest.raises(InputError, match=message):
         daskbicl.save(daskbicl.partition(labels, [0, 1]), tmp_path / "s.zarr")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_empty_string_is_a_label_distinct_from_unassigned_in_a_store(tmp_path):
+    labels = np.array(["a", "", None, ""], dtype=object)
+    back = daskbicl.open(daskbicl.save(daskbicl.partition(labels, [0, 1]), tmp_path / "s.zarr"))
+    assert back.row_labels.values.tolist() == ["a", "", None, ""]
 
 
 def test_python_object_labels_that_fit_are_stored_natively(tmp_path):

@@ -31,6 +31,7 @@ object label arrays; :func:`to_table` counts them and applies the policy:
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,7 @@ import pandas as pd
 from ..errors import LabelError
 from ..kernels.contingency import (
     DEFAULT_POLICY,
+    DENSE_CELLS,
     MAX_LABEL,
     POLICIES,
     DenseCounts,
@@ -46,10 +48,13 @@ from ..kernels.contingency import (
     check_policy,
     count_pairs,
     merge_pairs,
+    pair_keys,
+    sum_by,
 )
 
 __all__ = [
-    "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "encode_chunk", "merge_labelled",
+    "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "count_keys", "decode_pairs", "encode_chunk",
+    "merge_labelled", "rank_codes",
     "to_table", "unassigned_count",
 ]
 
@@ -103,30 +108,43 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
     pointers = _addresses(values)
     if 2 * pd.unique(pointers[:_SMALL]).size > _SMALL:  # mostly distinct objects: identity does not help
         return _by_value(values, name)
-    by_address, addresses = pd.factorize(pointers)
+    by_address, addresses = rank_codes(pointers)  # addresses are spread integers: rank-coded
     if 2 * addresses.size > values.size:
         return _by_value(values, name)
     # The distinct objects themselves, from their addresses (``values`` holds a reference to each).
     distinct = np.empty(addresses.size, dtype=object)
     distinct[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in addresses]
     codes, uniques = _by_value(distinct, name)
-    return codes[by_address], uniques
+    return codes.take(by_address), uniques
 
 
 def _hashed_codes(values: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Exact codes of ``values`` from a ``(n, width)`` uint32 matrix that determines each value.
 
-    Each row of words is hashed into 64 bits with one vectorised product (a
-    weighted sum of the words modulo 2**64), the hashes are factorised as
-    integers, and every row is compared with its code's representative row:
-    the codes are exact, and a hash collision (two values, one hash) returns
-    None for the by-value path.
+    Each row of words is hashed into 64 bits (a weighted sum of the words
+    modulo 2**64), block by block so the rows stay in cache; the hashes are
+    rank-coded like spread integers (:func:`rank_codes`), and every row is
+    compared with its code's representative row, block by block: the codes
+    are exact, and a hash collision (two values, one hash) returns None for
+    the by-value path.
     """
-    hashed = words.astype(np.uint64) @ _WEIGHTS[: words.shape[1]]  # sum of word * odd weight, modulo 2**64
-    codes, hashes = pd.factorize(hashed)
+    n, width = words.shape
+    weights = _WEIGHTS[:width]
+    hashed = np.zeros(n, dtype=np.uint64)
+    column = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
+    for start in range(0, n, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, n)
+        h, c = hashed[start:stop], column[: stop - start]
+        for j in range(width):
+            np.multiply(words[start:stop, j], weights[j], out=c, dtype=np.uint64)
+            h += c
+    codes, hashes = rank_codes(hashed.view(np.int64))
     rep = _representatives(codes, hashes.size)
-    if not np.array_equal(words[rep][codes], words):
-        return None
+    rep_words = words[rep]
+    for start in range(0, n, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, n)
+        if not np.array_equal(rep_words.take(codes[start:stop], axis=0), words[start:stop]):
+            return None
     return codes.astype(np.int64, copy=False), values[rep].astype(object)
 
 
@@ -137,6 +155,82 @@ def _factorize_fixed_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] 
         return None
     values = np.ascontiguousarray(values)
     return _hashed_codes(values, values.view(np.uint32).reshape(values.size, width))
+
+
+#: An odd 64-bit multiplier folding the two words of a StringDType element into one key.
+_FOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _string_words(values: np.ndarray) -> np.ndarray | None:
+    """The 16 bytes numpy's ``StringDType`` keeps per element, as an ``(n, 2)`` uint64 view (no copy).
+
+    A short string (up to 15 bytes) is kept inside those bytes with its
+    length; a longer one as the place of its bytes and its length.  Either
+    way equal words mean equal strings (the converse need not hold: equal
+    long strings stored apart have different words), which is all
+    :func:`_factorize_string_dtype` relies on.
+    """
+    if values.dtype.itemsize != 16 or not values.flags.c_contiguous or np.dtype(np.intp).itemsize != 8:
+        return None
+    buffer = (ctypes.c_char * (values.size * 16)).from_address(values.ctypes.data)
+    return np.frombuffer(memoryview(buffer), dtype=np.uint64).reshape(values.size, 2)
+
+
+def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Factorise ``StringDType`` strings by the words that store them, without making Python strings.
+
+    The two words of each element are folded into one 64-bit key
+    (``w0·odd + w1``, modulo 2**64).  The distinct keys of an evenly spaced
+    sample get codes through a multiply-shift hash that is one-to-one on
+    them (as :func:`rank_codes` does for integers), and each element is
+    checked against the sample element its code stands for: equal keys and
+    equal first words mean equal second words, so a code only ever groups
+    identical words.  Elements the sample does not cover are factorised by
+    value.  The few distinct stored forms are finally turned into strings
+    and merged by value, so equal strings stored apart get one code.
+    """
+    if values.size < _SMALL or hasattr(values.dtype, "na_object"):
+        return None
+    values = np.ascontiguousarray(values)
+    words = _string_words(values)
+    if words is None:
+        return None
+    step = max(1, values.size // _SAMPLE)
+    sampled = words[::step]
+    keys, first = np.unique(sampled[:, 0] * _FOLD + sampled[:, 1], return_index=True)
+    found = _slot_hash(keys) if keys.size <= _FEW else None
+    if found is None:
+        return None
+    mult, shift, table = found
+    first_words = sampled[first, 0]
+    codes: Any = np.empty(values.size, dtype=np.intp)
+    size = min(values.size, _LOOKUP_BLOCK)
+    key, slot, check = (np.empty(size, dtype=np.uint64) for _ in range(3))
+    good, same = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
+    for start in range(0, values.size, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, values.size)
+        m = stop - start
+        w0, w1 = words[start:stop, 0], words[start:stop, 1]
+        k = np.multiply(w0, _FOLD, out=key[:m])
+        k += w1
+        sl = np.multiply(k, mult, out=slot[:m])
+        sl >>= shift
+        block = codes[start:stop]
+        table.take(sl.view(np.intp), out=block, mode="clip")
+        np.equal(keys.take(block, axis=None, out=check[:m], mode="clip"), k, out=good[:m])
+        np.equal(first_words.take(block, axis=None, out=check[:m], mode="clip"), w0, out=same[:m])
+        good[:m] &= same[:m]
+        if not good[:m].all():
+            block[~good[:m]] = -1
+    strings = values[first * step].astype(object)
+    missed = codes < 0
+    if missed.any():
+        codes = codes.astype(np.int64)
+        more_codes, more = pd.factorize(values[missed].astype(object))
+        codes[missed] = more_codes + strings.size
+        strings = np.concatenate([strings, np.asarray(more, dtype=object)])
+    merged, uniques = pd.factorize(strings)
+    return merged.astype(np.int64, copy=False).take(codes), np.asarray(uniques, dtype=object)
 
 
 def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -167,14 +261,147 @@ def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     """Codes (-1: unassigned) and the label of each code, for any non-integer labels."""
     kind = values.dtype.kind
     if kind in "UT":
-        fast = _factorize_fixed_width(values) if kind == "U" else _factorize_variable_width(values)
+        fast = _factorize_fixed_width(values) if kind == "U" else (
+            _factorize_string_dtype(values) or _factorize_variable_width(values))
         if fast is not None:
             return fast
     if kind in "UST":  # new Python strings, all distinct objects: pandas hashes them ~3x faster than numpy's
         return _by_value(values.astype(object), name)
     if kind == "O":
         return _factorize_objects(values, name)
+    if kind in "fbmM" and values.dtype.itemsize in (1, 2, 4, 8):
+        fast = _factorize_bits(values, name)
+        if fast is not None:
+            return fast
     return _by_value(values, name)
+
+
+def _factorize_bits(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Factorise fixed-width values (floats, bools, datetimes) by their bit patterns, then by value.
+
+    Equal bits are equal values, so the bit patterns are rank-coded like
+    spread integers (:func:`rank_codes`); the few distinct patterns are then
+    factorised by value, which merges the values stored with different
+    bits (0.0 and -0.0) and makes NaN unassigned.  None when there are many
+    distinct values (the by-value path is as fast then).
+    """
+    if values.size < _SMALL:
+        return None
+    flat = np.ascontiguousarray(values).reshape(-1)
+    bits = flat.view(f"u{flat.dtype.itemsize}")
+    bits = bits.view(np.int64) if flat.dtype.itemsize == 8 else bits.astype(np.int64)
+    step = max(1, bits.size // _SAMPLE)
+    if 2 * pd.unique(bits[::step][:_SMALL]).size > _SMALL:
+        return None
+    codes, patterns = rank_codes(bits)
+    if 2 * patterns.size > values.size:
+        return None
+    distinct = patterns.astype(f"u{flat.dtype.itemsize}").view(flat.dtype)
+    merged, uniques = _by_value(distinct, name)
+    return merged.take(codes), uniques
+
+
+#: A chunk side is rank-coded from a sample of this many labels when the sample
+#: has at most :data:`_FEW` distinct labels (else it is hashed whole).
+_SAMPLE = 4096
+_FEW = 1024
+
+
+#: Odd 64-bit multipliers tried for a multiply-shift hash that is one-to-one on a sample's labels.
+_MULTIPLIERS = np.random.default_rng(0xC0DE5).integers(1, 2**63, 8, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def _slot_hash(sample: np.ndarray) -> tuple[np.uint64, np.uint64, np.ndarray] | None:
+    """``(multiplier, shift, slot -> code table)`` of a multiply-shift hash one-to-one on ``sample``.
+
+    ``(x·multiplier mod 2**64) >> shift`` maps each distinct sorted sample
+    label to its own slot; the table gives its rank (-1: no label).  A
+    random odd multiplier is one-to-one on k labels in k² slots more than
+    half the time, so a few tries with at most 2k² slots find one.
+    """
+    k = sample.size
+    lo = max(1, int(np.ceil(np.log2(k))) + 1)
+    for bits in range(lo, min(max(lo, int(np.ceil(np.log2(k * k))) + 2), 22) + 1):
+        shift = np.uint64(64 - bits)
+        for mult in _MULTIPLIERS:
+            slots = (sample * mult) >> shift
+            if np.unique(slots).size == k:
+                table = np.full(1 << bits, -1, dtype=np.intp)
+                table[slots.astype(np.intp)] = np.arange(k)
+                return mult, shift, table
+    return None
+
+
+def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compact codes of one chunk of integer labels spread over a wide range: per-chunk rank factorisation.
+
+    The distinct labels of an evenly spaced sample are sorted, and each
+    label's code is its rank among them, found with a multiply-shift hash
+    that is one-to-one on the sample (two arithmetic passes and a table
+    lookup) and checked against the sample label it points to.  Labels the
+    sample missed are factorised by hashing (``pandas.factorize``) and get
+    the codes after those.  Exact whatever the sample; with few distinct
+    labels (cluster ids that are hashes or database keys) it costs a few
+    passes over the chunk.  With many distinct labels the chunk is hashed
+    whole.
+
+    Examples
+    --------
+    >>> codes, uniques = rank_codes(np.array([7_000_007, 3, 7_000_007, 2**62]))
+    >>> uniques[codes].tolist() == [7_000_007, 3, 7_000_007, 2**62]
+    True
+    """
+    values = np.asarray(values).reshape(-1)
+    step = max(1, values.size // _SAMPLE)
+    sample = np.unique(values[::step])
+    found = _slot_hash(sample.astype(np.uint64)) if sample.size <= _FEW and values.dtype.itemsize == 8 else None
+    if found is None:
+        codes, uniques = pd.factorize(values)
+        return codes, np.asarray(uniques)
+    codes = _slot_codes(values, sample, *found)
+    missed = codes < 0
+    if not missed.any():
+        return codes, sample
+    codes = codes.astype(np.int64)
+    more_codes, more = pd.factorize(values[missed])
+    codes[missed] = more_codes + sample.size
+    return codes, np.concatenate([sample, np.asarray(more, dtype=sample.dtype)])
+
+
+#: Labels are looked up in blocks of this many, through scratch buffers that stay in cache.
+_LOOKUP_BLOCK = 1 << 16
+
+
+def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> np.ndarray:
+    """The rank of each label among ``sample`` (intp), -1 for a label not in it.
+
+    Block by block: slot = multiply-shift hash, code = table[slot], and the
+    sample label at that code compared with the label (a label not in the
+    sample lands on another label's slot or an empty one, never its own).
+    """
+    n = values.size
+    codes: Any = np.empty(n, dtype=np.intp)
+    u = values.view(np.uint64)
+    slots = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
+    check = np.empty(slots.size, dtype=values.dtype)
+    differ = np.empty(slots.size, dtype=bool)
+    for start in range(0, n, _LOOKUP_BLOCK):
+        stop = min(start + _LOOKUP_BLOCK, n)
+        m = stop - start
+        s = np.multiply(u[start:stop], mult, out=slots[:m])
+        s >>= shift
+        block = codes[start:stop]
+        table.take(s.view(np.intp), out=block, mode="clip")
+        sample.take(block, axis=None, out=check[:m], mode="clip")
+        if np.not_equal(check[:m], values[start:stop], out=differ[:m]).any():
+            block[differ[:m]] = -1
+    return codes
+
+
+def count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys, counts)`` by hashing (``pandas.factorize`` + ``np.bincount``): linear time, no sort."""
+    codes, uniques = pd.factorize(keys)
+    return np.asarray(uniques), np.bincount(codes, minlength=len(uniques))
 
 
 def encode_chunk(values, name: str) -> tuple[np.ndarray, np.ndarray | None]:
@@ -195,12 +422,10 @@ def encode_chunk(values, name: str) -> tuple[np.ndarray, np.ndarray | None]:
     values = np.asarray(values).reshape(-1)
     kind = values.dtype.kind
     if kind in "iu":
-        if values.size == 0:
-            return values.astype(np.int64), None
-        if kind == "u" and values.dtype.itemsize == 8 and int(values.max()) > MAX_LABEL:
+        # Integers are their own codes; the counting kernel finds their range
+        # (and the unassigned negatives) itself, in one pass per side.
+        if kind == "u" and values.dtype.itemsize == 8 and values.size and int(values.max()) > MAX_LABEL:
             return _factorize(values, name)
-        if kind == "i" and int(values.min()) < 0:
-            return np.maximum(values, -1), None
         return values, None
     if kind in "V":
         raise LabelError(f"{name} has dtype {values.dtype} (raw records), which cannot hold labels")
@@ -219,7 +444,7 @@ def count_labels(truth, pred, names: tuple[str, str]) -> PairCounts | DenseCount
     """Count the label pairs of one chunk of any label types (see the module docs)."""
     ct, ut = encode_chunk(truth, names[0])
     cp, up = encode_chunk(pred, names[1])
-    pairs = count_pairs(ct, cp, names, unassigned=True)
+    pairs = count_pairs(ct, cp, names, unassigned=True, factorize=rank_codes, count_keys=count_keys)
     if ut is None and up is None:
         return pairs
     pairs = pairs.to_pairs()
@@ -228,6 +453,31 @@ def count_labels(truth, pred, names: tuple[str, str]) -> PairCounts | DenseCount
         pairs.pred if up is None else _labels_of(pairs.pred, up),
         pairs.count,
     )
+
+
+def _decoded_side(codes: np.ndarray, table: np.ndarray | None, name: str) -> np.ndarray:
+    """Labels of the codes a stored label array was counted as (:mod:`daskbicl.codes`)."""
+    if table is None:
+        return codes
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= table.size):
+        bad = int(codes.max()) if codes.size and int(codes.max()) >= table.size else int(codes.min())
+        raise LabelError(f"{name} holds the code {bad}, which has no label value (the store lists {table.size})")
+    labels = table[codes]
+    if table.dtype.kind in "iu":
+        return labels.astype(np.int64, copy=False)
+    if table.dtype != object:  # floats, bools: Python objects, NaN as None, as a factorised chunk gives them
+        labels = labels.astype(object)
+        labels[pd.isna(labels)] = None
+    return labels
+
+
+def decode_pairs(pairs: PairCounts | DenseCounts, tables, names) -> PairCounts | DenseCounts:
+    """Pair counts of codes with the label values put back (``tables``: per side, the label of each code or None)."""
+    if all(t is None for t in tables):
+        return pairs
+    p = pairs.to_pairs()
+    return PairCounts(_decoded_side(p.truth, tables[0], names[0]), _decoded_side(p.pred, tables[1], names[1]),
+                      p.count)
 
 
 def _is_object(part, side: str) -> bool:
@@ -242,6 +492,45 @@ def _as_object(labels: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Merges of more pairs than this hash their pair keys instead of sorting them.
+_HASH_MERGE = 1 << 15
+
+
+def _dense_fits(parts) -> bool:
+    """All parts dense, and their sum a dense table of at most ``DENSE_CELLS`` cells."""
+    if not all(isinstance(p, DenseCounts) for p in parts):
+        return False
+    rows = max(p.truth_hi for p in parts) - min(p.truth_lo for p in parts) + 1
+    cols = max(p.pred_hi for p in parts) - min(p.pred_lo for p in parts) + 1
+    return rows * cols <= DENSE_CELLS
+
+
+def _merge_integers(parts) -> PairCounts | DenseCounts:
+    """Merge integer-labelled parts: dense tables by addition, many pairs by hashing their keys."""
+    size = sum(p.table.size if isinstance(p, DenseCounts) else p.count.size for p in parts)
+    if size <= _HASH_MERGE or _dense_fits(parts):
+        return merge_pairs(*parts)
+    pairs = [p.to_pairs() for p in parts]
+    truth = np.concatenate([p.truth for p in pairs])
+    pred = np.concatenate([p.pred for p in pairs])
+    count = np.concatenate([p.count for p in pairs])
+    if count.size == 0:
+        return PairCounts(truth, pred, count)
+    t_lo, t_hi, p_lo, p_hi = int(truth.min()), int(truth.max()), int(pred.min()), int(pred.max())
+    width_p = p_hi - p_lo + 1
+    if (t_hi - t_lo + 1) * width_p <= MAX_LABEL:
+        keys, distinct = pd.factorize(pair_keys(truth, t_lo, width_p, pred, p_lo))
+        distinct = np.asarray(distinct)
+        return PairCounts(distinct // width_p + t_lo, distinct % width_p + p_lo,
+                          sum_by(keys, count, distinct.size))
+    t_codes, t_labels = pd.factorize(truth)
+    p_codes, p_labels = pd.factorize(pred)
+    keys, distinct = pd.factorize(t_codes.astype(np.int64) * len(p_labels) + p_codes)
+    distinct = np.asarray(distinct)
+    return PairCounts(np.asarray(t_labels)[distinct // len(p_labels)], np.asarray(p_labels)[distinct % len(p_labels)],
+                      sum_by(keys, count, distinct.size))
+
+
 def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
     """:func:`~daskbicl.kernels.contingency.merge_pairs` for parts that may carry label values.
 
@@ -250,7 +539,7 @@ def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts
     """
     objects = {side: any(_is_object(p, side) for p in parts) for side in ("truth", "pred")}
     if not any(objects.values()):
-        return merge_pairs(*parts)
+        return _merge_integers(parts)
     pairs = [p.to_pairs() for p in parts]
     coded: dict[str, np.ndarray] = {}
     uniques: dict[str, np.ndarray] = {}
@@ -310,6 +599,17 @@ def _compact(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, distinct
 
 
+def _table(pairs: PairCounts | DenseCounts) -> Table:
+    """``pairs.to_table()``; integer pairs are compacted by hashing (``pandas.factorize(sort=True)``,
+    the same codes as ``np.unique``'s inverse, without sorting every pair)."""
+    if isinstance(pairs, DenseCounts) or pairs.truth.dtype == object or pairs.pred.dtype == object:
+        return pairs.to_table()
+    rows, truth_labels = pd.factorize(pairs.truth, sort=True)
+    cols, pred_labels = pd.factorize(pairs.pred, sort=True)
+    return Table(rows.astype(np.intp, copy=False), cols.astype(np.intp, copy=False),
+                 pairs.count.astype(np.int64, copy=False), np.asarray(truth_labels), np.asarray(pred_labels))
+
+
 def to_table(pairs: PairCounts | DenseCounts, policy: str = DEFAULT_POLICY,
              names: tuple[str, str] = ("truth labels", "pred labels")) -> Table:
     """The contingency :class:`Table` of merged counts, under the unassigned ``policy``.
@@ -327,7 +627,7 @@ def to_table(pairs: PairCounts | DenseCounts, policy: str = DEFAULT_POLICY,
     policy = check_policy(policy)
     n_t, n_p = unassigned_count(pairs)
     if not (n_t or n_p):
-        return pairs.to_table()
+        return _table(pairs)
     if policy == "error":
         parts = [f"{name} has {n:,} unassigned {'entry' if n == 1 else 'entries'}"
                  for name, n in zip(names, (n_t, n_p)) if n]

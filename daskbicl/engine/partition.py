@@ -9,16 +9,22 @@ the root is compacted into a :class:`~daskbicl.kernels.contingency.Table`
 under the inputs' unassigned policy (``attrs["daskbicl_unassigned"]``, set
 by :func:`daskbicl.io.validate.as_dataset`).  Every co-clustering
 measure is finalized from the two tables; nothing else touches the labels.
+
+Label arrays read from a store written by :func:`daskbicl.save` are counted
+as their codes (:mod:`daskbicl.codes`: one small unsigned integer per
+label, always the dense fast path); the label values are put back on the
+merged counts, so the tables, and every score, are those of the labels.
 """
 
 from __future__ import annotations
 
 import xarray as xr
 
+from ..codes import coding_of
 from ..errors import LabelError
 from ..kernels.contingency import UNASSIGNED_ATTR, DenseCounts, PairCounts, Table
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
-from .labels import DEFAULT_POLICY, count_labels, merge_labelled, to_table
+from .labels import DEFAULT_POLICY, count_labels, decode_pairs, merge_labelled, to_table
 
 __all__ = ["contingency_graph", "partition_tables"]
 
@@ -27,12 +33,14 @@ def _count_block(names, truth, pred) -> PairCounts | DenseCounts:
     return count_labels(truth, pred, names)
 
 
-def _finalize(policy: str, names: tuple[str, str], pairs: PairCounts | DenseCounts) -> Table:
-    return to_table(pairs, policy, names)
+def _finalize(policy: str, names: tuple[str, str], pairs: PairCounts | DenseCounts, tables=(None, None)) -> Table:
+    return to_table(decode_pairs(pairs, tables, names), policy, names)
 
 
-def _finalize_axes(policy: str, row_names, rows, col_names, cols) -> tuple[Table, Table]:
+def _finalize_axes(policy: str, row_names, rows, col_names, cols, tables=(None,) * 4) -> tuple[Table, Table]:
     """Both axes' tables in one task, so an unassigned-entry error names every side and axis at once."""
+    rows = decode_pairs(rows, tables[:2], row_names)
+    cols = decode_pairs(cols, tables[2:], col_names)
     try:
         row_table = to_table(rows, policy, row_names)
     except LabelError as exc:
@@ -51,6 +59,12 @@ def _joined(messages: list[str]) -> str:
     return " and ".join(counts) + " (NaN, None" + messages[0].split(" (NaN, None", 1)[1]
 
 
+def _counted(labels):
+    """``(array to count, label of each code or None)``: a stored label array is counted as its codes."""
+    coding = coding_of(labels)
+    return (labels, None) if coding is None else (coding.codes, coding.table)
+
+
 def _merged_counts(truth_labels, pred_labels, names, split_every: int):
     blocks = aligned_blocks(truth_labels, pred_labels)
     parts = map_blocks_delayed(_count_block, blocks, names)
@@ -60,8 +74,9 @@ def _merged_counts(truth_labels, pred_labels, names, split_every: int):
 def contingency_graph(truth_labels, pred_labels, *, names=("truth labels", "pred labels"), split_every: int = 8,
                       unassigned: str = DEFAULT_POLICY):
     """A Delayed :class:`Table` counting two aligned 1-D label arrays (any label type)."""
+    (truth_labels, t_table), (pred_labels, p_table) = _counted(truth_labels), _counted(pred_labels)
     root = _merged_counts(truth_labels, pred_labels, names, split_every)
-    return task(_finalize)(unassigned, names, root)
+    return task(_finalize)(unassigned, names, root, (t_table, p_table))
 
 
 def policy_of(*datasets: xr.Dataset) -> str:
@@ -82,9 +97,11 @@ def partition_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 
 
     def build():
         row_names, col_names = ("truth row_labels", "pred row_labels"), ("truth col_labels", "pred col_labels")
-        rows = _merged_counts(truth.row_labels.data, pred.row_labels.data, row_names, split_every)
-        cols = _merged_counts(truth.col_labels.data, pred.col_labels.data, col_names, split_every)
-        both = task(_finalize_axes, nout=2)(policy, row_names, rows, col_names, cols)
+        counted = [_counted(a) for a in arrays]
+        tables = tuple(table for _, table in counted)
+        rows = _merged_counts(counted[0][0], counted[1][0], row_names, split_every)
+        cols = _merged_counts(counted[2][0], counted[3][0], col_names, split_every)
+        both = task(_finalize_axes, nout=2)(policy, row_names, rows, col_names, cols, tables)
         return both[0], both[1]
 
     arrays = (truth.row_labels.data, pred.row_labels.data, truth.col_labels.data, pred.col_labels.data)

@@ -14,6 +14,12 @@ valid label (mask value), so a *deleted* chunk would read back as a chunk of
 zeros and score silently wrong.  :func:`save` therefore writes every chunk and
 marks the store ``daskbicl_chunks = "complete"``; :func:`open_store` checks
 that every chunk of such a store is present.
+
+What :func:`save` writes (label codes and their values, codecs with a
+checksum of every chunk, chunk sizes) is described in
+:mod:`daskbicl.io.coding`; :func:`open_store` decodes the labels lazily.
+Stores written before, and plain ``to_zarr`` stores of any dtype, are read
+as they are.
 """
 
 from __future__ import annotations
@@ -26,10 +32,19 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .. import config
 from ..errors import InputError, StoreError, one_line, store_failure
 from ..kernels.contingency import UNASSIGNED_ATTR
 from ..scheduling import active_client, compute
+from .coding import (
+    LABEL_CHUNK,
+    UNASSIGNED_CODE_ATTR,
+    VALUES_ATTR,
+    coded_labels,
+    decode_labels,
+    encoding_of,
+    mask_chunk,
+    values_name,
+)
 from .replace import check_chunk, check_storable, write_local, write_remote
 from .validate import as_dataset
 
@@ -44,8 +59,9 @@ CHUNKS_ATTR = "daskbicl_chunks"
 MISSING_ATTR = "daskbicl_missing"
 MISSING_MARKER = ""
 
-#: Default chunk length along row/col when saving in-memory data.
-DEFAULT_CHUNK = config.DEFAULTS["daskbicl"]["chunk"]  # the shipped default of daskbicl.chunk
+#: Default chunk length along row/col of generated data (``daskbicl generate``, the synthetic
+#: generators): the chunk length of stored labels.
+DEFAULT_CHUNK = LABEL_CHUNK
 
 
 def is_remote(path) -> bool:
@@ -138,7 +154,7 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
                     raise
                 raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
     ds = as_dataset(ds, role)
-    return _restore_missing(_checked_reads(ds, group, text, storage_options, role))
+    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
 
 
 def _system_error(exc: BaseException) -> bool:
@@ -354,12 +370,36 @@ def _check_complete(group, text: str, role: str) -> None:
 
 
 def _chunked(ds: xr.Dataset, chunk: int) -> xr.Dataset:
-    chunks = {dim: min(chunk, size) for dim, size in ds.sizes.items() if dim in ("row", "col")}
-    out = ds.chunk(chunks)
+    """In-memory variables chunked for storage: ``chunk`` labels, masks by :func:`~daskbicl.io.coding.mask_chunk`."""
+    size = mask_chunk(ds.sizes.get("bicluster", 1), chunk) if "bicluster" in ds.dims else chunk
+    chunks = {dim: min(size, n) for dim, n in ds.sizes.items() if dim in ("row", "col")}
+    out = ds.copy()
+    for name, var in ds.data_vars.items():
+        if var.chunks is None and any(d in chunks for d in var.dims):
+            out[name] = var.chunk({d: chunks[d] for d in var.dims if d in chunks})
     # Coordinates stay in one chunk: they are read whole to match labels.
     for name in out.coords:
         out[name] = out[name].compute() if hasattr(out[name].data, "compute") else out[name]
     return out
+
+
+def _coded(ds: xr.Dataset) -> xr.Dataset:
+    """A co-clustering with each label array as codes + a table of label values (:mod:`~daskbicl.io.coding`)."""
+    for var in ("row_labels", "col_labels"):
+        coded = coded_labels(ds[var], var, lambda obj: compute(obj)[0])
+        if coded is None:  # too many distinct labels to tabulate: stored as they are
+            ds = ds.assign({var: _storable_labels(ds[var], var)})
+            continue
+        codes, values, unassigned = coded
+        attrs = {k: v for k, v in ds[var].attrs.items() if k not in (VALUES_ATTR, UNASSIGNED_CODE_ATTR, MISSING_ATTR)}
+        attrs[VALUES_ATTR] = values_name(var)
+        if unassigned is not None:
+            attrs[UNASSIGNED_CODE_ATTR] = int(unassigned)
+        if values.dtype == object:
+            values = values.astype(_STRINGS)
+        ds = ds.assign({var: (ds[var].dims, codes, attrs),
+                        values_name(var): ((values_name(var)[: -len("_values")],), values)})
+    return ds
 
 
 def save(
@@ -367,7 +407,7 @@ def save(
     path,
     *,
     overwrite: bool = False,
-    chunk: int = DEFAULT_CHUNK,
+    chunk: int = LABEL_CHUNK,
     storage_options: dict | None = None,
     progress: bool = False,
 ) -> str:
@@ -383,7 +423,8 @@ def save(
         Replace an existing store (default: refuse).
     chunk : int
         Chunk length along ``row``/``col`` for in-memory data (dask-backed
-        data keep their chunks).
+        data keep their chunks).  Masks are chunked so that a chunk holds at
+        most 16 MiB.
     progress : bool
         Show a progress bar on stderr while writing.
 
@@ -391,6 +432,12 @@ def save(
     -------
     str
         The path written.
+
+    Notes
+    -----
+    Labels are stored as the smallest unsigned integer codes that tell
+    them apart plus a table of their values; every chunk carries a CRC32C
+    checksum.  See the data model guide ("Store format").
     """
 
     chunk = check_chunk(chunk)
@@ -403,15 +450,14 @@ def save(
     # The unassigned policy is a choice made when scoring, not a property of the data.
     ds.attrs = {k: v for k, v in ds.attrs.items() if k not in (KIND_ATTR, CHUNKS_ATTR, UNASSIGNED_ATTR)}
     if kind == "partition":
-        ds = ds.assign({var: _storable_labels(ds[var], f"{var}") for var in ("row_labels", "col_labels")})
-    if any(v.chunks is None for v in ds.data_vars.values()):
-        ds = _chunked(ds, chunk)
-    for var in ds.variables.values():
-        var.encoding = {}
+        ds = _coded(ds)
+    ds = _chunked(ds, chunk)
     # Fixed-width unicode has no Zarr v3 spec; variable-length strings do.
     ds = ds.assign_coords(
         {name: ds[name].astype(object) for name in ds.coords if ds[name].dtype.kind in "US"}
     )
+    for var in ds.variables.values():
+        var.encoding = encoding_of(var)
     text = _destination(path)
     if is_remote(text):
         return write_remote(text, storage_options, lambda target: _write_all(ds, kind, target, storage_options, progress),

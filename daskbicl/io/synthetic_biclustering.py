@@ -14,7 +14,9 @@ probability ``noise · density`` (so bicluster sizes stay about the same).
 
 Masks are dask arrays generated per chunk from a seed derived from
 ``(seed, block)``, so any size fits in memory and the same arguments always
-give the same data.
+give the same data.  A chunk spans every bicluster and at most ``chunk``
+rows (columns), fewer when that would exceed 16 MiB
+(:func:`daskbicl.io.coding.mask_chunk`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import InputError
+from .coding import mask_chunk
 from .store import DEFAULT_CHUNK
 
 __all__ = ["perturb_biclustering", "random_biclustering"]
@@ -62,7 +65,7 @@ def _interval_block(block_info=None, *, n: int, k: int, density: float, overlap:
 
 
 def _mask(n: int, k: int, chunk: int, *, layout: str, seed: int, salt: int, density: float, overlap: float):
-    chunks = ((k,), da.core.normalize_chunks((chunk,), (n,))[0])
+    chunks = ((k,), da.core.normalize_chunks((mask_chunk(k, chunk),), (n,))[0])
     if layout == "random":
         fn, kw = _random_block, dict(seed=seed, salt=salt, density=density, k=k)
     else:

@@ -7,14 +7,17 @@ that occur and how often.  Labels are arbitrary non-negative integers up to
 
 * :func:`count_pairs` counts one chunk.  When the labels of the chunk span a
   small range it uses one ``np.bincount`` over ``(t - tmin) * width + (p -
-  pmin)`` (the fast path, as fast as a plain contingency pass); otherwise it
-  factorizes the chunk first (``np.unique``), so a label like ``2**62`` costs
-  nothing but a sort.
+  pmin)`` (the fast path, as fast as a plain contingency pass; the range is
+  found with one ``max`` per side).  A side spread over a wider range than
+  the chunk is compacted first (``factorize``), and a chunk with more
+  distinct pairs than a dense table should hold counts its pair keys
+  (``count_keys``); both default to sorting, and the engine passes hash-based
+  versions, so spread labels cost about what compact ones do.
 * :func:`merge_pairs` combines any number of chunk results exactly (int64
   sums); it is the ``combine``/``aggregate`` of the engine's tree reduction.
   Results whose labels span a small range stay *dense* (an offset and a 2-D
-  count array) and merge by addition; the others are sorted triplets and
-  merge by a sort.
+  count array) and merge by addition; the others are triplets and merge by
+  a sort.
 * :meth:`PairCounts.to_table` compacts the labels into a :class:`Table`, the
   small object every partition measure is finalized from.
 """
@@ -29,6 +32,7 @@ from ..errors import InputError, LabelError, TooLargeError
 
 __all__ = [
     "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
+    "pair_keys", "sum_by",
 ]
 
 #: Largest label value accepted (labels are stored and compared as int64).
@@ -36,8 +40,8 @@ MAX_LABEL = np.iinfo(np.int64).max
 
 #: Dense bincount tables per chunk are limited to this many cells, and to a
 #: small multiple of the chunk length, so a sparse labeling never allocates
-#: more than it counts.
-_DENSE_CELLS = 1 << 22
+#: more than it counts; merged tables stay dense up to this many cells.
+DENSE_CELLS = _DENSE_CELLS = 1 << 22
 
 #: Tables larger than this are not densified (CE needs the dense table).
 DENSE_LIMIT = 1 << 26
@@ -97,8 +101,9 @@ def unique_labels(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class PairCounts:
     """Sparse pair counts: ``count[k]`` objects have labels ``(truth[k], pred[k])``.
 
-    Pairs are unique and sorted by ``(truth, pred)``; ``count`` is int64 and
-    positive.
+    Pairs are unique (sorted by ``(truth, pred)`` when the kernels made them,
+    in any order when the engine counted them by hashing); ``count`` is
+    int64 and positive.
     """
 
     truth: np.ndarray
@@ -221,10 +226,10 @@ class Table:
         return cache[key]
 
     def truth_sizes(self) -> np.ndarray:
-        return self.memo("truth_sizes", lambda: _sum_by(self.rows, self.counts, self.shape[0]))
+        return self.memo("truth_sizes", lambda: sum_by(self.rows, self.counts, self.shape[0]))
 
     def pred_sizes(self) -> np.ndarray:
-        return self.memo("pred_sizes", lambda: _sum_by(self.cols, self.counts, self.shape[1]))
+        return self.memo("pred_sizes", lambda: sum_by(self.cols, self.counts, self.shape[1]))
 
     def dense(self, limit: int = DENSE_LIMIT) -> np.ndarray:
         """The dense ``(H, H')`` int64 table; refuses tables above ``limit`` cells."""
@@ -242,7 +247,7 @@ class Table:
         return Table(self.cols, self.rows, self.counts, self.pred_labels, self.truth_labels)
 
 
-def _sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+def sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
     """Exact int64 group sums.
 
     ``np.bincount`` with weights sums in float64, exact while the total stays
@@ -284,9 +289,86 @@ def check_labels(values: np.ndarray, name: str, unassigned: bool = False) -> tup
     return lo, hi
 
 
+def _top(values: np.ndarray, name: str) -> tuple[int | None, int]:
+    """``(lo, hi)`` of one chunk of integer labels in as few passes as possible.
+
+    ``lo`` is None when the chunk is known to hold no negative value but its
+    minimum was not computed: one ``max`` over the unsigned view answers both
+    "any negative?" (the sign bit makes a negative value the largest) and,
+    when there is none, "largest label?".  Only a chunk with negative values
+    pays for a ``min`` and a second ``max``.
+    """
+    kind = values.dtype.kind
+    if kind not in "iu":
+        raise LabelError(f"{name} must hold integers, got dtype {values.dtype}")
+    if kind == "u":
+        hi = int(values.max())
+        if hi > MAX_LABEL:
+            check_label_bounds(0, hi, name)
+        return None, hi
+    top = int(values.view(values.dtype.str.replace("i", "u")).max())
+    if top >> (8 * values.dtype.itemsize - 1) == 0:  # sign bit never set: no negative label
+        return None, top
+    return int(values.min()), int(values.max())
+
+
+def _np_factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, distinct values)`` of integer labels by sorting (the numpy-only default)."""
+    uniq, codes = np.unique(values, return_inverse=True)
+    return codes.reshape(-1), uniq
+
+
+def _np_count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys, their counts)`` by sorting (the numpy-only default)."""
+    return np.unique(keys, return_counts=True)
+
+
+def pair_keys(t: np.ndarray, t_lo: int, width_p: int, p: np.ndarray, p_lo: int, out=None) -> np.ndarray:
+    """``(t - t_lo)·width_p + (p - p_lo)`` as int64 (into ``out`` when given), without intermediate overflow.
+
+    ``t - t_lo < width_t`` and the key ends in ``[0, width_t·width_p)``;
+    ``p_lo`` is subtracted before ``p`` is added, so the partial value stays
+    above ``-(2**63 - 1)`` even for labels near ``2**63``.  8-byte labels
+    are read through an int64 view (unsigned ones were checked to be at most
+    ``2**63 - 1``); narrower ones are widened inside the arithmetic.
+    """
+    if t.dtype.itemsize == 8:
+        t = t.view(np.int64)
+    if p.dtype.itemsize == 8:
+        p = p.view(np.int64)
+    if t_lo:
+        key = np.subtract(t, t_lo, out=out, dtype=np.int64)
+        key *= width_p
+    else:
+        key = np.multiply(t, width_p, out=out, dtype=np.int64)
+    if p_lo:
+        key -= p_lo
+    key += p
+    return key
+
+
+#: Dense counting works through a chunk in blocks of at least this many labels, so
+#: the int64 keys stay in cache and no chunk-sized temporary is allocated.
+_BLOCK = 1 << 18
+
+
+def _dense_table(t: np.ndarray, t_lo: int, width_t: int, p: np.ndarray, p_lo: int, width_p: int) -> np.ndarray:
+    """The dense ``width_t·width_p`` count table of a chunk: a bincount of its pair keys, block by block."""
+    cells = width_t * width_p
+    block = max(_BLOCK, 8 * cells)  # adding a block's table costs at most 1/8 of making its keys
+    if t.size <= block:
+        return np.bincount(pair_keys(t, t_lo, width_p, p, p_lo), minlength=cells)
+    out = np.zeros(cells, dtype=np.int64)
+    buffer = np.empty(block, dtype=np.int64)
+    for start in range(0, t.size, block):
+        ts, ps = t[start : start + block], p[start : start + block]
+        out += np.bincount(pair_keys(ts, t_lo, width_p, ps, p_lo, out=buffer[: ts.size]), minlength=cells)
+    return out
+
+
 def count_pairs(
     truth: np.ndarray, pred: np.ndarray, names: tuple[str, str] = ("truth labels", "pred labels"),
-    unassigned: bool = False,
+    unassigned: bool = False, *, factorize=_np_factorize, count_keys=_np_count_keys,
 ) -> PairCounts | DenseCounts:
     """Count the ``(truth, pred)`` label pairs of one chunk.
 
@@ -297,21 +379,29 @@ def count_pairs(
     names : pair of str
         How to name the two arrays in error messages.
     unassigned : bool
-        Accept ``-1`` as the marker of an unassigned entry (counted as the
-        label -1; :mod:`daskbicl.engine.labels` encodes labels this way).
+        Accept negative labels as *unassigned* entries: they are all counted
+        as the label -1 (:mod:`daskbicl.engine.labels` decides what they mean).
+    factorize, count_keys : callables, optional
+        How a side whose labels are spread over a wide range is turned into
+        compact codes (``values -> (codes, distinct values)``), and how the
+        distinct pair keys of a chunk with many pairs are counted
+        (``keys -> (distinct keys, counts)``).  The defaults sort (numpy
+        only); the engine passes hash-based ones (pandas), which cost the
+        same whatever the spread of the labels.
 
     Returns
     -------
     DenseCounts or PairCounts
-        Dense when the chunk's labels span a small range, otherwise unique
-        sorted pairs with their int64 counts.
+        Dense when the chunk's labels span a small range (one
+        ``np.bincount``, the cost of a plain contingency pass), otherwise the
+        distinct pairs with their int64 counts.
 
     Examples
     --------
     >>> pc = count_pairs(np.array([0, 0, 7, 7]), np.array([5, 5, 5, 2**62]))
     >>> pc.truth.tolist(), pc.pred.tolist(), pc.count.tolist()
     ([0, 7, 7], [5, 5, 4611686018427387904], [2, 1, 1])
-    >>> count_pairs(np.array([3, 3, 4]), np.array([1, 2, 2])).table.tolist()
+    >>> count_pairs(np.array([3, 3, 4]), np.array([1, 2, 2])).to_table().dense().tolist()
     [[1, 1], [0, 1]]
     """
     truth = np.asarray(truth).reshape(-1)
@@ -321,42 +411,69 @@ def count_pairs(
     if truth.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return PairCounts(empty, empty, empty)
-    tlo, thi = check_labels(truth, names[0], unassigned)
-    plo, phi = check_labels(pred, names[1], unassigned)
-    width_t = thi - tlo + 1
-    width_p = phi - plo + 1
+    sides = [_side(truth, names[0], unassigned), _side(pred, names[1], unassigned)]
     budget = min(_DENSE_CELLS, max(1 << 12, 4 * truth.size))
-    if width_t * width_p <= budget:
-        # Fast path: one bincount over key = (t - tlo)·width_p + (p - plo).
-        # Every intermediate stays within int64 even for labels near 2**63:
-        # t - tlo < width_t, and key - plo + p ends in [0, 2**22) with
-        # key - plo ≥ -(2**63 - 1).  Offsets that are 0 cost nothing.
-        t64 = truth.astype(np.int64, copy=False)
-        if tlo:
-            key = t64 - tlo
-            key *= width_p
-        else:
-            key = t64 * width_p
-        if plo:
-            key -= plo
-        key += pred.astype(np.int64, copy=False)
-        counts = np.bincount(key, minlength=width_t * width_p)
-        return DenseCounts(tlo, plo, counts.astype(np.int64, copy=False).reshape(width_t, width_p))
-    # General path: factorize each side, then count the compact pairs.
-    ut, it = np.unique(truth, return_inverse=True)
-    up, ip = np.unique(pred, return_inverse=True)
-    key = it.astype(np.int64) * len(up) + ip
-    if len(ut) * len(up) <= budget:
-        counts = np.bincount(key, minlength=len(ut) * len(up))
-        nz = np.flatnonzero(counts)
-        cnt = counts[nz]
+    if sides[0].width(zero=True) * sides[1].width(zero=True) > budget:
+        for side in sides:
+            side.find_lo()
+    (t, p) = sides
+    if t.width() * p.width() <= budget:
+        counts = _dense_table(t.values, t.lo, t.width(), p.values, p.lo, p.width())
+        return DenseCounts(t.lo, p.lo, counts.astype(np.int64, copy=False).reshape(t.width(), p.width()))
+    # Sparse: compact the sides spread over a range wider than the chunk, then count
+    # the pairs densely if they now fit, else count the distinct pair keys.
+    for side in sides:
+        if side.width() > max(truth.size, 1 << 12):
+            side.compact(factorize)
+    if t.width() * p.width() <= budget:
+        table = _dense_table(t.values, t.lo, t.width(), p.values, p.lo, p.width())
+        nz = np.flatnonzero(table)
+        keys, cnt = nz, table[nz]
     else:
-        nz, cnt = np.unique(key, return_counts=True)
-    return PairCounts(
-        ut[nz // len(up)].astype(np.int64),
-        up[nz % len(up)].astype(np.int64),
-        cnt.astype(np.int64),
-    )
+        if t.width() * p.width() > MAX_LABEL:  # keys would overflow: compact the other side too
+            for side in sides:
+                side.compact(factorize)
+        keys, cnt = count_keys(pair_keys(t.values, t.lo, p.width(), p.values, p.lo))
+    width_p = p.width()
+    return PairCounts(t.label(keys // width_p), p.label(keys % width_p), np.asarray(cnt).astype(np.int64, copy=False))
+
+
+class _side:
+    """One side of a chunk while it is counted: its values, offset and (after compacting) its labels."""
+
+    def __init__(self, values: np.ndarray, name: str, unassigned: bool):
+        lo, hi = _top(values, name)
+        if lo is not None and lo < 0:
+            if not unassigned:
+                check_label_bounds(lo, hi, name)
+            if lo < -1:
+                values, lo, hi = np.maximum(values, -1), -1, max(hi, -1)
+        self.values, self._lo, self.hi = values, lo, hi
+        self.uniques: np.ndarray | None = None
+
+    @property
+    def lo(self) -> int:
+        return 0 if self._lo is None else self._lo
+
+    def width(self, zero: bool = False) -> int:
+        return self.hi - (0 if zero and self._lo is None else self.lo) + 1
+
+    def find_lo(self) -> None:
+        if self._lo is None:
+            self._lo = int(self.values.min())
+
+    def compact(self, factorize) -> None:
+        if self.uniques is not None:
+            return
+        codes, uniques = factorize(self.values)
+        self.values, self.uniques = np.asarray(codes).reshape(-1), np.asarray(uniques).astype(np.int64)
+        self._lo, self.hi = 0, len(uniques) - 1
+
+    def label(self, offsets: np.ndarray) -> np.ndarray:
+        """The labels of the given offsets from ``lo`` (or of the given codes)."""
+        if self.uniques is not None:
+            return self.uniques[offsets]
+        return (offsets + self.lo).astype(np.int64, copy=False)
 
 
 def merge_pairs(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:

@@ -1,0 +1,28 @@
+"""benchmarks/out_of_core.py --quick: the out-of-core benchmark cannot rot.
+
+It starts a scheduler and memory-limited workers as separate processes,
+generates every case's stores, scores them and reads the floor; the quick
+run checks that every case reports, with no restart and every worker below
+its memory limit.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_out_of_core_benchmark_runs_quick(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "out_of_core.py"), "--quick", "--dir",
+                           str(tmp_path / "stores"), "--json", str(tmp_path / "rows.json")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    assert [r["case"].split()[0] for r in rows] == ["co-clustering", "biclustering", "batch:"]
+    for row in rows:
+        assert row["restarts"] == 0 and row["below limit"] == "yes", row
+        assert float(row["floor s"]) > 0 and float(row["score s"]) > 0
