@@ -197,7 +197,10 @@ def decode_labels(ds: xr.Dataset) -> xr.Dataset:
         attrs = dict(ds[var].attrs)
         vname = attrs.pop(VALUES_ATTR)
         unassigned = attrs.pop(UNASSIGNED_CODE_ATTR, None)
-        values = np.asarray(ds[vname].values)
+        # A small table, read here in this process: with a Client active, .values would send it
+        # through the cluster (and wait on a scheduler that has no workers).
+        data = ds[vname].data
+        values = np.asarray(data.compute(scheduler="sync") if hasattr(data, "dask") else data)
         if values.dtype.kind in "UST":
             values = values.astype(object)
         labels = decoded(ds[var].data, values, None if unassigned is None else int(unassigned))
