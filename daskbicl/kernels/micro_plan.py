@@ -1,0 +1,282 @@
+"""Planning the family walk: parts, their estimated cost, the work limit, tasks (numpy; numba for the estimate).
+
+The family F (every set of biclusters that shares a cell) is walked in
+independent *parts*, one per required set B (the parts of a prefix tree:
+part B is responsible for the sets whose elements up to max(B) are exactly
+B), see docs/measures/micro.md:
+
+* a *coverage part* walks only its own sets (children above max(B)); it
+  stores nothing, so its memory is its rows' and columns' lists;
+* a *closure part* (MOCICE-BCubed) walks every superset of B — the sets its
+  own sets need for their superset sums — and stores them: at most
+  ``budget`` nodes (the dask config key ``daskbicl.micro_budget``).
+
+With truth biclusters numbered first, only parts whose B starts with a
+truth bicluster hold sets with both a truth and a pred member, so only
+those are closure parts; the others are coverage parts (and are skipped
+when no coverage is asked for).
+
+:func:`plan_micro` estimates every part (:func:`~daskbicl.kernels.family_estimate.estimate_family`),
+splits a part that is too large (B → B ∪ {a} for every a > max(B); a
+closure part only while B has no pred member, because a set with both
+sides must be summed where all its supersets are), raises
+:class:`~daskbicl.errors.TooLargeError` when the total estimated work
+exceeds ``max_work`` — before any of it is done — and deals the parts
+into ``n_tasks`` tasks of similar work (longest first).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, TooLargeError
+from .budget import (
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_WORK,
+    UNIT_CELL_PAIR,
+    UNIT_DELIVERY,
+    UNIT_MEMBER,
+    UNIT_NODE,
+    UNIT_STORED,
+    budget_error,
+    too_large,
+)
+from .signatures import Memberships, one_side, subproblem
+
+__all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "pairs_work", "plan_micro", "part_inputs"]
+
+#: Rows x columns of a node below which a coverage walk finishes the node's
+#: subtree from its pairs (see :func:`~daskbicl.kernels.family.enumerate_family`).
+PAIR_LIMIT = 64
+
+#: Random paths per child of a part's root in the estimate.
+PROBES = 12
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the family walk.
+
+    ``required`` is B (ascending); ``closure`` marks a MOCICE-BCubed part;
+    ``nodes`` and ``work`` are the estimates (sets walked, work units).
+    """
+
+    required: tuple[int, ...]
+    closure: bool
+    nodes: float
+    work: float
+
+    @property
+    def min_elem(self) -> int:
+        """Children of the root use elements ≥ this (0: every superset of B)."""
+        return 0 if self.closure else self.required[-1] + 1
+
+
+@dataclass(frozen=True)
+class MicroPlan:
+    """The parts dealt into tasks, and what the plan already counted.
+
+    ``moments`` holds the factorial moments of the sets no part walks (the
+    empty set and the roots of split parts), a table of Python ints.  When
+    ``row_ranges`` is set, the coverage counts come from every pair of row
+    and column signatures instead (task i takes the row signatures
+    ``row_ranges[i]``), because that was estimated cheaper than the walk.
+    """
+
+    n_truth: int
+    n_pred: int
+    coverage: bool
+    bcubed: bool
+    tasks: tuple[tuple[Part, ...], ...]
+    moments: np.ndarray
+    family: float
+    work: float
+    budget: int
+    seed: int = 0
+    notes: list = field(default_factory=list)
+    row_ranges: tuple | None = None
+
+    @property
+    def parts(self) -> list[Part]:
+        """Every part, in task order."""
+        return [p for t in self.tasks for p in t]
+
+
+def part_inputs(rows: Memberships, cols: Memberships, required) -> tuple:
+    """``(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt)`` of the part with required set B."""
+    return (*subproblem(rows, tuple(required)), *subproblem(cols, tuple(required)))
+
+
+def _estimate(rows, cols, req: tuple[int, ...], closure: bool, seed: int, limit: float):
+    """(nodes, work units, stopped) of part B; stopped when the estimate passed ``limit`` units."""
+    from .family_estimate import estimate_family
+
+    r_ptr, r_el, _, c_ptr, c_el, _ = part_inputs(rows, cols, req)
+    min_elem = 0 if closure else req[-1] + 1
+    nodes, deliveries, members, pair_work, stopped = estimate_family(
+        r_ptr, r_el, c_ptr, c_el, rows.n_elem, min_elem, 0 if closure else PAIR_LIMIT, PROBES, seed,
+        limit / UNIT_DELIVERY)
+    if closure:
+        work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
+    else:
+        work = UNIT_NODE * nodes + UNIT_DELIVERY * (deliveries + pair_work)
+    return nodes, work, bool(stopped)
+
+
+def pairs_work(rows: Memberships, cols: Memberships) -> float:
+    """Work units of the coverage counts from every pair of row and column signatures."""
+    words = max(1, -(-rows.n_elem // 64))
+    return UNIT_CELL_PAIR * rows.n_signatures * cols.n_signatures * (1 + words / 4)
+
+
+def _count(rows: Memberships, cols: Memberships, req) -> int:
+    """N(B): the cells inside every bicluster of B (from the Gram tables for |B| ≤ 2)."""
+    if len(req) == 1:
+        return int(rows.gram[req[0], req[0]]) * int(cols.gram[req[0], req[0]])
+    if len(req) == 2:
+        return int(rows.gram[req[0], req[1]]) * int(cols.gram[req[0], req[1]])
+    r = subproblem(rows, tuple(req))[2]
+    c = subproblem(cols, tuple(req))[2]
+    return int(r.sum()) * int(c.sum())
+
+
+#: A plan splits its parts no further beyond this many.
+_MAX_PARTS = 20_000
+
+
+def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max_work: float) -> None:
+    if work > max_work:
+        what = "MOCICE-BCubed" if bcubed else "the coverage counts of CE and RNIA"
+        raise too_large(
+            f"{what} walks ~{family:.3g} sets of biclusters that share a cell (the family of "
+            f"{rows.n_truth}+{rows.n_pred} biclusters), which", work, max_work,
+            "CE, RNIA and E4SC do not need MOCICE-BCubed's part of it: leave 'mocice_bcubed' out "
+            "of measures to score them." if bcubed else "E4SC does not need it.")
+
+
+def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
+               max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
+               seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None) -> MicroPlan:
+    """Parts, estimates and tasks of the family walk (module docstring).
+
+    ``coverage_by`` forces how the coverage counts are made: "family" (the
+    walk) or "pairs" (every pair of row and column signatures); by default
+    the cheaper by the estimates.  ``union_budget`` bounds the one-sided
+    families of MOCICE-BCubed's normalisers (default: ``budget``).
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.cells import example_memberships
+    >>> plan = plan_micro(*example_memberships(), coverage=False, bcubed=True, n_tasks=2)
+    >>> [(p.required, p.closure) for p in sorted(plan.parts, key=lambda p: p.required)]
+    [((0,), True), ((1,), True)]
+    >>> plan_micro(*example_memberships(), n_tasks=2).row_ranges   # 4 x 3 signatures: pairs are cheaper
+    ((0, 2), (2, 4))
+    """
+    k, n = rows.n_truth, rows.n_elem
+    if rows.n_items * cols.n_items >= 2**62:
+        raise TooLargeError(
+            f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
+            "(limit 2**62 cells; no setting raises it).")
+    moments = np.zeros((k + 1, rows.n_pred + 1), dtype=object)
+    moments[0, 0] = rows.n_items * cols.n_items
+    # the coverage counts: the family's coverage parts, or every pair of signatures if cheaper
+    if coverage_by not in (None, "family", "pairs"):
+        raise InputError(f"coverage_by must be 'family', 'pairs' or None, got {coverage_by!r}")
+    pair_cost = pairs_work(rows, cols)
+    use_pairs = coverage and coverage_by == "pairs"
+    cover: list = []
+    if coverage and coverage_by != "pairs":
+        limit = min(pair_cost, max_work) if coverage_by is None else max_work
+        for e in range(n):
+            if rows.gram[e, e] == 0 or cols.gram[e, e] == 0 or (bcubed and e < k):
+                continue
+            nodes, work, stopped = _estimate(rows, cols, (e,), False, seed + e, limit)
+            cover.append(((e,), False, nodes, work))
+            limit -= work
+            if (stopped or limit < 0) and coverage_by is None:
+                use_pairs = True
+                break
+            if stopped:
+                _check_work(rows, False, nodes, max(work, 2 * max_work), max_work)
+    if use_pairs:
+        cover = []
+        if pair_cost > max_work:
+            raise too_large(
+                f"the coverage counts of CE and RNIA walk more than ~{max_work / UNIT_NODE:.3g} sets of "
+                f"biclusters that share a cell (the family of {k}+{rows.n_pred} biclusters), and the "
+                f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of row and column signatures",
+                pair_cost, max_work, "E4SC does not need them.")
+    # MOCICE-BCubed: the union tables of each side, then the closure parts
+    estimates = list(cover)
+    union_work = 0.0
+    if bcubed:
+        for side in ("truth", "pred"):
+            r_ptr, r_el, _ = one_side(rows, side)
+            c_ptr, c_el, _ = one_side(cols, side)
+            from .family_estimate import estimate_family
+
+            nodes, deliveries, members, _, stopped = estimate_family(
+                r_ptr, r_el, c_ptr, c_el, n, 0, 0, PROBES, seed, max_work / UNIT_DELIVERY)
+            work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
+            if stopped:
+                _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
+            ub = budget if union_budget is None else union_budget
+            if nodes > 2 * ub:
+                raise budget_error((), nodes, ub)
+            union_work += work
+        for e in range(k):
+            if rows.gram[e, e] == 0 or cols.gram[e, e] == 0:
+                continue
+            nodes, work, stopped = _estimate(rows, cols, (e,), True, seed + e, max_work)
+            if stopped:
+                _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
+            estimates.append(((e,), True, nodes, work))
+    total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0) + union_work
+    _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work)
+    target = max(total / (4 * max(n_tasks, 1)), 1e6)
+    notes: list[str] = []
+    refused: list[tuple[tuple[int, ...], float]] = []
+    parts: list[Part] = []
+    while estimates:
+        req, closure, nodes, work = estimates.pop()
+        mixed = any(x < k for x in req) and any(x >= k for x in req)
+        too_big = nodes > budget if closure else work > target
+        if not too_big or req[-1] == n - 1 or (closure and mixed) or len(parts) > _MAX_PARTS:
+            if closure and nodes > 2 * budget:  # beyond the estimate's error: refuse (below)
+                refused.append((req, nodes))
+            parts.append(Part(req, closure, nodes, work))  # the task enforces the budget exactly
+            continue
+        # split: the root B is counted here, its children become parts
+        nt = sum(1 for x in req if x < k)
+        moments[nt, len(req) - nt] += _count(rows, cols, req)
+        notes.append(f"split {req} (~{nodes:.3g} sets)")
+        for a in range(req[-1] + 1, n):
+            child = (*req, a)
+            if _count(rows, cols, child) == 0:
+                continue
+            estimates.append((child, closure, *_estimate(rows, cols, child, closure, seed + a,
+                                                         max_work)[:2]))
+    family = sum(p.nodes for p in parts)
+    work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0) + union_work
+    _check_work(rows, bcubed, family, work, max_work)
+    if refused:
+        raise budget_error(*max(refused, key=lambda x: x[1]), budget)
+    # longest first into the least loaded task
+    n_tasks = max(1, n_tasks)
+    heap = [(0.0, i) for i in range(n_tasks)]
+    tasks: list[list[Part]] = [[] for _ in heap]
+    row_ranges = None
+    if use_pairs:  # every task takes an equal share of the row signatures
+        cuts = np.linspace(0, rows.n_signatures, n_tasks + 1).round().astype(int)
+        row_ranges = tuple((int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]))
+        heap = [(pair_cost / n_tasks, i) for i in range(n_tasks)]
+    for p in sorted(parts, key=lambda p: -p.work):
+        load, i = heapq.heappop(heap)
+        tasks[i].append(p)
+        heapq.heappush(heap, (load + p.work, i))
+    return MicroPlan(k, rows.n_pred, coverage, bcubed, tuple(tuple(t) for t in tasks),
+                     moments, family, work, int(budget), seed, notes, row_ranges)
