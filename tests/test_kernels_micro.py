@@ -235,7 +235,7 @@ def test_family_walk_equals_brute_force(p, data):
     lo = np.zeros((k + 1, n - k + 1), np.uint64)
     out = enumerate_family(*inputs, n, k, 0, 0, 0, -1, True, 10**6, rnd, lo, lo.copy(), 0, binom,
                            np.zeros(2, np.int64))
-    _, n_nodes, _, elem, parent, end, nr, nc, _ = out
+    _, n_nodes, _, elem, parent, end, nr, nc, _, dptr, down = out
     got = {}
     for node in range(n_nodes):
         s, j = set(required), node
@@ -245,6 +245,13 @@ def test_family_walk_equals_brute_force(p, data):
         if s:  # the root of B = {} stands for the empty set, counted by the plan (I J cells)
             got[tuple(sorted(s))] = int(nr[node]) * int(nc[node])
         assert all(parent[x] >= node for x in range(node + 1, end[node]))  # subtree ranges
+        members = sorted(s - set(required))
+        for a, low in zip(members, down[dptr[node] : dptr[node + 1]]):  # links to W - a
+            t, j = set(required), int(low)
+            while j > 0:
+                t.add(int(elem[j]))
+                j = parent[j]
+            assert t == s - {a}
     assert got == {w: v for w, v in fam.items() if set(required) <= set(w) and w}
     # the coverage parts of a plan visit every non-empty set of F exactly once
     plan = plan_micro(rows, cols, coverage=True, budget=2, n_tasks=3, coverage_by="family")

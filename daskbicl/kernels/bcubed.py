@@ -84,7 +84,7 @@ class UnionTables(NamedTuple):
 
 def _union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
     from .family import STATUS_FULL, enumerate_family
-    from .family_leaf import STATUS_COLLISION, union_table
+    from .family_leaf import build_table, union_table
 
     inputs = (*one_side(rows, side), *one_side(cols, side))
     k, n = rows.n_truth, rows.n_elem
@@ -93,29 +93,18 @@ def _union_side(rows: Memberships, cols: Memberships, side: str, budget: int, se
         words = _words((seed, attempt, side == "pred"))[:max(n, 1)]
         out = cast(Any, enumerate_family)(*inputs, n, k, 0, 0, 0, -1, True, budget, words, lo, lo.copy(), 0,
                                           _BINOM, np.zeros(2, np.int64))
-        status, n_nodes, _, elem, parent, end, nr, nc, key = out
+        status, n_nodes, _, elem, parent, end, nr, nc, key, dptr, down = out
         if status == STATUS_FULL:
-            raise TooLargeError(
-                f"MOCICE-BCubed needs the union sizes of the ~{n_nodes:.3g}+ sets of {side} biclusters "
-                f"that share a cell, more than daskbicl.micro_budget={budget}. Raise it, e.g. "
-                f"dask.config.set({{'daskbicl.micro_budget': {4 * budget:.3g}}}), or leave "
-                "'mocice_bcubed' out of measures.")
+            raise budget_error((), n_nodes, budget)
         if n_nodes == 0:
             return words, np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
-        union, st = union_table(elem, parent, end, nr, nc, key, words, n)
-        if st == STATUS_COLLISION:
+        if build_table(key)[0][0] == -2:  # two sets with one hash: new words
             continue
-        sign = np.where(_depths(parent) % 2 == 1, 1, -1)
+        union = union_table(elem, parent, end, nr, nc, dptr, down, n)
+        sign = np.where(np.diff(dptr) % 2 == 1, 1, -1)
         total = int(np.sum((nr[1:] * nc[1:]).astype(object) * sign[1:]))
         return words, key, union, total
     raise AssertionError("eight hash collisions in a row")  # pragma: no cover
-
-
-def _depths(parent: np.ndarray) -> np.ndarray:
-    d = np.zeros(len(parent), np.int64)
-    for k in range(1, len(parent)):
-        d[k] = d[parent[k]] + 1
-    return d
 
 
 def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_BUDGET,
@@ -230,53 +219,48 @@ def _leaf_exact(elem, parent, end, nr, nc, base, n_truth, jac, tables: UnionTabl
 def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exact: bool, budget: int,
               seed: int, acc: dict[str, Any]) -> None:
     from .family import STATUS_FULL, enumerate_family
-    from .family_leaf import STATUS_COLLISION, leaf_bcubed
+    from .family_leaf import leaf_bcubed
 
     k, n = rows.n_truth, rows.n_elem
     req = part.required
     inputs = part_inputs(rows, cols, req)
     bt = sum(1 for x in req if x < k)
     bp = len(req) - bt
-    for attempt in range(8):
-        lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
-        hi = np.zeros_like(lo)
-        stats = np.zeros(2, np.int64)
-        words = _words((seed, *req, attempt))[:n]
-        out = cast(Any, enumerate_family)(*inputs, n, k, bt, bp, part.min_elem, req[-1], part.closure, budget,
-                                          words, lo, hi, 0 if part.closure else PAIR_LIMIT, _BINOM, stats)
-        status, n_nodes, deliveries, elem, parent, end, nr, nc, key = out
-        if status == STATUS_FULL:
-            if any(x >= k for x in req) or req[-1] == n - 1:
-                raise budget_error(req, n_nodes, budget)
-            # the estimate was low: split this part here (see micro_plan)
-            n_b = int(inputs[2].sum()) * int(inputs[5].sum())
-            acc["moments"][bt, bp] += n_b
-            for a in range(req[-1] + 1, n):
-                child = Part((*req, a), True, 0.0, 0.0)
-                _run_part(child, rows, cols, jac, tables, exact, budget, seed, acc)
-            return
-        if part.closure and n_nodes:
-            base = np.asarray(req, np.int64)
-            if exact:
-                p, r, depth = _leaf_exact(elem, parent, end, nr, nc, req, k, jac, tables)
-                pa, ra = 0.0, 0.0
-            else:
-                st, p, r, pa, ra, depth = leaf_bcubed(
-                    elem, parent, end, nr, nc, key, words, n, k, base, jac, tables.pred_words,
-                    tables.pred_keys, tables.pred_union, tables.truth_words, tables.truth_keys,
-                    tables.truth_union, True)
-                if st == STATUS_COLLISION:
-                    continue
-            acc["p"].append(p)
-            acc["r"].append(r)
-            acc["pa"].append(pa)
-            acc["ra"].append(ra)
-            acc["depth"] = max(acc["depth"], int(depth))
-        acc["moments"] += lo.astype(object) + hi.astype(object) * 2**64
-        acc["nodes"] += int(stats[0]) if not part.closure else int(n_nodes)
-        acc["deliveries"] += int(deliveries)
+    lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
+    hi = np.zeros_like(lo)
+    stats = np.zeros(2, np.int64)
+    words = np.zeros(max(n, 1), np.uint64)  # parts need no hashes
+    out = cast(Any, enumerate_family)(*inputs, n, k, bt, bp, part.min_elem, req[-1], part.closure, budget,
+                                      words, lo, hi, 0 if part.closure else PAIR_LIMIT, _BINOM, stats)
+    status, n_nodes, deliveries, elem, parent, end, nr, nc, key, dptr, down = out
+    if status == STATUS_FULL:
+        if any(x >= k for x in req) or req[-1] == n - 1:
+            raise budget_error(req, n_nodes, budget)
+        # the estimate was low: split this part here (see micro_plan)
+        n_b = int(inputs[2].sum()) * int(inputs[5].sum())
+        acc["moments"][bt, bp] += n_b
+        for a in range(req[-1] + 1, n):
+            child = Part((*req, a), True, 0.0, 0.0)
+            _run_part(child, rows, cols, jac, tables, exact, budget, seed, acc)
         return
-    raise AssertionError("eight hash collisions in a row")  # pragma: no cover
+    if part.closure and n_nodes:
+        base = np.asarray(req, np.int64)
+        if exact:
+            p, r, depth = _leaf_exact(elem, parent, end, nr, nc, req, k, jac, tables)
+            pa, ra = 0.0, 0.0
+        else:
+            _, p, r, pa, ra, depth = leaf_bcubed(
+                elem, parent, end, nr, nc, dptr, down, n, k, base, jac, tables.pred_words,
+                tables.pred_keys, tables.pred_union, tables.truth_words, tables.truth_keys,
+                tables.truth_union, True)
+        acc["p"].append(p)
+        acc["r"].append(r)
+        acc["pa"].append(pa)
+        acc["ra"].append(ra)
+        acc["depth"] = max(acc["depth"], int(depth))
+    acc["moments"] += lo.astype(object) + hi.astype(object) * 2**64
+    acc["nodes"] += int(stats[0]) if not part.closure else int(n_nodes)
+    acc["deliveries"] += int(deliveries)
 
 
 def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, jaccard=None,

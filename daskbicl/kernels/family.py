@@ -192,9 +192,11 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
 
     Returns
     -------
-    status, n_nodes, deliveries, elem, parent, end, nr, nc, key
+    status, n_nodes, deliveries, elem, parent, end, nr, nc, key, dptr, down
         ``deliveries`` counts the work (list entries moved); the node arrays
-        are in depth-first preorder, node 0 being B itself (elem -1).
+        are in depth-first preorder, node 0 being B itself (elem -1);
+        ``down[dptr[k]:dptr[k + 1]]`` are the nodes of W_k minus each of its
+        members outside B, in the order of those members (ascending).
     """
     n_rows = r_cnt.shape[0]
     n_cols = c_cnt.shape[0]
@@ -221,6 +223,7 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
     # per-depth stack
     depth_cap = n_elem + 2
     st_node = np.empty(depth_cap, np.int64)
+    st_cbeg = np.empty(depth_cap, np.int64)
     st_ci = np.empty(depth_cap, np.int64)
     st_cend = np.empty(depth_cap, np.int64)
     st_rtop = np.empty(depth_cap, np.int64)
@@ -251,6 +254,14 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
     nr = np.empty(size0, np.int64)
     nc = np.empty(size0, np.int64)
     key = np.empty(size0, np.uint64)
+    # links to the sets one member smaller (see the module docstring)
+    dptr = np.zeros(size0 + 1, np.int64)
+    down = np.empty(4 * size0 if store else 1, np.int32)
+    cstart = np.empty(size0, np.int64)
+    ccount = np.empty(size0, np.int32)
+    cb_elem = np.empty(size0, np.int32)
+    cb_node = np.empty(size0, np.int32)
+    cb_top = np.int64(0)
 
     total_r = np.int64(0)
     for i in range(n_rows):
@@ -261,7 +272,8 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
     deliveries = np.int64(0)
     n_nodes = 0
     if total_r == 0 or total_c == 0:
-        return STATUS_OK, 0, deliveries, elem[:0], parent[:0], end[:0], nr[:0], nc[:0], key[:0]
+        return (STATUS_OK, 0, deliveries, elem[:0], parent[:0], end[:0], nr[:0], nc[:0], key[:0], dptr[:1],
+                down[:0])
 
     # the root: B itself
     if store:
@@ -270,6 +282,9 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
         nr[0] = total_r
         nc[0] = total_c
         key[0] = np.uint64(0)
+        dptr[0] = 0
+        dptr[1] = 0
+        ccount[0] = 0
     n_nodes = 1
     _add_product(moments_lo, moments_hi, base_truth, base_pred, total_r, total_c)
     d = 0
@@ -292,6 +307,7 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
             deliveries += dl
             stats[1] += 1 if finished else 0
         if finished:
+            st_cbeg[d] = chtop
             st_ci[d] = chtop
             st_cend[d] = chtop
             st_rtop[d] = rtop
@@ -416,14 +432,25 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
                 e = kids[t]
                 offr[e] = -1
                 offc[e] = -1
-            st_ci[d] = chtop
+            st_cbeg[d] = chtop
+            st_ci[d] = chtop + n_kids  # children are visited from the largest element down
             st_cend[d] = chtop + n_kids
             st_rtop[d] = o_r
             st_ctop[d] = o_c
+            if store:
+                node = st_node[d]
+                if cb_top + n_kids > cb_elem.shape[0]:
+                    cb_elem = _grow_i32(cb_elem, cb_top + n_kids)
+                    cb_node = _grow_i32(cb_node, cb_top + n_kids)
+                cstart[node] = cb_top
+                ccount[node] = n_kids
+                for t in range(n_kids):
+                    cb_elem[cb_top + t] = kids_view[t]
+                cb_top += n_kids
             chtop += n_kids
             first_elem = 0
         # ---- next node: the next unvisited child, popping finished nodes
-        while d >= 0 and st_ci[d] == st_cend[d]:
+        while d >= 0 and st_ci[d] == st_cbeg[d]:
             if store:
                 end[st_node[d]] = n_nodes
             d -= 1
@@ -431,25 +458,49 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
                 chtop = st_cend[d]
         if d < 0:
             break
-        c = st_ci[d]
-        st_ci[d] = c + 1
+        c = st_ci[d] - 1
+        st_ci[d] = c
         e = ch_el[c]
         k = n_nodes
         if store:
             if k >= cap:
-                return STATUS_FULL, n_nodes, deliveries, elem, parent, end, nr, nc, key
-            if k >= elem.shape[0]:
-                elem = _grow_i32(elem, k + 1)
-                parent = _grow_i32(parent, k + 1)
-                end = _grow_i32(end, k + 1)
-                nr = _grow_i64(nr, k + 1)
-                nc = _grow_i64(nc, k + 1)
-                key = _grow_u64(key, k + 1)
+                return STATUS_FULL, n_nodes, deliveries, elem, parent, end, nr, nc, key, dptr, down
+            if k + 1 >= elem.shape[0]:
+                elem = _grow_i32(elem, k + 2)
+                parent = _grow_i32(parent, k + 2)
+                end = _grow_i32(end, k + 2)
+                nr = _grow_i64(nr, k + 2)
+                nc = _grow_i64(nc, k + 2)
+                key = _grow_u64(key, k + 2)
+                dptr = _grow_i64(dptr, k + 2)
+                cstart = _grow_i64(cstart, k + 2)
+                ccount = _grow_i32(ccount, k + 2)
+            p = st_node[d]
             elem[k] = e
-            parent[k] = st_node[d]
+            parent[k] = p
             nr[k] = ch_nr[c]
             nc[k] = ch_nc[c]
             key[k] = st_key[d] + rnd[e]
+            ccount[k] = 0
+            cb_node[cstart[p] + (c - st_cbeg[d])] = k
+            # W - a for every member a of W: the parent for a = e, else the child e of (parent - a),
+            # visited earlier because children go from the largest element down
+            top = dptr[k]
+            if top + d + 1 > down.shape[0]:
+                down = _grow_i32(down, top + d + 1)
+            for i in range(d):
+                m = down[dptr[p] + i]
+                lo_b = cstart[m]
+                hi_b = lo_b + ccount[m]
+                while hi_b - lo_b > 1:  # binary search of e among m's children
+                    mid = (lo_b + hi_b) // 2
+                    if cb_elem[mid] <= e:
+                        lo_b = mid
+                    else:
+                        hi_b = mid
+                down[top + i] = cb_node[lo_b]
+            down[top + d] = p
+            dptr[k + 1] = top + d + 1
         n_nodes = k + 1
         is_t = e < n_truth
         nt = st_nt[d] + (1 if is_t else 0)
@@ -468,4 +519,4 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
         rtop, ctop = st_rtop[d - 1], st_ctop[d - 1]
     stats[0] += n_nodes
     return (STATUS_OK, n_nodes, deliveries, elem[:n_nodes], parent[:n_nodes], end[:n_nodes],
-            nr[:n_nodes], nc[:n_nodes], key[:n_nodes])
+            nr[:n_nodes], nc[:n_nodes], key[:n_nodes], dptr[: n_nodes + 1], down[: dptr[n_nodes]])

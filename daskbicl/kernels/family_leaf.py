@@ -16,8 +16,9 @@ those nodes only:
    (recall alike with τ).
 
 Each transform is done one element at a time (``val[W - a] ±= val[W]`` for
-every W containing a): the pairs (W, W - a) are found once through an
-open-addressing hash table of the keys, and the three passes reuse them.
+every W containing a), through the links to W - a the walk records, so no
+set is ever looked up by value; only the normalisers are found through
+open-addressing hash tables of the keys of one side's sets.
 All supersets of a set containing B contain B, so the leaf's nodes are all
 these transforms need.  The normalisers |E_G(S)| and |E_C(S)| (sizes of
 unions of rectangles) come from :func:`union_table` over the pred-only and
@@ -71,13 +72,8 @@ def find(slots, shift, keys, key):
 
 
 @njit(cache=True)
-def _down_pairs(elem, parent, end, key, rnd, n_elem, slots, shift):
-    """For each element a, each node W whose set contains a: the index of W - a.
-
-    Returned in the order the passes walk them (element, node with edge a,
-    subtree of that node): ``order`` lists the nodes with edge a grouped by
-    a (``starts[a]:starts[a + 1]``), ``target`` the index of W - a per pair.
-    """
+def _by_edge(elem, n_elem):
+    """Nodes grouped by the element of their edge: ``order[starts[a]:starts[a + 1]]``."""
     n = elem.shape[0]
     starts = np.zeros(n_elem + 1, np.int64)
     for k in range(1, n):
@@ -86,55 +82,35 @@ def _down_pairs(elem, parent, end, key, rnd, n_elem, slots, shift):
         starts[a + 1] += starts[a]
     fill = starts[:-1].copy()
     order = np.empty(max(n - 1, 0), np.int64)
-    n_pairs = 0
     for k in range(1, n):
         order[fill[elem[k]]] = k
         fill[elem[k]] += 1
-        n_pairs += end[k] - k
-    target = np.empty(n_pairs, np.int32)
-    t = 0
-    for a in range(n_elem):
-        r = rnd[a]
-        for o in range(starts[a], starts[a + 1]):
-            k = order[o]
-            target[t] = parent[k]
-            t += 1
-            for w in range(k + 1, end[k]):
-                target[t] = find(slots, shift, key, key[w] - r)
-                t += 1
-    return starts, order, target
+    return starts, order
 
 
 @njit(cache=True)
-def union_table(elem, parent, end, nr, nc, key, rnd, n_elem):
+def union_table(elem, parent, end, nr, nc, dptr, down, n_elem):
     """Sizes of unions of rectangles over a one-sided family (pred-only or truth-only).
 
     ``U(V) = |∪_{b ∈ V} B_b| = sum_{∅ ≠ V' ⊆ V} (-1)^{|V'|+1} N(V')`` for every
     node V, by the subset transform one element at a time (int64: every
-    intermediate value is, up to sign, a number of cells).  Returns (U,
-    status) with U[0] = 0 for the empty set.
+    intermediate value is, up to sign, a number of cells).  U[0] = 0 for
+    the empty set.
     """
-    slots, shift = build_table(key)
-    if slots[0] == -2:
-        return np.zeros(0, np.int64), STATUS_COLLISION
-    starts, order, target = _down_pairs(elem, parent, end, key, rnd, n_elem, slots, shift)
+    starts, order = _by_edge(elem, n_elem)
     n = elem.shape[0]
-    depth = np.zeros(n, np.int64)
-    for k in range(1, n):
-        depth[k] = depth[parent[k]] + 1
     u = np.empty(n, np.int64)
     u[0] = 0
     for k in range(1, n):
         v = nr[k] * nc[k]
-        u[k] = v if depth[k] % 2 == 1 else -v
-    t = 0
+        u[k] = v if (dptr[k + 1] - dptr[k]) % 2 == 1 else -v
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
             k = order[o]
+            rank = dptr[k + 1] - dptr[k] - 1
             for w in range(k, end[k]):
-                u[w] += u[target[t]]
-                t += 1
-    return u, 0
+                u[w] += u[down[dptr[w] + rank]]
+    return u
 
 
 @njit(cache=True)
@@ -164,16 +140,15 @@ def _sigma_tau(members, m, n_truth, jac):
 
 
 @njit(cache=True)
-def leaf_bcubed(elem, parent, end, nr, nc, key, rnd, n_elem, n_truth, base, jac,
+def leaf_bcubed(elem, parent, end, nr, nc, dptr, down, n_elem, n_truth, base, jac,
                 pred_words, pred_keys, pred_union, truth_words, truth_keys, truth_union, bound):
     """Precision and recall numerators of one leaf (module docstring).
 
     Parameters
     ----------
-    elem, parent, end, nr, nc, key
-        The leaf's stored nodes (:func:`~daskbicl.kernels.family.enumerate_family`).
-    rnd : uint64 array
-        The random word of each element (keys are sums of them).
+    elem, parent, end, nr, nc, dptr, down
+        The leaf's stored nodes and their links to the sets one member
+        smaller (:func:`~daskbicl.kernels.family.enumerate_family`).
     base : int array
         The elements of B, ascending.
     jac : float64 array (L, K)
@@ -193,10 +168,7 @@ def leaf_bcubed(elem, parent, end, nr, nc, key, rnd, n_elem, n_truth, base, jac,
         ``depth`` the largest set.
     """
     n = elem.shape[0]
-    slots, shift = build_table(key)
-    if slots[0] == -2:
-        return STATUS_COLLISION, 0.0, 0.0, 0.0, 0.0, 0
-    starts, order, target = _down_pairs(elem, parent, end, key, rnd, n_elem, slots, shift)
+    starts, order = _by_edge(elem, n_elem)
     pslots, pshift = build_table(pred_keys)
     tslots, tshift = build_table(truth_keys)
     max_b = base[-1]
@@ -236,13 +208,12 @@ def leaf_bcubed(elem, parent, end, nr, nc, key, rnd, n_elem, n_truth, base, jac,
     cells = np.empty(n, np.int64)
     for k in range(n):
         cells[k] = nr[k] * nc[k]
-    t = 0
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
             k = order[o]
+            rank = dptr[k + 1] - dptr[k] - 1
             for w in range(k, end[k]):
-                cells[target[t]] -= cells[w]
-                t += 1
+                cells[down[dptr[w] + rank]] -= cells[w]
     # 2. weights E / |E_G|, E / |E_C| and their superset sums Ω
     op = np.zeros(n, np.float64)
     orc = np.zeros(n, np.float64)
@@ -254,15 +225,14 @@ def leaf_bcubed(elem, parent, end, nr, nc, key, rnd, n_elem, n_truth, base, jac,
             if has_t[k]:
                 i = find(tslots, tshift, truth_keys, kt[k])
                 orc[k] = cells[k] / truth_union[i]
-    t = 0
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
             k = order[o]
+            rank = dptr[k + 1] - dptr[k] - 1
             for w in range(k, end[k]):
-                j = target[t]
+                j = down[dptr[w] + rank]
                 op[j] += op[w]
                 orc[j] += orc[w]
-                t += 1
     # 3. X = N Ω, then Λ = superset Möbius of X
     for k in range(n):
         v = float(nr[k]) * float(nc[k])
@@ -270,25 +240,17 @@ def leaf_bcubed(elem, parent, end, nr, nc, key, rnd, n_elem, n_truth, base, jac,
         orc[k] *= v
     xp = op.copy() if bound else op[:0]
     xr = orc.copy() if bound else orc[:0]
-    t = 0
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
             k = order[o]
+            rank = dptr[k + 1] - dptr[k] - 1
             for w in range(k, end[k]):
-                j = target[t]
+                j = down[dptr[w] + rank]
                 op[j] -= op[w]
                 orc[j] -= orc[w]
-                t += 1
-    if bound:  # the same sums without signs
-        t = 0
-        for a in range(n_elem):
-            for o in range(starts[a], starts[a + 1]):
-                k = order[o]
-                for w in range(k, end[k]):
-                    j = target[t]
+                if bound:  # the same sums without signs
                     xp[j] += xp[w]
                     xr[j] += xr[w]
-                    t += 1
     # 4. the responsible sets: ς Λ and τ Λ
     members = np.empty(n_elem, np.int64)
     p_num = 0.0
