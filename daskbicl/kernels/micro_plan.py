@@ -52,8 +52,9 @@ __all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "pairs_work", "plan_micro", "part_
 #: subtree from its pairs (see :func:`~daskbicl.kernels.family.enumerate_family`).
 PAIR_LIMIT = 64
 
-#: Random paths per child of a part's root in the estimate.
-PROBES = 12
+#: Random paths per child of the root in the one-sided estimates, and
+#: independent samples of the whole family's profile.
+PROBES, REPEATS = 16, 4
 
 
 @dataclass(frozen=True)
@@ -110,26 +111,31 @@ def part_inputs(rows: Memberships, cols: Memberships, required) -> tuple:
     return (*subproblem(rows, tuple(required)), *subproblem(cols, tuple(required)))
 
 
-def _estimate(rows, cols, req: tuple[int, ...], closure: bool, seed: int, limit: float):
-    """(nodes, work units, stopped) of part B; stopped when the estimate passed ``limit`` units."""
-    from .family_estimate import estimate_family
-
-    r_ptr, r_el, _, c_ptr, c_el, _ = part_inputs(rows, cols, req)
-    min_elem = 0 if closure else req[-1] + 1
-    nodes, deliveries, members, pair_work, stopped = estimate_family(
-        r_ptr, r_el, c_ptr, c_el, rows.n_elem, min_elem, 0 if closure else PAIR_LIMIT, PROBES, seed,
-        limit / UNIT_DELIVERY)
-    if closure:
-        work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
-    else:
-        work = UNIT_NODE * nodes + UNIT_DELIVERY * (deliveries + pair_work)
-    return nodes, work, bool(stopped)
-
-
 def pairs_work(rows: Memberships, cols: Memberships) -> float:
     """Work units of the coverage counts from every pair of row and column signatures."""
     words = max(1, -(-rows.n_elem // 64))
     return UNIT_CELL_PAIR * rows.n_signatures * cols.n_signatures * (1 + words / 4)
+
+
+def _profile(rows: Memberships, cols: Memberships, seed: int, limit: float):
+    from .family_estimate import profile_family
+
+    whole = (rows.ptr, rows.el, cols.ptr, cols.el)
+    return profile_family(*whole, rows.n_elem, PAIR_LIMIT, REPEATS, seed, limit, rows.n_elem <= _PAIR_TABLES)
+
+
+def _one_side(rows: Memberships, cols: Memberships, side: str, seed: int, max_work: float):
+    """(nodes, work units) of the walk of one side's family (MOCICE-BCubed's union tables)."""
+    from .family_estimate import estimate_family
+
+    r_ptr, r_el, _ = one_side(rows, side)
+    c_ptr, c_el, _ = one_side(cols, side)
+    nodes, deliveries, members, _, stopped = estimate_family(
+        r_ptr, r_el, c_ptr, c_el, rows.n_elem, 0, 0, PROBES, seed, max_work / UNIT_DELIVERY)
+    work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
+    if stopped:
+        _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
+    return nodes, work
 
 
 def _count(rows: Memberships, cols: Memberships, req) -> int:
@@ -143,8 +149,9 @@ def _count(rows: Memberships, cols: Memberships, req) -> int:
     return int(r.sum()) * int(c.sum())
 
 
-#: A plan splits its parts no further beyond this many.
-_MAX_PARTS = 20_000
+#: Largest K + L for which the plan keeps the n x n tables of two-bicluster
+#: parts (above, parts are never split).
+_PAIR_TABLES = 1024
 
 
 def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max_work: float) -> None:
@@ -181,85 +188,74 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
         raise TooLargeError(
             f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
             "(limit 2**62 cells; no setting raises it).")
-    moments = np.zeros((k + 1, rows.n_pred + 1), dtype=object)
-    moments[0, 0] = rows.n_items * cols.n_items
-    # the coverage counts: the family's coverage parts, or every pair of signatures if cheaper
     if coverage_by not in (None, "family", "pairs"):
         raise InputError(f"coverage_by must be 'family', 'pairs' or None, got {coverage_by!r}")
+    moments = np.zeros((k + 1, rows.n_pred + 1), dtype=object)
+    moments[0, 0] = rows.n_items * cols.n_items
     pair_cost = pairs_work(rows, cols)
-    use_pairs = coverage and coverage_by == "pairs"
-    cover: list = []
-    if coverage and coverage_by != "pairs":
-        limit = min(pair_cost, max_work) if coverage_by is None else max_work
-        for e in range(n):
-            if rows.gram[e, e] == 0 or cols.gram[e, e] == 0 or (bcubed and e < k):
-                continue
-            nodes, work, stopped = _estimate(rows, cols, (e,), False, seed + e, limit)
-            cover.append(((e,), False, nodes, work))
-            limit -= work
-            if (stopped or limit < 0) and coverage_by is None:
-                use_pairs = True
-                break
-            if stopped:
-                _check_work(rows, False, nodes, max(work, 2 * max_work), max_work)
-    if use_pairs:
-        cover = []
-        if pair_cost > max_work:
-            raise too_large(
-                f"the coverage counts of CE and RNIA walk more than ~{max_work / UNIT_NODE:.3g} sets of "
-                f"biclusters that share a cell (the family of {k}+{rows.n_pred} biclusters), and the "
-                f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of row and column signatures",
-                pair_cost, max_work, "E4SC does not need them.")
-    # MOCICE-BCubed: the union tables of each side, then the closure parts
-    estimates = list(cover)
+    # one pass of probes sizes every part (family_estimate.profile_family)
+    sub, sub2, clo, clo2, stopped = _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
+    sub_work = UNIT_NODE * sub[0] + UNIT_DELIVERY * (sub[1] + sub[2])
+    clo_work = UNIT_STORED * clo[0] + UNIT_DELIVERY * clo[1] + UNIT_MEMBER * clo[2]
+    truth = np.arange(n) < k
+    use_pairs = coverage and (coverage_by == "pairs" or (
+        coverage_by is None and (stopped or float(sub_work.sum()) > pair_cost)))
+    if stopped and not use_pairs and (coverage or bcubed):
+        _check_work(rows, bcubed, float(clo[0].sum() + sub[0].sum()), 2 * max_work, max_work)
+    if use_pairs and pair_cost > max_work:
+        raise too_large(
+            f"the coverage counts of CE and RNIA walk ~{float(sub[0].sum()):.3g}+ sets of biclusters "
+            f"that share a cell (the family of {k}+{rows.n_pred} biclusters), or the "
+            f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of row and column signatures",
+            pair_cost, max_work, "E4SC does not need them.")
     union_work = 0.0
-    if bcubed:
+    if bcubed:  # the union tables of each side's sets
         for side in ("truth", "pred"):
-            r_ptr, r_el, _ = one_side(rows, side)
-            c_ptr, c_el, _ = one_side(cols, side)
-            from .family_estimate import estimate_family
-
-            nodes, deliveries, members, _, stopped = estimate_family(
-                r_ptr, r_el, c_ptr, c_el, n, 0, 0, PROBES, seed, max_work / UNIT_DELIVERY)
-            work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
-            if stopped:
-                _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
+            nodes, work = _one_side(rows, cols, side, seed, max_work)
             ub = budget if union_budget is None else union_budget
             if nodes > 2 * ub:
                 raise budget_error((), nodes, ub)
             union_work += work
-        for e in range(k):
-            if rows.gram[e, e] == 0 or cols.gram[e, e] == 0:
-                continue
-            nodes, work, stopped = _estimate(rows, cols, (e,), True, seed + e, max_work)
-            if stopped:
-                _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
-            estimates.append(((e,), True, nodes, work))
+    estimates: list[tuple[tuple[int, ...], bool, float, float]] = []
+    for e in range(n):
+        if rows.gram[e, e] == 0 or cols.gram[e, e] == 0:
+            continue
+        if bcubed and truth[e]:
+            estimates.append(((e,), True, float(clo[0, e]), float(clo_work[e])))
+        elif coverage and not use_pairs:
+            estimates.append(((e,), False, float(sub[0, e]), float(sub_work[e])))
     total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0) + union_work
     _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work)
-    target = max(total / (4 * max(n_tasks, 1)), 1e6)
+    target = max(total / max(n_tasks, 1), 1e7)  # a coverage part above a task's share is split
     notes: list[str] = []
     refused: list[tuple[tuple[int, ...], float]] = []
     parts: list[Part] = []
+    pairs_known = sub2.shape[1] == n
     while estimates:
         req, closure, nodes, work = estimates.pop()
-        mixed = any(x < k for x in req) and any(x >= k for x in req)
-        too_big = nodes > budget if closure else work > target
-        if not too_big or req[-1] == n - 1 or (closure and mixed) or len(parts) > _MAX_PARTS:
+        mixed = bool(truth[list(req)].any() and not truth[list(req)].all())
+        too_big = nodes > 1.5 * budget if closure else work > target
+        if not too_big or req[-1] == n - 1 or (closure and mixed) or len(req) > 1 or not pairs_known:
             if closure and nodes > 2 * budget:  # beyond the estimate's error: refuse (below)
                 refused.append((req, nodes))
             parts.append(Part(req, closure, nodes, work))  # the task enforces the budget exactly
             continue
-        # split: the root B is counted here, its children become parts
-        nt = sum(1 for x in req if x < k)
-        moments[nt, len(req) - nt] += _count(rows, cols, req)
+        # split {e} into {e, a}: the root {e} is counted here, its children become parts
+        e = req[0]
+        nt = int(truth[e])
+        moments[nt, 1 - nt] += _count(rows, cols, req)
         notes.append(f"split {req} (~{nodes:.3g} sets)")
-        for a in range(req[-1] + 1, n):
-            child = (*req, a)
-            if _count(rows, cols, child) == 0:
+        for a in range(e + 1, n):
+            if _count(rows, cols, (e, a)) == 0:
                 continue
-            estimates.append((child, closure, *_estimate(rows, cols, child, closure, seed + a,
-                                                         max_work)[:2]))
+            if closure:
+                c_nodes = float(clo2[0, e, a])
+                c_work = UNIT_STORED * c_nodes + UNIT_DELIVERY * float(clo2[1, e, a]) + \
+                    UNIT_MEMBER * c_nodes * float(clo[2, e] / max(clo[0, e], 1.0))
+            else:
+                c_nodes = float(sub2[0, e, a])
+                c_work = UNIT_NODE * c_nodes + UNIT_DELIVERY * float(sub2[1, e, a] + sub2[2, e, a])
+            estimates.append(((e, a), closure, c_nodes, c_work))
     family = sum(p.nodes for p in parts)
     work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0) + union_work
     _check_work(rows, bcubed, family, work, max_work)

@@ -25,6 +25,7 @@ reads.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -97,6 +98,19 @@ class Memberships:
     def sizes(self) -> np.ndarray:
         """Items in each bicluster (the diagonal of the Gram table)."""
         return np.diagonal(self.gram).copy()
+
+    @cached_property
+    def index(self) -> tuple[np.ndarray, np.ndarray]:
+        """The signatures containing each element: ``sig[ptr[e]:ptr[e + 1]]`` (built on first use)."""
+        owner = np.repeat(np.arange(len(self.cnt)), np.diff(self.ptr))
+        order = np.argsort(self.el, kind="stable")
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(self.el, minlength=self.n_elem))]).astype(np.int64)
+        return ptr, owner[order]
+
+    def __getstate__(self):  # the index is rebuilt where it is used, never shipped
+        state = dict(self.__dict__)
+        state.pop("index", None)
+        return state
 
 
 def _check_mask(a: object, name: str) -> np.ndarray:
@@ -306,7 +320,14 @@ def subproblem(m: Memberships, required=(), keep=None):
     >>> ptr.tolist(), el.tolist(), cnt.tolist()   # item 0: in 0 and 1; item 1: in 0 only
     ([0, 1, 1], [1], [1, 1])
     """
-    ptr, el, cnt = m.ptr, m.el, m.cnt
+    if keep not in (None, "truth", "pred"):
+        raise InputError(f"keep must be 'truth', 'pred' or None, got {keep!r}")
+    if required:  # only the signatures of the rarest required element are read
+        first = min(required, key=lambda b: m.index[0][b + 1] - m.index[0][b])
+        cand = m.index[1][m.index[0][first] : m.index[0][first + 1]]
+        ptr, el, cnt = _take(m.ptr, m.el, m.cnt, cand)
+    else:
+        ptr, el, cnt = m.ptr, m.el, m.cnt
     n_sig = len(cnt)
     owner = np.repeat(np.arange(n_sig), np.diff(ptr))
     has = np.ones(n_sig, bool)
@@ -321,8 +342,6 @@ def subproblem(m: Memberships, required=(), keep=None):
         drop |= el >= m.n_truth
     elif keep == "pred":
         drop |= el < m.n_truth
-    elif keep is not None:
-        raise InputError(f"keep must be 'truth', 'pred' or None, got {keep!r}")
     idx = np.flatnonzero(has)
     sel = has[owner] & ~drop
     new = np.full(n_sig, -1, np.int64)
