@@ -19,9 +19,11 @@ __all__ = [
     "SECONDS_PER_UNIT",
     "UNIT_CELL_PAIR",
     "UNIT_DELIVERY",
+    "UNIT_ENTRY",
     "UNIT_MEMBER",
     "UNIT_NODE",
     "UNIT_PAIR",
+    "UNIT_PART",
     "UNIT_STORED",
     "budget_error",
     "too_large",
@@ -56,13 +58,15 @@ MAX_WORK_KEY = "daskbicl.max_work"
 SECONDS_PER_UNIT = 1e-8
 
 
-# Work units (~10 ns each), measured on 10^4..10^5 matrices (benchmarks/micro.py
-# --calibrate): a set walked by a coverage part, a set walked and stored by a
+# Work units (~10 ns each), measured on 10^4..10^5 matrices (benchmarks/micro.py,
+# the "estimate" columns; CPU time on the shared 2-core machine): a set walked by a coverage part, a set walked and stored by a
 # MOCICE-BCubed part, a list entry delivered to a child, a (set, member) pair
 # of the transforms, a dense pair of co-clustering blocks, and a pair of row
 # and column signatures of the coverage counts without the family.
-UNIT_NODE, UNIT_STORED, UNIT_DELIVERY, UNIT_MEMBER, UNIT_PAIR = 8.0, 15.0, 0.8, 7.0, 3.0
+UNIT_NODE, UNIT_STORED, UNIT_DELIVERY, UNIT_MEMBER, UNIT_PAIR = 20.0, 18.0, 1.2, 8.0, 3.0
 UNIT_CELL_PAIR = 0.6
+# ... and the fixed cost of a part, plus per membership of its rows and columns read.
+UNIT_PART, UNIT_ENTRY = 1e5, 3.0
 
 
 def _duration(work: float) -> str:

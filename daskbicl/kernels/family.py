@@ -44,7 +44,7 @@ STATUS_OK = 0
 STATUS_FULL = 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_product(lo, hi, i, j, w, c):
     """(hi, lo)[i, j] += w * c exactly, for w, c < 2**63 (a 64 x 64 -> 128-bit product)."""
     m32 = np.uint64(0xFFFFFFFF)
@@ -66,7 +66,7 @@ def _add_product(lo, hi, i, j, w, c):
     hi[i, j] += high
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow_i32(a, need):
     size = max(a.shape[0] * 2, need)
     out = np.empty(size, a.dtype)
@@ -74,7 +74,7 @@ def _grow_i32(a, need):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow_i64(a, need):
     size = max(a.shape[0] * 2, need)
     out = np.empty(size, a.dtype)
@@ -82,7 +82,7 @@ def _grow_i64(a, need):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow_u64(a, need):
     size = max(a.shape[0] * 2, need)
     out = np.empty(size, a.dtype)
@@ -95,7 +95,7 @@ def _grow_u64(a, need):
 PAIR_DEPTH = 30
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish_by_pairs(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, ar_item, ar_pos, lo_r, hi_r, ac_item, ac_pos,
                      lo_c, hi_c, n_truth, nt0, np0, binom, moments_lo, moments_hi, pair_w, pair_a, pair_b):
     """Moments of the subtree below a node from its (row, column) pairs; False if a pair is too deep.
@@ -150,7 +150,7 @@ def _finish_by_pairs(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, ar_item, ar_pos, lo
     return True, work
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, base_truth, base_pred,
                      min_elem, resp_above, store, cap, rnd, moments_lo, moments_hi, pair_limit, binom, stats):
     """Depth-first walk of the family of a subproblem (module docstring).

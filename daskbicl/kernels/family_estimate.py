@@ -27,7 +27,7 @@ from numba import njit
 __all__ = ["estimate_family", "profile_family"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _children(ptr, el, item, pos, n, first, cnt_items, touched, n_touched, flag, bit):
     """Count pass: entries per child element (elements ≥ first after each entry's position)."""
     work = 0
@@ -48,7 +48,7 @@ def _children(ptr, el, item, pos, n, first, cnt_items, touched, n_touched, flag,
     return n_touched, work
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _restrict(ptr, el, item, pos, n, first, e, out_item, out_pos):
     """The entries whose remaining elements contain e, positioned at e."""
     m = 0
@@ -68,7 +68,7 @@ def _restrict(ptr, el, item, pos, n, first, e, out_item, out_pos):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pairs_finish(r_ptr, r_el, r_item, r_pos, nr, c_ptr, c_el, c_item, c_pos, nc):
     """Work of finishing a node from its pairs (list lengths merged)."""
     w = 0
@@ -80,7 +80,7 @@ def _pairs_finish(r_ptr, r_el, r_item, r_pos, nr, c_ptr, c_el, c_item, c_pos, nc
     return w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _deliver(ptr, el, item, pos, lo, hi, first, kids, n_kids, slot, out_item, out_pos, off):
     """Fill pass: the entries of item/pos[lo:hi] into the buckets of ``kids`` (slot[e] = bucket index).
 
@@ -104,7 +104,7 @@ def _deliver(ptr, el, item, pos, lo, hi, first, kids, n_kids, slot, out_item, ou
     return work
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _split(r_ptr, r_el, ri, rp, rlo, rhi, c_ptr, c_el, ci, cp, clo, chi, first, n_elem, flag, cr, cc, touched,
            kids, slot, r_out, rp_out, c_out, cp_out, roff, coff):
     """All children of a node at once: their elements (ascending) and lists; returns (n_kids, work)."""
@@ -142,7 +142,7 @@ def _split(r_ptr, r_el, ri, rp, rlo, rhi, c_ptr, c_el, ci, cp, clo, chi, first, 
     return nk, w1 + w2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def estimate_family(r_ptr, r_el, c_ptr, c_el, n_elem, min_elem, pair_limit, probes, seed, limit):
     """Estimated (nodes, deliveries, member pairs, pair work, stopped) of a walk (module docstring).
 
@@ -270,7 +270,7 @@ def estimate_family(r_ptr, r_el, c_ptr, c_el, n_elem, min_elem, pair_limit, prob
     return nodes, deliveries, pairs, pair_work, False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _account(path, m, w, dl, clo_nodes, clo_deliv, clo_members, clo2_nodes, clo2_deliv, pairs_ok):
     """Add a node of the walk (members ``path[:m]``, weight w, delivery dl) to the closure counts."""
     for i in range(m):
@@ -289,7 +289,7 @@ def _account(path, m, w, dl, clo_nodes, clo_deliv, clo_members, clo2_nodes, clo2
 _SLOTS = 4
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lg(x):
     """floor(log2(x)) for x >= 1, else 0."""
     r = 0
@@ -299,14 +299,14 @@ def _lg(x):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow32(a, need):
     out = np.empty(max(2 * a.shape[0], need), a.dtype)
     out[: a.shape[0]] = a
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, limit, pairs_ok):
     """One sampling pass over the whole family: the size of every part the plan may make.
 
@@ -446,8 +446,10 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
                     g = k_path[cur, i, 1]
                     if not k_pair[cur, i] and pair_limit > 0 and n_a * n_x <= pair_limit:
                         pw = w * _pairs_finish(r_ptr, r_el, a_i, a_p, n_a, c_ptr, c_el, x_i, x_p, n_x)
+                        sub[0, e] += w  # the node itself is walked, its subtree finished from pairs
                         sub[2, e] += pw
                         if pairs_ok:
+                            sub2[0, e, g] += w
                             sub2[2, e, g] += pw
                         k_pair[cur, i] = True
                     nt, w1 = _children(r_ptr, r_el, a_i, a_p, n_a, 0, cr, touched, 0, flag, np.int8(1))

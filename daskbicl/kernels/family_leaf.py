@@ -36,7 +36,7 @@ __all__ = ["build_table", "find", "leaf_bcubed", "union_table", "STATUS_COLLISIO
 STATUS_COLLISION = 2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_table(keys):
     """Open-addressing table of distinct uint64 keys: (slots, shift), or slots[0] = -2 on a duplicate."""
     n = keys.shape[0]
@@ -57,7 +57,7 @@ def build_table(keys):
     return slots, shift
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def find(slots, shift, keys, key):
     """Index of ``key`` among ``keys`` through :func:`build_table`'s slots, or -1."""
     mask = slots.shape[0] - 1
@@ -71,7 +71,7 @@ def find(slots, shift, keys, key):
         h = (h + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _by_edge(elem, n_elem):
     """Nodes grouped by the element of their edge: ``order[starts[a]:starts[a + 1]]``."""
     n = elem.shape[0]
@@ -88,7 +88,7 @@ def _by_edge(elem, n_elem):
     return starts, order
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def union_table(elem, parent, end, nr, nc, dptr, down, n_elem):
     """Sizes of unions of rectangles over a one-sided family (pred-only or truth-only).
 
@@ -113,7 +113,7 @@ def union_table(elem, parent, end, nr, nc, dptr, down, n_elem):
     return u
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sigma_tau(members, m, n_truth, jac):
     """ς and τ of a set given by its ``m`` members (docs/measures/micro.md)."""
     n_c = 0
@@ -139,7 +139,7 @@ def _sigma_tau(members, m, n_truth, jac):
     return tot * mn / (n_g * n_g), tot * mn / (n_g * n_c)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def leaf_bcubed(elem, parent, end, nr, nc, dptr, down, n_elem, n_truth, base, jac,
                 pred_words, pred_keys, pred_union, truth_words, truth_keys, truth_union, bound):
     """Precision and recall numerators of one leaf (module docstring).

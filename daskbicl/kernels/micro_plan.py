@@ -38,8 +38,10 @@ from .budget import (
     DEFAULT_MAX_WORK,
     UNIT_CELL_PAIR,
     UNIT_DELIVERY,
+    UNIT_ENTRY,
     UNIT_MEMBER,
     UNIT_NODE,
+    UNIT_PART,
     UNIT_STORED,
     budget_error,
     too_large,
@@ -216,14 +218,16 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
             if nodes > 2 * ub:
                 raise budget_error((), nodes, ub)
             union_work += work
+    # a part also reads its rows' and columns' lists (about the memberships of the items in e)
+    setup = UNIT_PART + UNIT_ENTRY * (rows.gram.sum(axis=1) + cols.gram.sum(axis=1)).astype(np.float64)
     estimates: list[tuple[tuple[int, ...], bool, float, float]] = []
     for e in range(n):
         if rows.gram[e, e] == 0 or cols.gram[e, e] == 0:
             continue
         if bcubed and truth[e]:
-            estimates.append(((e,), True, float(clo[0, e]), float(clo_work[e])))
+            estimates.append(((e,), True, float(clo[0, e]), float(clo_work[e] + setup[e])))
         elif coverage and not use_pairs:
-            estimates.append(((e,), False, float(sub[0, e]), float(sub_work[e])))
+            estimates.append(((e,), False, float(sub[0, e]), float(sub_work[e] + setup[e])))
     total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0) + union_work
     _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work)
     target = max(total / max(n_tasks, 1), 1e7)  # a coverage part above a task's share is split
@@ -255,6 +259,7 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
             else:
                 c_nodes = float(sub2[0, e, a])
                 c_work = UNIT_NODE * c_nodes + UNIT_DELIVERY * float(sub2[1, e, a] + sub2[2, e, a])
+            c_work += float(setup[e])
             estimates.append(((e, a), closure, c_nodes, c_work))
     family = sum(p.nodes for p in parts)
     work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0) + union_work
