@@ -233,9 +233,9 @@ def test_family_walk_equals_brute_force(p, data):
     required = tuple(sorted(data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=2)))) if n else ()
     inputs = (*subproblem(rows, required), *subproblem(cols, required))
     lo = np.zeros((k + 1, n - k + 1), np.uint64)
-    out = enumerate_family(*inputs, n, k, 0, 0, 0, -1, True, 10**6, rnd, lo, lo.copy(), 0, binom,
+    out = enumerate_family(*inputs, n, k, 0, 0, 0, -1, True, 10**6, 16, rnd, lo, lo.copy(), 0, binom,
                            np.zeros(2, np.int64))
-    _, n_nodes, _, elem, parent, end, nr, nc, _, dptr, down = out
+    _, n_nodes, _, elem, parent, end, ncell, _, dptr, down = out
     got = {}
     for node in range(n_nodes):
         s, j = set(required), node
@@ -243,7 +243,7 @@ def test_family_walk_equals_brute_force(p, data):
             s.add(int(elem[j]))
             j = parent[j]
         if s:  # the root of B = {} stands for the empty set, counted by the plan (I J cells)
-            got[tuple(sorted(s))] = int(nr[node]) * int(nc[node])
+            got[tuple(sorted(s))] = int(ncell[node])
         assert all(parent[x] >= node for x in range(node + 1, end[node]))  # subtree ranges
         members = sorted(s - set(required))
         for a, low in zip(members, down[dptr[node] : dptr[node + 1]]):  # links to W - a
@@ -736,7 +736,7 @@ def test_estimate_is_close_to_the_walk():
         for req in ((0,), (3,), (9,)):
             ins = (*subproblem(rows, req), *subproblem(cols, req))
             lo = np.zeros((9, 9), np.uint64)
-            walked = enumerate_family(*ins, 16, 8, 0, 0, 0, -1, True, 10**8, rnd, lo, lo.copy(), 0, binom,
+            walked = enumerate_family(*ins, 16, 8, 0, 0, 0, -1, True, 10**8, 16, rnd, lo, lo.copy(), 0, binom,
                                       np.zeros(2, np.int64))[1]
             est = estimate_family(ins[0], ins[1], ins[3], ins[4], 16, 0, 0, 12, 1, 1e12)[0]
             assert walked / 2 <= est <= 2 * walked, (density, copy, req, est, walked)

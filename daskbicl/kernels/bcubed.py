@@ -58,6 +58,7 @@ __all__ = ["TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccar
            "union_tables"]
 
 _U = 2.0**-53
+_NO_WORDS = np.zeros(0, np.uint64)  # the parts store no hashes
 _BINOM = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], dtype=np.int64)
 
 
@@ -91,18 +92,18 @@ def _union_side(rows: Memberships, cols: Memberships, side: str, budget: int, se
     lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
     for attempt in range(8):
         words = _words((seed, attempt, side == "pred"))[:max(n, 1)]
-        out = cast(Any, enumerate_family)(*inputs, n, k, 0, 0, 0, -1, True, budget, words, lo, lo.copy(), 0,
-                                          _BINOM, np.zeros(2, np.int64))
-        status, n_nodes, _, elem, parent, end, nr, nc, key, dptr, down = out
+        out = cast(Any, enumerate_family)(*inputs, n, k, 0, 0, 0, -1, True, budget, 1 << 16, words, lo,
+                                          lo.copy(), 0, _BINOM, np.zeros(2, np.int64))
+        status, n_nodes, _, elem, parent, end, ncell, key, dptr, down = out
         if status == STATUS_FULL:
             raise budget_error((), n_nodes, budget)
         if n_nodes == 0:
             return words, np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
         if build_table(key)[0][0] == -2:  # two sets with one hash: new words
             continue
-        union = union_table(elem, parent, end, nr, nc, dptr, down, n)
+        union = union_table(elem, parent, end, ncell, dptr, down, n)
         sign = np.where(np.diff(dptr) % 2 == 1, 1, -1)
-        total = int(np.sum((nr[1:] * nc[1:]).astype(object) * sign[1:]))
+        total = int(np.sum(ncell[1:].astype(object) * sign[1:]))
         return words, key, union, total
     raise AssertionError("eight hash collisions in a row")  # pragma: no cover
 
@@ -172,7 +173,7 @@ def _sigma_tau_exact(members, n_truth: int, jac) -> tuple[Fraction, Fraction]:
     return tot * mn / (len(g) ** 2), tot * mn / (len(g) * len(c))
 
 
-def _leaf_exact(elem, parent, end, nr, nc, base, n_truth, jac, tables: UnionTables):
+def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
     """:func:`~daskbicl.kernels.family_leaf.leaf_bcubed` in rational arithmetic (small inputs)."""
     n = len(elem)
     sets = [frozenset(base)]
@@ -186,7 +187,7 @@ def _leaf_exact(elem, parent, end, nr, nc, base, n_truth, jac, tables: UnionTabl
     def key(s, words):
         return int(np.sum(words[sorted(s)], dtype=np.uint64)) if s else 0
 
-    cells = [int(nr[k]) * int(nc[k]) for k in range(n)]
+    cells = [int(x) for x in ncell]
     for _, w, tgt in pairs:
         cells[tgt] -= cells[w]
     om_p, om_r = [Fraction(0)] * n, [Fraction(0)] * n
@@ -199,8 +200,8 @@ def _leaf_exact(elem, parent, end, nr, nc, base, n_truth, jac, tables: UnionTabl
     for _, w, tgt in pairs:
         om_p[tgt] += om_p[w]
         om_r[tgt] += om_r[w]
-    lam_p = [om_p[k] * int(nr[k]) * int(nc[k]) for k in range(n)]
-    lam_r = [om_r[k] * int(nr[k]) * int(nc[k]) for k in range(n)]
+    lam_p = [om_p[k] * int(ncell[k]) for k in range(n)]
+    lam_r = [om_r[k] * int(ncell[k]) for k in range(n)]
     for _, w, tgt in pairs:
         lam_p[tgt] -= lam_p[w]
         lam_r[tgt] -= lam_r[w]
@@ -229,10 +230,10 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
     hi = np.zeros_like(lo)
     stats = np.zeros(2, np.int64)
-    words = np.zeros(max(n, 1), np.uint64)  # parts need no hashes
+    hint = int(min(budget, 1.2 * part.nodes + 1024))
     out = cast(Any, enumerate_family)(*inputs, n, k, bt, bp, part.min_elem, req[-1], part.closure, budget,
-                                      words, lo, hi, 0 if part.closure else PAIR_LIMIT, _BINOM, stats)
-    status, n_nodes, deliveries, elem, parent, end, nr, nc, key, dptr, down = out
+                                      hint, _NO_WORDS, lo, hi, 0 if part.closure else PAIR_LIMIT, _BINOM, stats)
+    status, n_nodes, deliveries, elem, parent, end, ncell, _, dptr, down = out
     if status == STATUS_FULL:
         if any(x >= k for x in req) or req[-1] == n - 1:
             raise budget_error(req, n_nodes, budget)
@@ -246,11 +247,11 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     if part.closure and n_nodes:
         base = np.asarray(req, np.int64)
         if exact:
-            p, r, depth = _leaf_exact(elem, parent, end, nr, nc, req, k, jac, tables)
+            p, r, depth = _leaf_exact(elem, parent, ncell, req, k, jac, tables)
             pa, ra = 0.0, 0.0
         else:
             _, p, r, pa, ra, depth = leaf_bcubed(
-                elem, parent, end, nr, nc, dptr, down, n, k, base, jac, tables.pred_words,
+                elem, parent, end, ncell, dptr, down, n, k, base, jac, tables.pred_words,
                 tables.pred_keys, tables.pred_union, tables.truth_words, tables.truth_keys,
                 tables.truth_union, True)
         acc["p"].append(p)

@@ -40,12 +40,13 @@ DEFAULT_MAX_WORK: float = 6e9
 #: stores (``daskbicl.micro_budget``).
 BUDGET_KEY = "daskbicl.micro_budget"
 
-#: Default of :data:`BUDGET_KEY`: 4 Mi sets, about :data:`NODE_BYTES` each.
-DEFAULT_BUDGET: int = 1 << 22
+#: Default of :data:`BUDGET_KEY`: 8 Mi sets, about :data:`NODE_BYTES` each
+#: (~850 MB), so a task fits a 1.5 GB worker.
+DEFAULT_BUDGET: int = 1 << 23
 
-#: Bytes a MOCICE-BCubed task holds per stored set (node arrays, hash table,
-#: transform values, the (set, member) pairs of an average set of 6), measured.
-NODE_BYTES = 120
+#: Bytes a MOCICE-BCubed task holds per stored set (node arrays, the links to
+#: the sets one member smaller, transform values), measured: 94 for sets of 7.
+NODE_BYTES = 100
 
 
 #: The dask config key through which :func:`daskbicl.score`, the CLI and
@@ -122,7 +123,7 @@ def budget_error(required, nodes: float, budget: int) -> TooLargeError:
     >>> print(budget_error((0, 3), 9e6, 4194304))  # doctest: +NORMALIZE_WHITESPACE
     MOCICE-BCubed must hold the ~9e+06 sets of biclusters that contain biclusters (0, 3)
     at once (the sets it sums over), more than daskbicl.micro_budget=4194304 sets
-    (about 120 bytes each). Raise it if a worker has the memory, e.g.
+    (about 100 bytes each). Raise it if a worker has the memory, e.g.
     dask.config.set({'daskbicl.micro_budget': 9.4e+06}), or
     DASK_DASKBICL__MICRO_BUDGET=9.4e+06 for the CLI; or leave 'mocice_bcubed' out of measures.
     """

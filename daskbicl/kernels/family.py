@@ -152,7 +152,7 @@ def _finish_by_pairs(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, ar_item, ar_pos, lo
 
 @njit(cache=True, nogil=True)
 def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, base_truth, base_pred,
-                     min_elem, resp_above, store, cap, rnd, moments_lo, moments_hi, pair_limit, binom, stats):
+                     min_elem, resp_above, store, cap, hint, rnd, moments_lo, moments_hi, pair_limit, binom, stats):
     """Depth-first walk of the family of a subproblem (module docstring).
 
     Parameters
@@ -174,11 +174,12 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
         element outside B is > resp_above, or it is B itself.
     store : bool
         Keep every node (for the MOCICE-BCubed transforms).
-    cap : int
-        Largest number of stored nodes (``STATUS_FULL`` beyond).
+    cap, hint : int
+        Largest number of stored nodes (``STATUS_FULL`` beyond), and the
+        expected number (the arrays start at that size).
     rnd : uint64 array
         Random word of each element (additive hash of a node: the sum of its
-        elements' words, mod 2**64).
+        elements' words, mod 2**64); an empty array stores no hashes.
     moments_lo, moments_hi : uint64 arrays (K + 1, L + 1)
         Accumulators of the factorial moments (updated in place).
     pair_limit : int
@@ -192,8 +193,9 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
 
     Returns
     -------
-    status, n_nodes, deliveries, elem, parent, end, nr, nc, key, dptr, down
-        ``deliveries`` counts the work (list entries moved); the node arrays
+    status, n_nodes, deliveries, elem, parent, end, cells, key, dptr, down
+        ``deliveries`` counts the work (list entries moved); ``cells[k]`` is
+        N(W_k) = N_r(W_k) N_c(W_k); the node arrays
         are in depth-first preorder, node 0 being B itself (elem -1);
         ``down[dptr[k]:dptr[k + 1]]`` are the nodes of W_k minus each of its
         members outside B, in the order of those members (ascending).
@@ -247,17 +249,17 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
     pair_a = np.empty(max(pair_limit, 1), np.int64)
     pair_b = np.empty(max(pair_limit, 1), np.int64)
     # node store
-    size0 = 1024 if store else 1
+    size0 = max(1024, min(cap, hint) + 2) if store else 1
+    keys = store and rnd.shape[0] > 0
     elem = np.empty(size0, np.int32)
     parent = np.empty(size0, np.int32)
     end = np.empty(size0, np.int32)
-    nr = np.empty(size0, np.int64)
-    nc = np.empty(size0, np.int64)
-    key = np.empty(size0, np.uint64)
+    ncell = np.empty(size0, np.int64)
+    key = np.empty(size0 if keys else 1, np.uint64)
     # links to the sets one member smaller (see the module docstring)
     dptr = np.zeros(size0 + 1, np.int64)
     down = np.empty(4 * size0 if store else 1, np.int32)
-    cstart = np.empty(size0, np.int64)
+    cstart = np.empty(size0, np.int32)
     ccount = np.empty(size0, np.int32)
     cb_elem = np.empty(size0, np.int32)
     cb_node = np.empty(size0, np.int32)
@@ -272,16 +274,16 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
     deliveries = np.int64(0)
     n_nodes = 0
     if total_r == 0 or total_c == 0:
-        return (STATUS_OK, 0, deliveries, elem[:0], parent[:0], end[:0], nr[:0], nc[:0], key[:0], dptr[:1],
+        return (STATUS_OK, 0, deliveries, elem[:0], parent[:0], end[:0], ncell[:0], key[:0], dptr[:1],
                 down[:0])
 
     # the root: B itself
     if store:
         elem[0] = -1
         parent[0] = -1
-        nr[0] = total_r
-        nc[0] = total_c
-        key[0] = np.uint64(0)
+        ncell[0] = total_r * total_c
+        if keys:
+            key[0] = np.uint64(0)
         dptr[0] = 0
         dptr[1] = 0
         ccount[0] = 0
@@ -464,23 +466,23 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
         k = n_nodes
         if store:
             if k >= cap:
-                return STATUS_FULL, n_nodes, deliveries, elem, parent, end, nr, nc, key, dptr, down
+                return STATUS_FULL, n_nodes, deliveries, elem, parent, end, ncell, key, dptr, down
             if k + 1 >= elem.shape[0]:
                 elem = _grow_i32(elem, k + 2)
                 parent = _grow_i32(parent, k + 2)
                 end = _grow_i32(end, k + 2)
-                nr = _grow_i64(nr, k + 2)
-                nc = _grow_i64(nc, k + 2)
-                key = _grow_u64(key, k + 2)
+                ncell = _grow_i64(ncell, k + 2)
+                if keys:
+                    key = _grow_u64(key, k + 2)
                 dptr = _grow_i64(dptr, k + 2)
-                cstart = _grow_i64(cstart, k + 2)
+                cstart = _grow_i32(cstart, k + 2)
                 ccount = _grow_i32(ccount, k + 2)
             p = st_node[d]
             elem[k] = e
             parent[k] = p
-            nr[k] = ch_nr[c]
-            nc[k] = ch_nc[c]
-            key[k] = st_key[d] + rnd[e]
+            ncell[k] = ch_nr[c] * ch_nc[c]
+            if keys:
+                key[k] = st_key[d] + rnd[e]
             ccount[k] = 0
             cb_node[cstart[p] + (c - st_cbeg[d])] = k
             # W - a for every member a of W: the parent for a = e, else the child e of (parent - a),
@@ -513,10 +515,11 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
         st_nt[d] = nt
         st_np[d] = npr
         st_resp[d] = resp
-        st_key[d] = st_key[d - 1] + rnd[e]
+        if keys:
+            st_key[d] = st_key[d - 1] + rnd[e]
         lo_r, hi_r = ch_rlo[c], ch_rhi[c]
         lo_c, hi_c = ch_clo[c], ch_chi[c]
         rtop, ctop = st_rtop[d - 1], st_ctop[d - 1]
     stats[0] += n_nodes
     return (STATUS_OK, n_nodes, deliveries, elem[:n_nodes], parent[:n_nodes], end[:n_nodes],
-            nr[:n_nodes], nc[:n_nodes], key[:n_nodes], dptr[: n_nodes + 1], down[: dptr[n_nodes]])
+            ncell[:n_nodes], key[: n_nodes if keys else 0], dptr[: n_nodes + 1], down[: dptr[n_nodes]])

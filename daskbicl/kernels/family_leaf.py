@@ -89,7 +89,7 @@ def _by_edge(elem, n_elem):
 
 
 @njit(cache=True, nogil=True)
-def union_table(elem, parent, end, nr, nc, dptr, down, n_elem):
+def union_table(elem, parent, end, ncell, dptr, down, n_elem):
     """Sizes of unions of rectangles over a one-sided family (pred-only or truth-only).
 
     ``U(V) = |∪_{b ∈ V} B_b| = sum_{∅ ≠ V' ⊆ V} (-1)^{|V'|+1} N(V')`` for every
@@ -102,7 +102,7 @@ def union_table(elem, parent, end, nr, nc, dptr, down, n_elem):
     u = np.empty(n, np.int64)
     u[0] = 0
     for k in range(1, n):
-        v = nr[k] * nc[k]
+        v = ncell[k]
         u[k] = v if (dptr[k + 1] - dptr[k]) % 2 == 1 else -v
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
@@ -140,13 +140,13 @@ def _sigma_tau(members, m, n_truth, jac):
 
 
 @njit(cache=True, nogil=True)
-def leaf_bcubed(elem, parent, end, nr, nc, dptr, down, n_elem, n_truth, base, jac,
+def leaf_bcubed(elem, parent, end, ncell, dptr, down, n_elem, n_truth, base, jac,
                 pred_words, pred_keys, pred_union, truth_words, truth_keys, truth_union, bound):
     """Precision and recall numerators of one leaf (module docstring).
 
     Parameters
     ----------
-    elem, parent, end, nr, nc, dptr, down
+    elem, parent, end, ncell, dptr, down
         The leaf's stored nodes and their links to the sets one member
         smaller (:func:`~daskbicl.kernels.family.enumerate_family`).
     base : int array
@@ -172,59 +172,55 @@ def leaf_bcubed(elem, parent, end, nr, nc, dptr, down, n_elem, n_truth, base, ja
     pslots, pshift = build_table(pred_keys)
     tslots, tshift = build_table(truth_keys)
     max_b = base[-1]
-    # per node: key of the pred part and of the truth part of W = B ∪ D
-    kp = np.empty(n, np.uint64)
-    kt = np.empty(n, np.uint64)
-    k0p = np.uint64(0)
-    k0t = np.uint64(0)
-    for b in base:
-        if b < n_truth:
-            k0t += truth_words[b]
-        else:
-            k0p += pred_words[b]
-    kp[0] = k0p
-    kt[0] = k0t
-    has_p = np.zeros(n, np.bool_)
-    has_t = np.zeros(n, np.bool_)
-    has_p[0] = base[-1] >= n_truth
-    has_t[0] = base[0] < n_truth
-    depth = np.empty(n, np.int64)
-    depth[0] = base.shape[0]
-    for k in range(1, n):
-        e = elem[k]
-        p = parent[k]
-        depth[k] = depth[p] + 1
-        if e < n_truth:
-            kp[k] = kp[p]
-            kt[k] = kt[p] + truth_words[e]
-            has_p[k] = has_p[p]
-            has_t[k] = True
-        else:
-            kp[k] = kp[p] + pred_words[e]
-            kt[k] = kt[p]
-            has_p[k] = True
-            has_t[k] = has_t[p]
-    # 1. exact cell classes E (int64)
-    cells = np.empty(n, np.int64)
-    for k in range(n):
-        cells[k] = nr[k] * nc[k]
+    # 1. exact cell classes E (int64; every intermediate value is a number of cells)
+    cells = ncell.copy()
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
             k = order[o]
             rank = dptr[k + 1] - dptr[k] - 1
             for w in range(k, end[k]):
                 cells[down[dptr[w] + rank]] -= cells[w]
-    # 2. weights E / |E_G|, E / |E_C| and their superset sums Ω
-    op = np.zeros(n, np.float64)
+    # 2. weights E / |E_G|, E / |E_C| (the union sizes found by the keys of the pred part and
+    # the truth part of W = B ∪ D, summed down a stack in preorder), and their superset sums Ω
+    op = cells.view(np.float64)  # E is read once, where its weight is written
     orc = np.zeros(n, np.float64)
+    nb = base.shape[0]
+    sk_p = np.zeros(n_elem + 2, np.uint64)
+    sk_t = np.zeros(n_elem + 2, np.uint64)
+    sh_p = np.zeros(n_elem + 2, np.bool_)
+    sh_t = np.zeros(n_elem + 2, np.bool_)
+    for b in base:
+        if b < n_truth:
+            sk_t[0] += truth_words[b]
+            sh_t[0] = True
+        else:
+            sk_p[0] += pred_words[b]
+            sh_p[0] = True
     for k in range(n):
-        if cells[k] != 0:
-            if has_p[k]:
-                i = find(pslots, pshift, pred_keys, kp[k])
-                op[k] = cells[k] / pred_union[i]
-            if has_t[k]:
-                i = find(tslots, tshift, truth_keys, kt[k])
-                orc[k] = cells[k] / truth_union[i]
+        dk = dptr[k + 1] - dptr[k]
+        if k > 0:
+            e = elem[k]
+            sk_p[dk] = sk_p[dk - 1]
+            sk_t[dk] = sk_t[dk - 1]
+            sh_p[dk] = sh_p[dk - 1]
+            sh_t[dk] = sh_t[dk - 1]
+            if e < n_truth:
+                sk_t[dk] += truth_words[e]
+                sh_t[dk] = True
+            else:
+                sk_p[dk] += pred_words[e]
+                sh_p[dk] = True
+        ek = cells[k]
+        wp = 0.0
+        wr = 0.0
+        if ek != 0:
+            if sh_p[dk]:
+                wp = ek / pred_union[find(pslots, pshift, pred_keys, sk_p[dk])]
+            if sh_t[dk]:
+                wr = ek / truth_union[find(tslots, tshift, truth_keys, sk_t[dk])]
+        op[k] = wp
+        orc[k] = wr
+    depth_max = nb
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
             k = order[o]
@@ -235,9 +231,10 @@ def leaf_bcubed(elem, parent, end, nr, nc, dptr, down, n_elem, n_truth, base, ja
                 orc[j] += orc[w]
     # 3. X = N Ω, then Λ = superset Möbius of X
     for k in range(n):
-        v = float(nr[k]) * float(nc[k])
+        v = float(ncell[k])
         op[k] *= v
         orc[k] *= v
+        depth_max = max(depth_max, nb + dptr[k + 1] - dptr[k])
     xp = op.copy() if bound else op[:0]
     xr = orc.copy() if bound else orc[:0]
     for a in range(n_elem):
@@ -252,14 +249,13 @@ def leaf_bcubed(elem, parent, end, nr, nc, dptr, down, n_elem, n_truth, base, ja
                     xp[j] += xp[w]
                     xr[j] += xr[w]
     # 4. the responsible sets: ς Λ and τ Λ
-    members = np.empty(n_elem, np.int64)
+    members = np.empty(n_elem + 1, np.int64)
     p_num = 0.0
     p_comp = 0.0
     r_num = 0.0
     r_comp = 0.0
     p_abs = 0.0
     r_abs = 0.0
-    nb = base.shape[0]
     for k in range(n):
         # the smallest element outside B is the one below the root on the path
         j = k
@@ -288,4 +284,4 @@ def leaf_bcubed(elem, parent, end, nr, nc, dptr, down, n_elem, n_truth, base, ja
             if bound:
                 p_abs += s * xp[k]
                 r_abs += tau * xr[k]
-    return 0, p_num + p_comp, r_num + r_comp, p_abs, r_abs, depth.max()
+    return 0, p_num + p_comp, r_num + r_comp, p_abs, r_abs, depth_max
