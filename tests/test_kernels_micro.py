@@ -720,10 +720,10 @@ def test_subproblem_is_the_items_containing_b(p, data):
     assert got == want
 
 
-def test_estimate_is_close_to_the_walk():
-    """The plan's estimate of a part's size is within 2x of the sets actually walked."""
+def test_profile_is_close_to_the_walk():
+    """The plan's sampled sizes of the family and of its closure parts are within 2x of the walks."""
     from daskbicl.kernels.family import enumerate_family
-    from daskbicl.kernels.family_estimate import estimate_family
+    from daskbicl.kernels.family_estimate import profile_family
 
     rng = np.random.default_rng(7)
     binom = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], np.int64)
@@ -732,14 +732,19 @@ def test_estimate_is_close_to_the_walk():
         pr, pc = ((tr & (rng.random(tr.shape) < 0.9)), (tc & (rng.random(tc.shape) < 0.9))) if copy else \
             (rng.random((8, 3000)) < density, rng.random((8, 3000)) < density)
         rows, cols = memberships(tr, pr), memberships(tc, pc)
-        rnd = np.arange(1, 17, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        for req in ((0,), (3,), (9,)):
-            ins = (*subproblem(rows, req), *subproblem(cols, req))
+        sub, _, clo, _, stopped = profile_family(rows.ptr, rows.el, cols.ptr, cols.el, 16, 0, 4, 1, 1e15, True)
+        assert not stopped
+        family = 0
+        for req in range(16):
+            ins = (*subproblem(rows, (req,)), *subproblem(cols, (req,)))
             lo = np.zeros((9, 9), np.uint64)
-            walked = enumerate_family(*ins, 16, 8, 0, 0, 0, -1, True, 10**8, 16, rnd, lo, lo.copy(), 0, binom,
-                                      np.zeros(2, np.int64))[1]
-            est = estimate_family(ins[0], ins[1], ins[3], ins[4], 16, 0, 0, 12, 1, 1e12)[0]
-            assert walked / 2 <= est <= 2 * walked, (density, copy, req, est, walked)
+            walked = enumerate_family(*ins, 16, 8, 0, 0, 0, -1, True, 10**8, 16, np.zeros(0, np.uint64), lo,
+                                      lo.copy(), 0, binom, np.zeros(2, np.int64))[1]
+            if req in (0, 3, 9):
+                assert walked / 2 <= clo[0, req] <= 2 * walked, (density, copy, req, clo[0, req], walked)
+            family += walked
+        # every set W is walked once per member: sum of |W| over the family
+        assert family / 2 <= clo[0].sum() <= 2 * family
 
 
 # --------------------------------------------------------------------------

@@ -54,9 +54,8 @@ __all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "pairs_work", "plan_micro", "part_
 #: subtree from its pairs (see :func:`~daskbicl.kernels.family.enumerate_family`).
 PAIR_LIMIT = 64
 
-#: Random paths per child of the root in the one-sided estimates, and
-#: independent samples of the whole family's profile.
-PROBES, REPEATS = 16, 4
+#: Independent samples of the family's profile (see family_estimate.profile_family).
+REPEATS = 4
 
 
 @dataclass(frozen=True)
@@ -128,12 +127,13 @@ def _profile(rows: Memberships, cols: Memberships, seed: int, limit: float):
 
 def _one_side(rows: Memberships, cols: Memberships, side: str, seed: int, max_work: float):
     """(nodes, work units) of the walk of one side's family (MOCICE-BCubed's union tables)."""
-    from .family_estimate import estimate_family
+    from .family_estimate import profile_family
 
     r_ptr, r_el, _ = one_side(rows, side)
     c_ptr, c_el, _ = one_side(cols, side)
-    nodes, deliveries, members, _, stopped = estimate_family(
-        r_ptr, r_el, c_ptr, c_el, rows.n_elem, 0, 0, PROBES, seed, max_work / UNIT_DELIVERY)
+    sub, _, clo, _, stopped = profile_family(r_ptr, r_el, c_ptr, c_el, rows.n_elem, 0, REPEATS, seed,
+                                             max_work / UNIT_DELIVERY, False)
+    nodes, deliveries, members = float(sub[3].sum()), float(sub[1].sum()), float(clo[0].sum())
     work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
     if stopped:
         _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
@@ -156,12 +156,16 @@ def _count(rows: Memberships, cols: Memberships, req) -> int:
 _PAIR_TABLES = 1024
 
 
-def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max_work: float) -> None:
+def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max_work: float,
+                size: float | None = None) -> None:
     if work > max_work:
         what = "MOCICE-BCubed" if bcubed else "the coverage counts of CE and RNIA"
+        walks = f"walks ~{family:.3g} sets" if size is None else \
+            f"walks ~{family:.3g} sets (each set once per truth bicluster in it)"
+        family_size = "" if size is None else f" has ~{size:.3g} sets and"
         raise too_large(
-            f"{what} walks ~{family:.3g} sets of biclusters that share a cell (the family of "
-            f"{rows.n_truth}+{rows.n_pred} biclusters), which", work, max_work,
+            f"the family of the sets of biclusters that share a cell ({rows.n_truth}+{rows.n_pred} "
+            f"biclusters){family_size} {what} {walks}, which", work, max_work,
             "CE, RNIA and E4SC do not need MOCICE-BCubed's part of it: leave 'mocice_bcubed' out "
             "of measures to score them." if bcubed else "E4SC does not need it.")
 
@@ -202,8 +206,9 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
     truth = np.arange(n) < k
     use_pairs = coverage and (coverage_by == "pairs" or (
         coverage_by is None and (stopped or float(sub_work.sum()) > pair_cost)))
+    size = float(sub[3].sum())  # the family's sets (estimate)
     if stopped and not use_pairs and (coverage or bcubed):
-        _check_work(rows, bcubed, float(clo[0].sum() + sub[0].sum()), 2 * max_work, max_work)
+        _check_work(rows, bcubed, float(clo[0].sum() + sub[0].sum()), 2 * max_work, max_work, size)
     if use_pairs and pair_cost > max_work:
         raise too_large(
             f"the coverage counts of CE and RNIA walk ~{float(sub[0].sum()):.3g}+ sets of biclusters "
@@ -229,7 +234,7 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
         elif coverage and not use_pairs:
             estimates.append(((e,), False, float(sub[0, e]), float(sub_work[e] + setup[e])))
     total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0) + union_work
-    _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work)
+    _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work, size)
     target = max(total / max(n_tasks, 1), 1e7)  # a coverage part above a task's share is split
     notes: list[str] = []
     refused: list[tuple[tuple[int, ...], float]] = []
@@ -263,7 +268,7 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
             estimates.append(((e, a), closure, c_nodes, c_work))
     family = sum(p.nodes for p in parts)
     work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0) + union_work
-    _check_work(rows, bcubed, family, work, max_work)
+    _check_work(rows, bcubed, family, work, max_work, size)
     if refused:
         raise budget_error(*max(refused, key=lambda x: x[1]), budget)
     # longest first into the least loaded task
