@@ -75,9 +75,9 @@ def estimate(truth, pred, measures=MICRO):
     """The plan's estimate (CPU seconds, sets of the family) of the family walk, or the refusal."""
     from daskbicl.kernels.budget import SECONDS_PER_UNIT
     from daskbicl.kernels.micro_plan import plan_micro
-    from daskbicl.kernels.signatures import memberships
+    from daskbicl.kernels.signatures import signature_counts
 
-    rows, cols = memberships(truth[0], pred[0]), memberships(truth[1], pred[1])
+    rows, cols = signature_counts(truth[0], pred[0]), signature_counts(truth[1], pred[1])
     try:
         plan = plan_micro(rows, cols, coverage=bool({"micro_ce", "micro_rnia"} & set(measures)),
                           bcubed="mocice_bcubed" in measures, max_work=float("inf"))

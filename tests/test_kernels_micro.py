@@ -37,7 +37,7 @@ from daskbicl.kernels.micro import (
     rnia,
 )
 from daskbicl.kernels.micro_plan import plan_micro
-from daskbicl.kernels.signatures import Memberships, memberships, merge_memberships, subproblem
+from daskbicl.kernels.signatures import Memberships, merge_memberships, signature_counts, subproblem
 
 from . import oracles_micro as oracle
 
@@ -51,7 +51,7 @@ SETTINGS = settings(deadline=None,
 # --------------------------------------------------------------------------
 def tables(tr, tc, pr, pc, **kw) -> MicroTables:
     kw.setdefault("union_budget", 1 << 22)  # small budgets here split the parts, not the normalisers
-    return MicroTables(memberships(tr, pr), memberships(tc, pc), **kw)
+    return MicroTables(signature_counts(tr, pr), signature_counts(tc, pc), **kw)
 
 
 def bcubed(tr, tc, pr, pc, *, exact=True, **kw):
@@ -62,7 +62,7 @@ def all_exact(tr, tc, pr, pc):
     """All four measures, exact; None when nothing is covered."""
     if not covers(tr, tc) and not covers(pr, pc):
         return None
-    s = micro_measures(memberships(tr, pr), memberships(tc, pc), exact=True)
+    s = micro_measures(signature_counts(tr, pr), signature_counts(tc, pc), exact=True)
     return (*s.bcubed, s.ce, s.rnia, s.e4sc)
 
 
@@ -227,7 +227,7 @@ def test_family_walk_equals_brute_force(p, data):
     tr, tc, pr, pc = p
     k, n = len(tr), len(tr) + len(pr)
     fam = brute_family(*p)
-    rows, cols = memberships(tr, pr), memberships(tc, pc)
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
     rnd = np.random.default_rng(0).integers(0, 2**63, max(n, 1), dtype=np.int64).astype(np.uint64)
     binom = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], np.int64)
     required = tuple(sorted(data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=2)))) if n else ()
@@ -273,7 +273,7 @@ def test_tasks_and_budget_do_not_change_the_result():
     assert want == oracle.mocice_bcubed(tr, tc, pr, pc)
     for n_tasks, budget in ((1, 1 << 22), (16, 1 << 22), (4, 10), (2, 5)):
         assert bcubed(tr, tc, pr, pc, n_tasks=n_tasks, budget=budget) == want
-    rows, cols = memberships(tr, pr), memberships(tc, pc)
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
     plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, union_budget=1 << 22)
     assert any(len(p.required) > 1 for p in plan.parts), plan.parts  # the plan split parts
     jac, tab = jaccard_table(tables(tr, tc, pr, pc).overlap, exact=True), union_tables(rows, cols)
@@ -670,9 +670,9 @@ def multiset_of_lists(m: Memberships) -> list:
 @given(problems(max_n=12, max_k=5), st.data())
 def test_chunked_counts_merge_to_whole(p, data):
     tr, _, pr, _ = p
-    whole = memberships(tr, pr)
+    whole = signature_counts(tr, pr)
     cuts = data.draw(chunkings(tr.shape[1]))
-    parts = [memberships(tr[:, a:b], pr[:, a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    parts = [signature_counts(tr[:, a:b], pr[:, a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
     for merged in (merge_memberships(*parts), merge_memberships(parts[::-1]),
                    merge_memberships(merge_memberships(*parts[:2]), *parts[2:])):
         assert multiset_of_lists(merged) == multiset_of_lists(whole)
@@ -696,7 +696,7 @@ def test_subproblem_is_the_items_containing_b(p, data):
     n = len(tr) + len(pr)
     if n == 0:
         return
-    m = memberships(tr, pr)
+    m = signature_counts(tr, pr)
     req = tuple(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=2))))
     keep = data.draw(st.sampled_from([None, "truth", "pred"]))
     ptr, el, cnt = subproblem(m, req if keep is None else (), keep)
@@ -731,7 +731,7 @@ def test_profile_is_close_to_the_walk():
         tr, tc = rng.random((8, 3000)) < density, rng.random((8, 3000)) < density
         pr, pc = ((tr & (rng.random(tr.shape) < 0.9)), (tc & (rng.random(tc.shape) < 0.9))) if copy else \
             (rng.random((8, 3000)) < density, rng.random((8, 3000)) < density)
-        rows, cols = memberships(tr, pr), memberships(tc, pc)
+        rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
         sub, _, clo, _, stopped = profile_family(rows.ptr, rows.el, cols.ptr, cols.el, 16, 0, 4, 1, 1e15, True)
         assert not stopped
         family = 0
@@ -752,11 +752,11 @@ def test_profile_is_close_to_the_walk():
 # --------------------------------------------------------------------------
 def test_input_errors():
     with pytest.raises(InputError, match="2-D bool"):
-        memberships(np.ones((2, 3), int), np.ones((1, 3), bool))
+        signature_counts(np.ones((2, 3), int), np.ones((1, 3), bool))
     with pytest.raises(InputError, match="covers 3 rows/columns"):
-        memberships(np.ones((2, 3), bool), np.ones((1, 4), bool))
-    a = memberships(np.ones((2, 3), bool), np.ones((1, 3), bool))
-    b = memberships(np.ones((1, 3), bool), np.ones((1, 3), bool))
+        signature_counts(np.ones((2, 3), bool), np.ones((1, 4), bool))
+    a = signature_counts(np.ones((2, 3), bool), np.ones((1, 3), bool))
+    b = signature_counts(np.ones((1, 3), bool), np.ones((1, 3), bool))
     with pytest.raises(InputError, match="every chunk must see all biclusters"):
         merge_memberships(a, b)
     with pytest.raises(InputError, match="same truth and pred masks"):
@@ -767,7 +767,7 @@ def test_too_large_is_reported_before_the_walk():
     """The estimate is checked against max_work: the error comes from the plan, not after the work."""
     rng = np.random.default_rng(0)
     tr, tc, pr, pc = (rng.random((8, 60)) < 0.6 for _ in range(4))
-    rows, cols = memberships(tr, pr), memberships(tc, pc)
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
     with pytest.raises(TooLargeError, match="max_work") as info:
         plan_micro(rows, cols, coverage=True, max_work=1000, coverage_by="family")
     assert "sets of biclusters that share a cell" in str(info.value)
@@ -836,7 +836,7 @@ def test_scale_smoke_10k_by_10k_20_plus_20():
         return rng.random((k, n)) < rng.uniform(0.05, 0.2, size=(k, 1))
 
     tr, tc, pr, pc = masks(20), masks(20), masks(20), masks(20)
-    rows, cols = memberships(tr, pr), memberships(tc, pc)
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
     s = micro_measures(rows, cols)
     assert 0 < s.bcubed.precision < 1 and 0 < s.bcubed.recall < 1
     assert 0 < s.ce < 1 and 0 < s.rnia < 1 and 0 < s.e4sc < 1

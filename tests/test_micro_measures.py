@@ -171,14 +171,14 @@ def test_each_measure_builds_only_what_it_reads(name, built, not_built):
 def test_heavy_overlap_does_not_take_down_the_other_measures():
     """Every cell in most biclusters: CE and RNIA count pairs of signatures, MOCICE-BCubed is refused fast."""
     from daskbicl.kernels.micro import MicroTables, e4sc, micro_ce, rnia
-    from daskbicl.kernels.signatures import memberships
+    from daskbicl.kernels.signatures import signature_counts
 
     truth, pred = _heavy()
     others = [n for n in daskbicl.MEASURES if daskbicl.MEASURES[n].family != "partition" and n != "mocice_bcubed"]
     got = daskbicl.score(truth, pred, measures=others)
     assert set(got) == set(others)  # the 12 bicluster measures too
-    t = MicroTables(memberships(truth.row_mask.values, pred.row_mask.values),
-                    memberships(truth.col_mask.values, pred.col_mask.values))
+    t = MicroTables(signature_counts(truth.row_mask.values, pred.row_mask.values),
+                    signature_counts(truth.col_mask.values, pred.col_mask.values))
     assert got["micro_rnia"] == rnia(t) and got["micro_ce"] == micro_ce(t) and got["e4sc"] == e4sc(t)
     assert 0 <= got["micro_ce"] <= 1
     with pytest.raises(daskbicl.TooLargeError) as info:

@@ -2,7 +2,7 @@
 
 One chunked pass over the row masks and one over the column masks counts
 each axis's signatures as sparse membership lists with their Gram table
-(:func:`daskbicl.kernels.signatures.memberships`, merged in a tree).  What
+(:func:`daskbicl.kernels.signatures.signature_counts`, merged in a tree).  What
 runs after that depends on the *parts* the selected measures ask for
 (``Measure.provider_options``), and only those come back to the client
 (:class:`~daskbicl.kernels.cells.MicroResult`):
@@ -42,7 +42,7 @@ from ..kernels.bcubed import finish, jaccard_table, run_task, union_tables
 from ..kernels.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.cells import bicluster_overlap, same_biclusters
 from ..kernels.micro_plan import plan_micro
-from ..kernels.signatures import memberships, merge_memberships
+from ..kernels.signatures import merge_memberships, signature_counts
 from .blocks import as_biclustering
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, tree_reduce
 from .partition import partition_tables
@@ -82,7 +82,7 @@ def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.signatures.Memberships` of one axis."""
     def build():
         blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
-        parts = map_blocks_delayed(memberships, blocks)
+        parts = map_blocks_delayed(signature_counts, blocks)
         return tree_reduce(parts, merge_memberships, split_every=split_every)
 
     return shared_pass(f"memberships-{split_every}", (truth_mask, pred_mask), build)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InputError
-from .signatures import Memberships, memberships
+from .signatures import Memberships, signature_counts
 
 __all__ = [
     "COCLUSTER_DENSE_LIMIT",
@@ -102,8 +102,8 @@ def bicluster_overlap(rows: Memberships, cols: Memberships) -> Overlap:
 
     Examples
     --------
-    >>> rows = memberships(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
-    >>> cols = memberships(np.array([[1, 1]], bool), np.array([[1, 0]], bool))
+    >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
+    >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 0]], bool))
     >>> ov = bicluster_overlap(rows, cols)
     >>> ov.shared.tolist(), ov.truth_sizes.tolist(), ov.pred_sizes.tolist()
     ([[1]], [4], [2])
@@ -221,8 +221,8 @@ def pair_histogram(rows: Memberships, cols: Memberships, lo: int = 0, hi: int | 
 
     Examples
     --------
-    >>> rows = memberships(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
-    >>> cols = memberships(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
+    >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
+    >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
     >>> pair_histogram(rows, cols).tolist()
     [[0, 2], [2, 2]]
     """
@@ -301,8 +301,8 @@ def _dense(table) -> np.ndarray:
 def example_memberships() -> tuple[Memberships, Memberships]:
     """The docs' example: 4 x 3 matrix, truth {0,1,2}x{0,1}, {2,3}x{1,2};
     pred {0,1}x{0,1}, {1,2,3}x{1,2}."""
-    rows = memberships(np.array([[1, 1, 1, 0], [0, 0, 1, 1]], bool),
+    rows = signature_counts(np.array([[1, 1, 1, 0], [0, 0, 1, 1]], bool),
                        np.array([[1, 1, 0, 0], [0, 1, 1, 1]], bool))
-    cols = memberships(np.array([[1, 1, 0], [0, 1, 1]], bool),
+    cols = signature_counts(np.array([[1, 1, 0], [0, 1, 1]], bool),
                        np.array([[1, 1, 0], [0, 1, 1]], bool))
     return rows, cols

@@ -241,9 +241,9 @@ def micro_ce(tables, *, multiset: bool = True, exact: bool = False, max_work: fl
 
     Examples
     --------
-    >>> from daskbicl.kernels.signatures import memberships
-    >>> rows = memberships(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
-    >>> cols = memberships(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
+    >>> from daskbicl.kernels.signatures import signature_counts
+    >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
+    >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
     >>> micro_ce(MicroTables(rows, cols), exact=True)
     Fraction(2, 3)
     """
@@ -273,9 +273,9 @@ def rnia(tables, *, multiset: bool = True, exact: bool = False):
 
     Examples
     --------
-    >>> from daskbicl.kernels.signatures import memberships
-    >>> rows = memberships(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
-    >>> cols = memberships(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
+    >>> from daskbicl.kernels.signatures import signature_counts
+    >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
+    >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
     >>> rnia(MicroTables(rows, cols), exact=True)
     Fraction(2, 3)
     """
@@ -301,9 +301,9 @@ def e4sc(tables, *, exact: bool = False):
 
     Examples
     --------
-    >>> from daskbicl.kernels.signatures import memberships
-    >>> rows = memberships(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
-    >>> cols = memberships(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
+    >>> from daskbicl.kernels.signatures import signature_counts
+    >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
+    >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
     >>> e4sc(MicroTables(rows, cols), exact=True)
     Fraction(1, 2)
     """

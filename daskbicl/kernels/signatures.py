@@ -16,7 +16,7 @@ the truth × pred block of the two Gram tables gives the K × L shared-cell
 table (E4SC, CE), and the whole tables the pair counts the cost estimate
 reads.
 
-* :func:`memberships` is the per-chunk function (masks of one block of rows
+* :func:`signature_counts` is the per-chunk function (masks of one block of rows
   or columns in), :func:`merge_memberships` the exact, associative combine;
 * :func:`subproblem` takes the items that contain a set B of elements, with
   B's elements removed: the input of one part of the family enumeration.
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["Memberships", "memberships", "merge_memberships", "one_side", "subproblem"]
+__all__ = ["Memberships", "merge_memberships", "one_side", "signature_counts", "subproblem"]
 
 # Columns of a mask block turned into lists at once (bounds the temporaries).
 _SUB = 1 << 17
@@ -63,7 +63,7 @@ class Memberships:
 
     Examples
     --------
-    >>> m = memberships(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
+    >>> m = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
     >>> m.lists(), m.cnt.tolist(), m.gram.tolist()
     ([[0], [0, 1], [1]], [1, 1, 1], [[2, 1], [1, 2]])
     """
@@ -216,7 +216,7 @@ def _gram_of_lists(ptr, el, cnt, n_elem: int) -> np.ndarray:
     return out
 
 
-def memberships(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray) -> Memberships:
+def signature_counts(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray) -> Memberships:
     """The signatures of one chunk of rows (or columns) and its Gram table.
 
     Parameters
@@ -230,7 +230,7 @@ def memberships(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray) -> Me
     --------
     >>> t = np.array([[1, 1, 0, 0]], bool)
     >>> p = np.array([[1, 1, 1, 0], [0, 0, 0, 0]], bool)
-    >>> m = memberships(t, p)
+    >>> m = signature_counts(t, p)
     >>> m.lists(), m.cnt.tolist(), m.n_items
     ([[0, 1], [1]], [2, 1], 4)
     """
@@ -273,7 +273,7 @@ def merge_memberships(*parts) -> Memberships:
     Examples
     --------
     >>> t, p = np.array([[1, 0, 1]], bool), np.array([[1, 1, 0]], bool)
-    >>> m = merge_memberships(memberships(t[:, :1], p[:, :1]), [memberships(t[:, 1:], p[:, 1:])])
+    >>> m = merge_memberships(signature_counts(t[:, :1], p[:, :1]), [signature_counts(t[:, 1:], p[:, 1:])])
     >>> m.lists(), m.cnt.tolist(), m.n_items
     ([[0, 1], [1], [0]], [1, 1, 1], 3)
     """
@@ -315,7 +315,7 @@ def subproblem(m: Memberships, required=(), keep=None):
 
     Examples
     --------
-    >>> m = memberships(np.array([[1, 1, 0], [1, 0, 1]], bool), np.zeros((0, 3), bool))
+    >>> m = signature_counts(np.array([[1, 1, 0], [1, 0, 1]], bool), np.zeros((0, 3), bool))
     >>> ptr, el, cnt = subproblem(m, (0,))
     >>> ptr.tolist(), el.tolist(), cnt.tolist()   # item 0: in 0 and 1; item 1: in 0 only
     ([0, 1, 1], [1], [1, 1])
