@@ -217,7 +217,8 @@ def pair_histogram(rows: Memberships, cols: Memberships, lo: int = 0, hi: int | 
     j sharing a truth and b pred biclusters (exact int64; cells in no
     bicluster are not counted).  The alternative to the family walk when
     biclusters overlap so much that pairs of signatures are fewer than the
-    family's sets (about 1 ns per pair and word).
+    family's sets (about 1 ns per pair and word); it holds blocks of at most
+    2**14 column and 2**16 / 2**14 row signatures at a time.
 
     Examples
     --------
@@ -232,31 +233,35 @@ def pair_histogram(rows: Memberships, cols: Memberships, lo: int = 0, hi: int | 
     hist = np.zeros(nb, np.int64)
     if hi <= lo or cols.n_signatures == 0:
         return hist.reshape(k + 1, l_ + 1)
-    cw = _packed(cols)
-    bits = np.arange(x_words := cw.shape[1] * 64)
-    tm = np.bitwise_or.reduce(np.where((bits < k)[None, :], 1 << (bits % 64).astype(np.uint64), 0)
-                              .astype(np.uint64).reshape(x_words // 64, 64), axis=1)
-    pm = np.bitwise_or.reduce(np.where(((bits >= k) & (bits < k + l_))[None, :],
-                                       1 << (bits % 64).astype(np.uint64), 0)
-                              .astype(np.uint64).reshape(x_words // 64, 64), axis=1)
-    cc = cols.cnt
-    ccf = cc.astype(np.float64)
-    step = max(1, (1 << 16) // max(len(cc), 1))
-    for s in range(lo, hi, step):
-        e = min(hi, s + step)
-        x = _packed(rows, s, e)
-        nt = np.zeros((e - s, len(cc)), np.int64)
-        ng = np.zeros_like(nt)
-        for w in range(x.shape[1]):  # word by word: no (n, m, W) temporaries
-            iw = x[:, None, w] & cw[None, :, w]
-            if tm[w]:
-                nt += np.bitwise_count(iw & tm[w])
-            if pm[w]:
-                ng += np.bitwise_count(iw & pm[w])
-        key = (nt * (l_ + 1) + ng + (np.arange(e - s) * nb)[:, None]).ravel()
-        # exact: per row signature, sums of column counts (below 2**53 in float64), times the row count
-        per = np.bincount(key, weights=np.broadcast_to(ccf, (e - s, len(cc))).ravel(), minlength=(e - s) * nb)
-        hist += rows.cnt[s:e] @ np.rint(per).astype(np.int64).reshape(e - s, nb)
+    n_words = max(1, -(-rows.n_elem // 64))
+    bits = np.arange(n_words * 64)
+    one = np.left_shift(np.uint64(1), (bits % 64).astype(np.uint64))
+    tm = np.bitwise_or.reduce(np.where(bits < k, one, np.uint64(0)).reshape(n_words, 64), axis=1)
+    pm = np.bitwise_or.reduce(np.where((bits >= k) & (bits < k + l_), one, np.uint64(0))
+                              .reshape(n_words, 64), axis=1)
+    # blocks of column signatures, then of row signatures: every temporary is bounded
+    c_step = 1 << 14
+    for c0 in range(0, cols.n_signatures, c_step):
+        c1 = min(cols.n_signatures, c0 + c_step)
+        cw = _packed(cols, c0, c1)
+        ccf = cols.cnt[c0:c1].astype(np.float64)
+        step = max(1, (1 << 16) // (c1 - c0))
+        for s in range(lo, hi, step):
+            e = min(hi, s + step)
+            x = _packed(rows, s, e)
+            nt = np.zeros((e - s, c1 - c0), np.int64)
+            ng = np.zeros_like(nt)
+            for w in range(n_words):  # word by word: no (n, m, W) temporaries
+                iw = x[:, None, w] & cw[None, :, w]
+                if tm[w]:
+                    nt += np.bitwise_count(iw & tm[w])
+                if pm[w]:
+                    ng += np.bitwise_count(iw & pm[w])
+            key = (nt * (l_ + 1) + ng + (np.arange(e - s) * nb)[:, None]).ravel()
+            # exact: per row signature, sums of column counts (below 2**53 in float64), times the row count
+            per = np.bincount(key, weights=np.broadcast_to(ccf, (e - s, c1 - c0)).ravel(),
+                              minlength=(e - s) * nb)
+            hist += rows.cnt[s:e] @ np.rint(per).astype(np.int64).reshape(e - s, nb)
     return hist.reshape(k + 1, l_ + 1)
 
 

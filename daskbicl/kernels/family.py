@@ -19,16 +19,21 @@ lists and never a scan over every element.  It
   members) of the sets it is *responsible* for, exactly, in 128 bits
   (two uint64 words), and
 * optionally stores every node in depth-first preorder (element, parent,
-  end of its subtree, N_r, N_c, additive hash), the input of the
-  MOCICE-BCubed transforms (:mod:`daskbicl.kernels.family_leaf`).
+  end of its subtree, N), the input of the MOCICE-BCubed transforms
+  (:mod:`daskbicl.kernels.family_leaf`).  Children are then visited from the
+  largest element down, so that every W - a (a a member of W) is stored
+  before W: the walk records those links (W - a is the child "last member
+  of W" of (parent of W) - a, found by a binary search among that node's
+  children), and the transforms never look a set up by value.
 
 ``min_elem`` restricts children to elements ≥ ``min_elem`` (a subtree of the
 global enumeration: no set is visited twice across subtrees); with 0 every
 superset of B is visited (the closure MOCICE-BCubed needs).
 
-numba is imported by this module only: ``import daskbicl`` never loads it,
-the first micro-object measure does (about 10 s of compilation the very
-first time, cached on disk afterwards: ``cache=True``).
+numba is imported by the family modules only, and they are imported inside
+functions: ``import daskbicl`` never loads it, the first micro-object
+measure does (compiled once, then read from numba's on-disk cache:
+``cache=True``; ``nogil=True`` so that threads run tasks in parallel).
 """
 
 from __future__ import annotations
