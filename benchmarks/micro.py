@@ -156,6 +156,7 @@ def run_growth(quick: bool):
         out.append(row_of(f"I {n:.0e}", *pair(n, 10**4, 20, 0.1)))
     for k in (5, 10, 20, 50, 100):  # against the number of biclusters, 10^4 x 10^4 at 0.05
         out.append(row_of(f"{k}+{k}", *pair(10**4, 10**4, k, 0.05)))
+    out.append(row_of("1000+1000, 2.10^4^2, d 0.003", *pair(2 * 10**4, 2 * 10**4, 1000, 0.003)))
     for d in (0.01, 0.03, 0.1, 0.2, 0.3):  # against density, 10^4 x 10^4, 20+20
         out.append(row_of(f"density {d}", *pair(10**4, 10**4, 20, d)))
     return out

@@ -227,7 +227,10 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     inputs = part_inputs(rows, cols, req)
     bt = sum(1 for x in req if x < k)
     bp = len(req) - bt
-    lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
+    # moments of sets of at most |B| + the longest row / column list members: a small table
+    longest = min(int(np.diff(inputs[0]).max(initial=0)), int(np.diff(inputs[3]).max(initial=0)))
+    size = len(req) + longest + 1
+    lo = np.zeros((min(k + 1, size), min(rows.n_pred + 1, size)), np.uint64)
     hi = np.zeros_like(lo)
     stats = np.zeros(2, np.int64)
     hint = int(min(budget, 1.2 * part.nodes + 1024))
@@ -259,7 +262,7 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
         acc["pa"].append(pa)
         acc["ra"].append(ra)
         acc["depth"] = max(acc["depth"], int(depth))
-    acc["moments"] += lo.astype(object) + hi.astype(object) * 2**64
+    acc["moments"][: lo.shape[0], : lo.shape[1]] += lo.astype(object) + hi.astype(object) * 2**64
     acc["nodes"] += int(stats[0]) if not part.closure else int(n_nodes)
     acc["deliveries"] += int(deliveries)
 

@@ -185,11 +185,12 @@ def coverage_from_moments(moments, n_truth: int, n_pred: int) -> Coverage:
     >>> coverage_from_moments([[12, 6], [4, 2]], 1, 1)
     Coverage(union=8, intersection=2, pred=6, truth=4, union_multiset=8, intersection_multiset=2)
     """
-    m = [[int(x) for x in row] for row in np.asarray(moments, dtype=object).reshape(n_truth + 1, n_pred + 1)]
+    table = np.asarray(moments, dtype=object).reshape(n_truth + 1, n_pred + 1)
     # only the rows and columns that are not all zero carry information
-    p_max = max((p for p in range(n_truth + 1) if any(m[p])), default=0)
-    q_max = max((q for q in range(n_pred + 1) if any(row[q] for row in m)), default=0)
-    h = _invert([row[: q_max + 1] for row in m[: p_max + 1]])
+    nz = np.argwhere(table != 0)
+    p_max, q_max = (int(nz[:, 0].max()), int(nz[:, 1].max())) if len(nz) else (0, 0)
+    m = [[int(x) for x in row[: q_max + 1]] for row in table[: p_max + 1]]
+    h = _invert(m)
     hist = np.zeros((n_truth + 1, n_pred + 1), dtype=object)
     for a in range(p_max + 1):
         for b in range(q_max + 1):

@@ -240,7 +240,14 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
     # the kept nodes of two levels (cur, nxt): lists in arenas, weight, path, finished-by-pairs flag
     n_strata = 2 * 64 * 64
     cap = n_strata * _SLOTS + n_elem
-    depth_cap = n_elem + 1
+    # a set is no longer than the longest row list or column list
+    longest_r = 0
+    for i in range(n_rows):
+        longest_r = max(longest_r, r_ptr[i + 1] - r_ptr[i])
+    longest_c = 0
+    for j in range(n_cols):
+        longest_c = max(longest_c, c_ptr[j + 1] - c_ptr[j])
+    depth_cap = min(n_elem, longest_r, longest_c) + 1
     k_rlo = np.empty((2, cap), np.int64)
     k_rhi = np.empty((2, cap), np.int64)
     k_clo = np.empty((2, cap), np.int64)

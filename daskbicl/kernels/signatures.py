@@ -201,6 +201,7 @@ def _gram_of_lists(ptr, el, cnt, n_elem: int) -> np.ndarray:
             a[owner, e] = 1.0
             out += np.rint((a * w[:, None].astype(np.float64)).T @ a).astype(np.int64)
             continue
+        flat = out.reshape(-1)
         for length in np.unique(lb).tolist():  # every pair of elements of every list
             if length == 0:
                 continue
@@ -211,8 +212,12 @@ def _gram_of_lists(ptr, el, cnt, n_elem: int) -> np.ndarray:
                 rows = el[ptr[lo + part][:, None] + np.arange(length)]
                 pa = np.repeat(rows, length, axis=1).ravel().astype(np.int64)
                 pb = np.tile(rows, (1, length)).ravel()
-                out += np.bincount(pa * n_elem + pb, weights=np.repeat(w[part], length * length),
-                                   minlength=n_elem * n_elem).astype(np.int64).reshape(n_elem, n_elem)
+                keys = pa * n_elem + pb
+                wts = np.repeat(w[part], length * length)
+                if n_elem * n_elem <= 4 * len(keys):
+                    flat += np.bincount(keys, weights=wts, minlength=n_elem * n_elem).astype(np.int64)
+                else:  # few pairs among many biclusters: no n x n temporary
+                    np.add.at(flat, keys, wts)
     return out
 
 
