@@ -324,6 +324,7 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
             n_t2 = 0
             for q in range(lo_r, hi_r):
                 i = ar_item[q]
+                wi = r_cnt[i]
                 start = ar_pos[q] + 1
                 stop = r_ptr[i + 1]
                 while start < stop and r_el[start] < first_elem:
@@ -335,10 +336,11 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
                         n_t2 += 1
                     flag[e] |= 1
                     nr_items[e] += 1
-                    nr_w[e] += r_cnt[i]
+                    nr_w[e] += wi
                 deliveries += stop - start
             for q in range(lo_c, hi_c):
                 i = ac_item[q]
+                wi = c_cnt[i]
                 start = ac_pos[q] + 1
                 stop = c_ptr[i + 1]
                 while start < stop and c_el[start] < first_elem:
@@ -350,7 +352,7 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
                         n_t2 += 1
                     flag[e] |= 2
                     nc_items[e] += 1
-                    nc_w[e] += c_cnt[i]
+                    nc_w[e] += wi
                 deliveries += stop - start
             n_kids = 0
             for t in range(n_t2):
