@@ -2,9 +2,10 @@
 
 * no import cycle inside ``daskbicl`` (function-local imports included, so no
   local import can exist only to dodge one);
-* ``daskbicl/kernels`` imports numpy, scipy and the standard library only
-  (never dask, distributed, xarray, zarr or pandas), and of the package only
-  other kernels and ``daskbicl.errors``;
+* ``daskbicl/kernels`` imports numpy, scipy, numba (the compiled family
+  walk of the micro-object measures, imported only when one runs) and the
+  standard library only (never dask, distributed, xarray, zarr or pandas),
+  and of the package only other kernels and ``daskbicl.errors``;
 * ``daskbicl/io`` and ``daskbicl/engine`` run work through
   ``daskbicl.scheduling``; io never imports engine;
 * no module is longer than the size one reads in a sitting.
@@ -119,6 +120,10 @@ def test_no_import_cycle_in_the_package():
     assert _cycles(_internal_graph()) == []
 
 
+#: The kernel modules compiled with numba; no other module imports them at its top.
+NUMBA_KERNELS = {"daskbicl.kernels.family", "daskbicl.kernels.family_leaf", "daskbicl.kernels.family_estimate"}
+
+
 @pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("daskbicl.kernels")])
 def test_kernels_import_numpy_and_scipy_only(module):
     allowed_internal = {"daskbicl.errors"}
@@ -127,6 +132,16 @@ def test_kernels_import_numpy_and_scipy_only(module):
         assert top not in {"dask", "distributed", "xarray", "zarr", "pandas", "matplotlib"}, (module, name)
         if top == "daskbicl":
             assert name.startswith("daskbicl.kernels") or name in allowed_internal, (module, name)
+        if top == "numba":
+            assert module in NUMBA_KERNELS, (module, name)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_numba_kernels_are_imported_lazily(module):
+    """``import daskbicl`` must not load numba: its kernels are imported inside functions only."""
+    for name, local in _imports(module):
+        if name in NUMBA_KERNELS or name.startswith(tuple(k + "." for k in NUMBA_KERNELS)):
+            assert local or module in NUMBA_KERNELS, (module, name)
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("daskbicl.io")])

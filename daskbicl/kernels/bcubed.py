@@ -1,146 +1,135 @@
-"""MOCICE-BCubed from cell signature classes (numpy only).
+"""The tasks of the family walk and their sum: coverage counts and MOCICE-BCubed.
 
-Algorithm (MOCICE-BCubed)
--------------------------
-Let the cell classes be s with weights w(s) (numbers of cells) and
-:math:`N(U) = \\#\\{y : sig(y) \\supseteq U\\}`.  For a class s, the cells
-y split by :math:`T = sig(y) \\cap s` into
-:math:`M_s(T) = \\sum_{T \\subseteq U \\subseteq s} (-1)^{|U - T|} N(U)`
-cells (exact int64 Möbius inversion over the subsets of s; every
-intermediate is a count), and
+A :class:`~daskbicl.kernels.micro_plan.MicroPlan` deals the parts of the
+family into tasks; :func:`run_task` walks the parts of one task (numba,
+:mod:`daskbicl.kernels.family`, imported on first use) and returns their
+factorial moments and MOCICE-BCubed numerators; :func:`finish` adds the
+tasks up.  :func:`union_tables` computes the normalisers |E_G(x)| and
+|E_C(x)| of every set of one side that shares a cell, the input of the
+MOCICE-BCubed parts.
 
-.. math::
+MOCICE-BCubed precision is ``P = (1/|U_G|) sum_x w(x) sum_y ς(x, y)`` with
+``w(x) = 1/|E_G(x)|``; grouping the pairs of cells by the set Q of
+biclusters they share, ``sum_x w(x) sum_y ς(x, y) = sum_Q ς(Q) Λ(Q)`` with
+Λ(Q) the weight of the pairs sharing exactly Q, which the transforms of
+:mod:`daskbicl.kernels.family_leaf` compute part by part (recall alike, with
+τ and 1/|E_C(x)|).
 
-    \\sum_y \\varsigma(s, y) = \\sum_{T \\subseteq s} \\varsigma(T)\\, M_s(T),
-    \\qquad |E_G(s)| = \\sum_{T \\subseteq s,\\ T_G \\neq \\emptyset} M_s(T),
+Accuracy (float64, u = 2**-53)
+------------------------------
+Every count is an exact integer (N, the cell classes E, the union sizes,
+the moments in 128 bits).  The weights and their superset sums are sums of
+positive terms; only the last transform (the pairs sharing *exactly* Q)
+subtracts.  Its rounding errors are at most (2d + 5) u times the same sums
+taken without signs, ``Λ⁺(Q) = sum_{W ⊇ Q} N(W) Ω(W)`` (d = the largest set),
+so P and R have relative error at most
 
-so the precision numerator is
-:math:`\\sum_s w(s) \\sum_T \\varsigma(T) M_s(T) / |E_G(s)|` (recall alike).
-ς and τ are tabulated once per element of the down-closed family of cell
-signatures.  Cost: :math:`O(\\sum_s |s| 2^{|s|})` over the classes s with
-both a truth and a pred bit ("subsets" method).  When signatures are long
-(heavy overlap) the "pairwise" method sums :math:`w(t)\\,\\varsigma(s \\cap t)`
-over all pairs of classes instead, :math:`O(S^2)` word ANDs plus ς of the
-distinct intersections (~100 ns per pair); the cheaper is chosen, and
-:class:`~daskbicl.errors.TooLargeError` is raised when the estimated work
-exceeds ``max_work`` (units of ~10 ns,
-:data:`~daskbicl.kernels.signatures.DEFAULT_MAX_WORK`; through
-:func:`daskbicl.score` the dask config key ``daskbicl.max_work``).
-:func:`bcubed_block` computes the sums of a slice of classes, so a cluster
-can process blocks in parallel and :func:`bcubed_finalize` adds them up.
+    (2d + L + 12) u · κ + 4 u,   κ = sum_Q ς(Q) Λ⁺(Q) / sum_Q ς(Q) Λ(Q) ≥ 1,
 
-Two co-clusterings need no signature classes at all (:func:`coclustering_bcubed`,
-:func:`coclustering_overlap`, :func:`coclustering_coverage`): every cell is
-in exactly one truth block and one pred block, so ς(x, y) = J(G, C) when y
-is in x's blocks G and C and 0 otherwise, and the cell class of the pair of
-blocks ((h, l), (h', l')) has :math:`n^{zz'}_{hh'} n^{ww'}_{ll'}` cells:
-
-.. math::
-
-    P = \\frac{1}{IJ} \\sum \\frac{(n^{zz'}_{hh'} n^{ww'}_{ll'})^2}{|G|}\\, J(G, C),
-    \\qquad R = \\frac{1}{IJ} \\sum \\frac{(n^{zz'}_{hh'} n^{ww'}_{ll'})^2}{|C|}\\, J(G, C),
-
-over the non-zero entries of the two contingency tables.
-
-Accuracy (float64)
-------------------
-With ``exact=True`` everything is computed in rational arithmetic
-(:class:`fractions.Fraction`) and the result is exact.  In float64 every
-count is an exact integer and every term is non-negative (no cancellation),
-so relative errors add along the longest chain of roundings.  With
-:math:`u = 2^{-53}` (about 1.1e-16), L pred biclusters and fewer than
-:math:`2^{53}` cells:
-
-* each J(G, C) is one division (error u); ς and τ sum at most L of them and
-  scale twice: at most (L + 2) u;
-* "subsets" method: a class sums :math:`2^{m}` products ς(T) M_s(T)
-  (m = number of biclusters, truth and pred, containing the class's cells)
-  with numpy's pairwise summation (at most :math:`\\lceil\\log_2 n\\rceil + 18`
-  roundings for n terms), the class term w·Σ/|E| rounds twice, the block
-  and the block totals are summed with :func:`math.fsum` and divided once:
-  P and R have relative error at most :math:`(L + m_{max} + 26)\\,u`;
-* "pairwise" method: a class sums S products (S = number of non-empty cell
-  classes) pairwise in chunks of at most :math:`2^{20}` and adds the
-  :math:`k = \\lceil S / 2^{20} \\rceil` chunk sums in sequence: P and R
-  have relative error at most
-  :math:`(L + \\lceil\\log_2 S\\rceil + k + 25)\\,u`;
-* co-clusterings: each term rounds 4 times, one :func:`math.fsum`, one
-  division: at most 6 u;
-* F1 is the harmonic mean of the float P and R evaluated exactly and rounded
-  once (relative error at most that of P or R, plus u), so identical inputs
-  give exactly 1.0;
-* CE and RNIA are exact integer ratios rounded once (error u; D_max is exact
-  while the shared counts sum below :math:`2^{53}`); E4SC: each F1 is one
-  division, each macro-F1 one :func:`math.fsum` and one division, the
-  harmonic mean rounds once: at most 4 u.
-
-For :math:`2^{53}` cells or more add 4 u (counts converted to float64).
-For 20 + 20 biclusters the MOCICE-BCubed bound is about 1e-14.
-
-Degenerate cases
-----------------
-* Truth and pred covering no cell at all (no biclusters, or only biclusters
-  with no row or no column): every measure is 0/0 and raises
-  :class:`~daskbicl.errors.InputError`.
-* Only one side covers a cell: MOCICE-BCubed P = R = F1 = 0 (the side
-  covering nothing has a 0/0 normaliser, reported as 0; the other side
-  scores 0 since no pair of cells shares a bicluster of both); CE = RNIA = 1;
-  E4SC = 0.
-* A bicluster with no cell (no row or no column) is the empty cell set: it
-  never appears in a cell signature; in E4SC it is still averaged over and
-  contributes F1 = 0 (2|a∩b|/(|a|+|b|) is taken as 0 when both are empty).
+which every run computes (:attr:`~daskbicl.kernels.cells.MicroResult.bcubed_error`);
+κ was between 1.0 and 1.2 on every benchmark input (random subsets, noisy
+copies, intervals), a relative error below 1e-13.  ``exact=True`` runs
+the same transforms in rational arithmetic (:class:`fractions.Fraction`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from ..errors import InputError, TooLargeError
-from .bits import sortable_keys, unpack_bits
-from .budget import DEFAULT_MAX_WORK, UNIT_SUBSET, too_large
+from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, budget_error, too_large
 from .cells import (
-    _CHUNK,
-    _UNIT_COCLUSTER_TERM,
     PRF,
-    MicroTables,
-    Overlap,
     _hmean,
     _nothing_covered,
-    _part_counts,
-    _part_masks,
+    coverage_from_histogram,
+    coverage_from_moments,
+    pair_histogram,
 )
-from .signatures import (
-    SignatureClasses,
-    SubsetLattice,
-    superset_lattice,
-)
+from .micro_plan import PAIR_LIMIT, MicroPlan, Part, part_inputs
+from .signatures import Memberships, one_side
 
-__all__ = [
-    "BCubedPartial",
-    "BCubedPlan",
-    "bcubed_block",
-    "bcubed_finalize",
-    "bcubed_plan",
-    "coclustering_bcubed",
-    "jaccard_table",
-    "mocice_bcubed",
-]
+__all__ = ["TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccard_table", "run_task",
+           "union_tables"]
+
+_U = 2.0**-53
+_NO_WORDS = np.zeros(0, np.uint64)  # the parts store no hashes
+_BINOM = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], dtype=np.int64)
 
 
-# --------------------------------------------------------------------------
-# MOCICE-BCubed
-# --------------------------------------------------------------------------
-def jaccard_table(overlap: Overlap, *, exact: bool = False) -> np.ndarray:
+def _words(seed) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 2**63, 2**16, dtype=np.int64).astype(np.uint64)
+
+
+class UnionTables(NamedTuple):
+    """|∪ of the biclusters of V| for every one-sided set V that shares a cell.
+
+    Per side: the random words of the hash, the keys and the union sizes of
+    the sets, and the union of all that side's biclusters (|U_G| or |U_C|).
+    """
+
+    pred_words: np.ndarray
+    pred_keys: np.ndarray
+    pred_union: np.ndarray
+    pred_total: int
+    truth_words: np.ndarray
+    truth_keys: np.ndarray
+    truth_union: np.ndarray
+    truth_total: int
+
+
+def _union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
+    from .family import STATUS_FULL, enumerate_family
+    from .family_leaf import build_table, union_table
+
+    inputs = (*one_side(rows, side), *one_side(cols, side))
+    k, n = rows.n_truth, rows.n_elem
+    lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
+    for attempt in range(8):
+        words = _words((seed, attempt, side == "pred"))[:max(n, 1)]
+        out = cast(Any, enumerate_family)(*inputs, n, k, 0, 0, 0, -1, True, budget, 1 << 16, words, lo,
+                                          lo.copy(), 0, _BINOM, np.zeros(2, np.int64))
+        status, n_nodes, _, elem, parent, end, ncell, key, dptr, down = out
+        if status == STATUS_FULL:
+            raise budget_error((), n_nodes, budget)
+        if n_nodes == 0:
+            return words, np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
+        if build_table(key)[0][0] == -2:  # two sets with one hash: new words
+            continue
+        union = union_table(elem, parent, end, ncell, dptr, down, n)
+        sign = np.where(np.diff(dptr) % 2 == 1, 1, -1)
+        total = int(np.sum(ncell[1:].astype(object) * sign[1:]))
+        return words, key, union, total
+    raise AssertionError("eight hash collisions in a row")  # pragma: no cover
+
+
+def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_BUDGET,
+                 seed: int = 0) -> UnionTables:
+    """The normalisers of MOCICE-BCubed (:class:`UnionTables`), one walk per side.
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.cells import example_memberships
+    >>> t = union_tables(*example_memberships())
+    >>> t.pred_total, t.truth_total, sorted(t.pred_union.tolist())
+    (9, 9, [0, 4, 6, 9])
+    """
+    p = _union_side(rows, cols, "pred", budget, seed)
+    t = _union_side(rows, cols, "truth", budget, seed)
+    return UnionTables(*p, *t)
+
+
+def jaccard_table(overlap, *, exact: bool = False) -> np.ndarray:
     """``J[l, k] = |X_l ∩ B_k| / |X_l ∪ B_k|`` (pred x truth; 0 for 0/0).
 
     Examples
     --------
+    >>> from daskbicl.kernels.cells import Overlap
     >>> ov = Overlap(np.array([[2]]), np.array([4]), np.array([3]))
     >>> jaccard_table(ov).tolist(), jaccard_table(ov, exact=True).tolist()
     ([[0.4]], [[Fraction(2, 5)]])
@@ -156,346 +145,201 @@ def jaccard_table(overlap: Overlap, *, exact: bool = False) -> np.ndarray:
         return np.where(den > 0, sh / np.where(den > 0, den, 1), 0.0)
 
 
-def _sigma_tau(words: np.ndarray, n_truth: int, n_pred: int, jac: np.ndarray,
-               exact: bool) -> tuple[np.ndarray, np.ndarray]:
-    """ς and τ of intersection signatures T = (c, g) (docs/measures/micro.md), per row."""
-    n = len(words)
-    dt = object if exact else np.float64
-    sig, tau = np.zeros(n, dt), np.zeros(n, dt)
-    nc, ng = _part_counts(words, n_truth, n_pred)
-    code = ng * (n_truth + 1) + nc
-    both = np.flatnonzero((nc > 0) & (ng > 0))
-    if len(both) == 0:
-        return sig, tau
-    order = both[np.argsort(code[both], kind="stable")]
-    cs = code[order]
-    bounds = np.flatnonzero(np.concatenate([[True], cs[1:] != cs[:-1], [True]]))
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        a, b = int(ng[order[lo]]), int(nc[order[lo]])
-        step = max(1, _CHUNK // (a * b + n_truth + n_pred))
-        for s in range(lo, hi, step):
-            idx = order[s : min(hi, s + step)]
-            bits = unpack_bits(words[idx], n_truth + n_pred)
-            tp = np.nonzero(bits[:, :n_truth])[1].reshape(len(idx), b)
-            pp = np.nonzero(bits[:, n_truth:])[1].reshape(len(idx), a)
-            tot = jac[pp[:, :, None], tp[:, None, :]].max(axis=2).sum(axis=1)
-            mn = min(a, b)
-            if exact:
-                sig[idx] = tot * Fraction(mn, a * a)
-                tau[idx] = tot * Fraction(mn, a * b)
-            else:
-                sig[idx] = tot * mn / (a * a)
-                tau[idx] = tot * mn / (a * b)
-    return sig, tau
+class TaskResult(NamedTuple):
+    """What one task returns: moments of its sets (Python ints), MOCICE-BCubed sums, work done.
 
-
-class BCubedPartial(NamedTuple):
-    """Sums over a block of cell classes x of
-    :math:`w(x) \\sum_y \\varsigma(x, y) / |E_G(x)|` (precision) and the τ
-    analogue (recall); floats, or Fractions in exact mode."""
-
-    precision: float | Fraction
-    recall: float | Fraction
-
-
-@dataclass(frozen=True, eq=False)
-class BCubedPlan:
-    """Precomputed tables of the MOCICE-BCubed finalize (picklable).
-
-    ``words``/``count``/``popcount``/``n_pred_bits`` describe the n_classes
-    cell classes with both a truth and a pred bit, sorted by popcount (the
-    only ones with a non-zero term); blocks are slices of them.
+    ``histogram`` holds the cells of its row signatures by (truth, pred)
+    counts when the plan counts coverage from pairs of signatures.
     """
 
-    method: str
-    exact: bool
-    n_truth: int
-    n_pred: int
-    words: np.ndarray
-    count: np.ndarray
-    popcount: np.ndarray
-    n_truth_bits: np.ndarray
-    union_pred: int
-    union_truth: int
-    jaccard: np.ndarray
-    work: float
-    lattice: SubsetLattice | None = None
-    lattice_index: np.ndarray | None = None
-    sigma: np.ndarray | None = None
-    tau: np.ndarray | None = None
-    all_words: np.ndarray | None = None
-    all_count: np.ndarray | None = None
-    n_cells: int = 0
+    moments: np.ndarray
+    p_num: float | Fraction
+    r_num: float | Fraction
+    p_abs: float
+    r_abs: float
+    depth: int
+    nodes: int
+    deliveries: int
+    histogram: np.ndarray | None = None
 
-    @property
-    def n_classes(self) -> int:
-        """Number of classes to process (the range of block indices)."""
-        return len(self.count)
 
-    @property
-    def error_bound(self) -> float:
-        """Bound on the relative float64 error of P and R (module docstring; 0 if exact).
+def _sigma_tau_exact(members, n_truth: int, jac) -> tuple[Fraction, Fraction]:
+    c = [x for x in members if x < n_truth]
+    g = [x for x in members if x >= n_truth]
+    if not c or not g:
+        return Fraction(0), Fraction(0)
+    tot = sum((max(jac[x - n_truth, y] for y in c) for x in g), Fraction(0))
+    mn = min(len(c), len(g))
+    return tot * mn / (len(g) ** 2), tot * mn / (len(g) * len(c))
 
-        ``(L + m + 26) u`` for "subsets" (m = most biclusters on one cell),
-        ``(L + ceil(log2 S) + ceil(S / 2**20) + 25) u`` for "pairwise" (S =
-        non-empty cell classes), plus 4 u from :math:`2^{53}` cells on.
-        """
-        if self.exact:
-            return 0.0
-        if self.method == "subsets":
-            m = int(self.popcount.max()) if len(self.popcount) else 0
-            n = self.n_pred + m + 26
+
+def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
+    """:func:`~daskbicl.kernels.family_leaf.leaf_bcubed` in rational arithmetic (small inputs)."""
+    n = len(elem)
+    sets = [frozenset(base)]
+    for k in range(1, n):
+        sets.append(sets[parent[k]] | {int(elem[k])})
+    index = {s: i for i, s in enumerate(sets)}
+    pairs = sorted(((a, k, index[s - {a}]) for k, s in enumerate(sets) for a in s - set(base)))
+    pu = {int(key): int(u) for key, u in zip(tables.pred_keys, tables.pred_union)}
+    tu = {int(key): int(u) for key, u in zip(tables.truth_keys, tables.truth_union)}
+
+    def key(s, words):
+        return int(np.sum(words[sorted(s)], dtype=np.uint64)) if s else 0
+
+    cells = [int(x) for x in ncell]
+    for _, w, tgt in pairs:
+        cells[tgt] -= cells[w]
+    om_p, om_r = [Fraction(0)] * n, [Fraction(0)] * n
+    for k, s in enumerate(sets):
+        sp = {x for x in s if x >= n_truth}
+        st = s - sp
+        if cells[k]:
+            om_p[k] = Fraction(cells[k], pu[key(sp, tables.pred_words)]) if sp else Fraction(0)
+            om_r[k] = Fraction(cells[k], tu[key(st, tables.truth_words)]) if st else Fraction(0)
+    for _, w, tgt in pairs:
+        om_p[tgt] += om_p[w]
+        om_r[tgt] += om_r[w]
+    lam_p = [om_p[k] * int(ncell[k]) for k in range(n)]
+    lam_r = [om_r[k] * int(ncell[k]) for k in range(n)]
+    for _, w, tgt in pairs:
+        lam_p[tgt] -= lam_p[w]
+        lam_r[tgt] -= lam_r[w]
+    top = max(base)
+    p = r = Fraction(0)
+    for k, s in enumerate(sets):
+        extra = s - set(base)
+        if extra and min(extra) < top:
+            continue
+        sig, tau = _sigma_tau_exact(sorted(s), n_truth, jac)
+        p += sig * lam_p[k]
+        r += tau * lam_r[k]
+    return p, r, max(len(s) for s in sets)
+
+
+def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exact: bool, budget: int,
+              seed: int, acc: dict[str, Any]) -> None:
+    from .family import STATUS_FULL, enumerate_family
+    from .family_leaf import leaf_bcubed
+
+    k, n = rows.n_truth, rows.n_elem
+    req = part.required
+    inputs = part_inputs(rows, cols, req)
+    bt = sum(1 for x in req if x < k)
+    bp = len(req) - bt
+    # moments of sets of at most |B| + the longest row / column list members: a small table
+    longest = min(int(np.diff(inputs[0]).max(initial=0)), int(np.diff(inputs[3]).max(initial=0)))
+    size = len(req) + longest + 1
+    lo = np.zeros((min(k + 1, size), min(rows.n_pred + 1, size)), np.uint64)
+    hi = np.zeros_like(lo)
+    stats = np.zeros(2, np.int64)
+    hint = int(min(budget, 1.2 * part.nodes + 1024))
+    out = cast(Any, enumerate_family)(*inputs, n, k, bt, bp, part.min_elem, req[-1], part.closure, budget,
+                                      hint, _NO_WORDS, lo, hi, 0 if part.closure else PAIR_LIMIT, _BINOM, stats)
+    status, n_nodes, deliveries, elem, parent, end, ncell, _, dptr, down = out
+    if status == STATUS_FULL:
+        if any(x >= k for x in req) or req[-1] == n - 1:
+            raise budget_error(req, n_nodes, budget)
+        # the estimate was low: split this part here (see micro_plan)
+        n_b = int(inputs[2].sum()) * int(inputs[5].sum())
+        acc["moments"][bt, bp] += n_b
+        for a in range(req[-1] + 1, n):
+            child = Part((*req, a), True, 0.0, 0.0)
+            _run_part(child, rows, cols, jac, tables, exact, budget, seed, acc)
+        return
+    if part.closure and n_nodes:
+        base = np.asarray(req, np.int64)
+        if exact:
+            p, r, depth = _leaf_exact(elem, parent, ncell, req, k, jac, tables)
+            pa, ra = 0.0, 0.0
         else:
-            assert self.all_count is not None
-            s = max(1, len(self.all_count))
-            n = self.n_pred + math.ceil(math.log2(s)) + -(-s // _CHUNK) + 25
-        return (n + (4 if self.n_cells >= 2**53 else 0)) * 2.0**-53
-
-    def block_bounds(self, n_blocks: int) -> list[tuple[int, int]]:
-        """Split ``range(n_classes)`` into ≤ n_blocks slices of similar work.
-
-        Examples
-        --------
-        >>> from daskbicl.kernels.cells import example_tables
-        >>> plan = bcubed_plan(example_tables())
-        >>> plan.block_bounds(4)[0][0], plan.block_bounds(4)[-1][1] == plan.n_classes
-        (0, True)
-        """
-        if self.method == "subsets":
-            w = np.exp2(self.popcount.astype(np.float64)) * (self.popcount + 2)
-        else:
-            w = np.ones(self.n_classes)
-        cum = np.concatenate([[0.0], np.cumsum(w)])
-        cuts = np.searchsorted(cum, np.linspace(0, cum[-1], max(1, n_blocks) + 1))
-        cuts[0], cuts[-1] = 0, self.n_classes
-        cuts = np.unique(cuts)
-        return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+            _, p, r, pa, ra, depth = leaf_bcubed(
+                elem, parent, end, ncell, dptr, down, n, k, base, jac, tables.pred_words,
+                tables.pred_keys, tables.pred_union, tables.truth_words, tables.truth_keys,
+                tables.truth_union, True)
+        acc["p"].append(p)
+        acc["r"].append(r)
+        acc["pa"].append(pa)
+        acc["ra"].append(ra)
+        acc["depth"] = max(acc["depth"], int(depth))
+    acc["moments"][: lo.shape[0], : lo.shape[1]] += lo.astype(object) + hi.astype(object) * 2**64
+    acc["nodes"] += int(stats[0]) if not part.closure else int(n_nodes)
+    acc["deliveries"] += int(deliveries)
 
 
-# Work units (~10 ns, see DEFAULT_MAX_WORK) per subset entry of a class and
-# per pair of classes (measured).
-_UNIT_CLASS_SUBSET, _UNIT_CLASS_PAIR = 2.0, 10.0
-
-
-def _plan_cost(cells: SignatureClasses, both: np.ndarray, has_lattice: bool):
-    pc = cells.popcount[both].astype(np.float64)
-    sub = _UNIT_CLASS_SUBSET * float(np.sum(np.exp2(pc) * (pc + 2)))
-    if not has_lattice:
-        sub += UNIT_SUBSET * float(np.sum(np.exp2(cells.popcount.astype(np.float64))))
-    nonempty = float(np.count_nonzero(cells.popcount))
-    pair = _UNIT_CLASS_PAIR * float(len(pc)) * nonempty * (1 + cells.n_bits / 64)
-    return {"subsets": sub, "pairwise": pair}
-
-
-def bcubed_plan(tables: MicroTables, *, exact: bool = False,
-                method: str | None = None) -> BCubedPlan:
-    """Build the MOCICE-BCubed finalize plan (choose method, tabulate ς, τ).
-
-    Parameters
-    ----------
-    tables : MicroTables
-    exact : bool
-        Rational arithmetic throughout (tests, small inputs).
-    method : {None, "subsets", "pairwise"}
-        Force a method; by default the cheaper (module docstring).
-
-    Examples
-    --------
-    >>> from daskbicl.kernels.cells import example_tables
-    >>> plan = bcubed_plan(example_tables())
-    >>> plan.method, plan.n_classes          # tiny: pairs of classes are cheaper
-    ('pairwise', 4)
-    >>> bcubed_plan(example_tables(), method="subsets").n_classes
-    4
-    """
-    cells = tables.cells
-    k, l_ = cells.n_truth, cells.n_pred
-    nc, ng = _part_counts(cells.words, k, l_)
-    both = (nc > 0) & (ng > 0)
-    lat = tables.lattice
-    cost = _plan_cost(cells, both, lat is not None)
-    if method is None:
-        method = min(cost, key=cost.__getitem__)
-    if method not in cost:
-        raise InputError(f"method must be 'subsets' or 'pairwise', got {method!r}")
-    cov = tables.coverage
-    if cov.pred == 0 and cov.truth == 0:
-        raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
-    if cost[method] > tables.max_work:
-        raise too_large(f"MOCICE-BCubed on {cells.n_classes} cell classes ({method} method)",
-                        cost[method], tables.max_work,
-                        "CE, RNIA and E4SC do not need this step: leave 'mocice_bcubed' "
-                        "out of measures to score them.")
-    idx = np.flatnonzero(both)
-    idx = idx[np.argsort(cells.popcount[idx], kind="stable")]
-    jac = jaccard_table(tables.overlap, exact=exact)
-    common = dict(method=method, exact=exact, n_truth=k, n_pred=l_,
-                  words=cells.words[idx], count=cells.count[idx],
-                  popcount=cells.popcount[idx], n_truth_bits=nc[idx],
-                  union_pred=cov.pred, union_truth=cov.truth, jaccard=jac,
-                  work=cost[method], n_cells=cells.total)
-    if method == "pairwise":
-        nz = cells.popcount > 0
-        return BCubedPlan(**common, all_words=cells.words[nz], all_count=cells.count[nz])
-    if lat is None:
-        lat = superset_lattice(cells, max_work=tables.max_work, index_type=tables.index_type)
-    sig, tau = _sigma_tau(lat.words, k, l_, jac, exact)
-    li = lat.index_type(lat.words).find(cells.words[idx])
-    _ = lat.down  # build once, before the plan is shipped to workers
-    return BCubedPlan(**common, lattice=lat, lattice_index=li, sigma=sig, tau=tau)
-
-
-def _terms(plan: BCubedPlan, w, vs, vt, eg, ec):
-    """Per-class precision and recall terms."""
-    if plan.exact:
-        tp = [Fraction(int(a)) * b / int(c) for a, b, c in zip(w, vs, eg)]
-        tr = [Fraction(int(a)) * b / int(c) for a, b, c in zip(w, vt, ec)]
-        return tp, tr
-    wf = w.astype(np.float64)
-    return list(wf * vs / eg), list(wf * vt / ec)
-
-
-def _block_subsets(plan: BCubedPlan, start: int, stop: int):
-    lat = plan.lattice
-    assert lat is not None and plan.lattice_index is not None  # a "subsets" plan
-    assert plan.sigma is not None and plan.tau is not None
-    down, cnt = lat.down, lat.count
-    tp_all: list = []
-    tr_all: list = []
-    pc = plan.popcount
-    s = start
-    while s < stop:
-        m = int(pc[s])
-        e = min(stop, int(np.searchsorted(pc, m, side="right")), s + max(1, _CHUNK >> m))
-        n = e - s
-        cur = plan.lattice_index[s:e, None]
-        for i in range(m - 1, -1, -1):
-            cur = np.stack([down[cur, i], cur], axis=-1).reshape(n, -1)
-        mm = cnt[cur]
-        for i in range(m):
-            v = mm.reshape(n, 1 << (m - 1 - i), 2, 1 << i)
-            v[:, :, 0, :] -= v[:, :, 1, :]
-        j = np.arange(1 << m)
-        b = plan.n_truth_bits[s:e, None]
-        has_p = j[None, :] >= (1 << b)
-        has_t = (j[None, :] & ((1 << b) - 1)) != 0
-        eg = np.where(has_p, mm, 0).sum(axis=1)
-        ec = np.where(has_t, mm, 0).sum(axis=1)
-        mv = mm.astype(object) if plan.exact else mm.astype(np.float64)
-        vs = (plan.sigma[cur] * mv).sum(axis=1)
-        vt = (plan.tau[cur] * mv).sum(axis=1)
-        tp, tr = _terms(plan, plan.count[s:e], vs, vt, eg, ec)
-        tp_all += tp
-        tr_all += tr
-        s = e
-    return tp_all, tr_all
-
-
-def _block_pairwise(plan: BCubedPlan, start: int, stop: int):
-    k, l_ = plan.n_truth, plan.n_pred
-    tm, pm = _part_masks(k, l_)
-    ws, wt, ct = plan.words[start:stop], plan.all_words, plan.all_count
-    assert wt is not None and ct is not None  # a "pairwise" plan
-    nw = ws.shape[1]
-    tp_all: list = []
-    tr_all: list = []
-    ns = max(1, min(len(ws), _CHUNK // max(len(wt), 1)))
-    nt = max(1, _CHUNK // ns)
-    ctv = ct.astype(object) if plan.exact else ct.astype(np.float64)
-    for a in range(0, len(ws), ns):
-        x = ws[a : a + ns]
-        zero = 0 if plan.exact else 0.0
-        vs = np.full(len(x), zero, dtype=object if plan.exact else np.float64)
-        vt, eg, ec = vs.copy(), np.zeros(len(x), np.int64), np.zeros(len(x), np.int64)
-        for b in range(0, len(wt), nt):
-            y, cy = wt[b : b + nt], ct[b : b + nt]
-            inter = (x[:, None, :] & y[None, :, :]).reshape(-1, nw)
-            uk, inv = np.unique(sortable_keys(inter), return_inverse=True)
-            u = np.ascontiguousarray(uk).view(np.uint64).reshape(len(uk), nw)
-            inv = inv.reshape(len(x), len(y))
-            su, tu = _sigma_tau(u, k, l_, plan.jaccard, plan.exact)
-            hp = (u & pm).any(axis=1)[inv]
-            ht = (u & tm).any(axis=1)[inv]
-            eg += np.where(hp, cy[None, :], 0).sum(axis=1)
-            ec += np.where(ht, cy[None, :], 0).sum(axis=1)
-            cyv = ctv[b : b + nt][None, :]
-            vs = vs + (su[inv] * cyv).sum(axis=1)
-            vt = vt + (tu[inv] * cyv).sum(axis=1)
-        tp, tr = _terms(plan, plan.count[a + start : a + start + len(x)], vs, vt, eg, ec)
-        tp_all += tp
-        tr_all += tr
-    return tp_all, tr_all
-
-
-def bcubed_block(plan: BCubedPlan, start: int, stop: int) -> BCubedPartial:
-    """Partial MOCICE-BCubed sums over the cell classes ``start:stop``.
-
-    Independent blocks; ``bcubed_finalize(plan, [bcubed_block(plan, a, b)
-    for a, b in plan.block_bounds(n)])`` equals the single-block result (to
-    one rounding per block in float mode, exactly in exact mode).
-
-    Examples
-    --------
-    >>> from daskbicl.kernels.cells import example_tables
-    >>> plan = bcubed_plan(example_tables(), exact=True)
-    >>> bcubed_block(plan, 0, plan.n_classes)
-    BCubedPartial(precision=Fraction(2203, 540), recall=Fraction(2189, 540))
-    """
-    if not 0 <= start <= stop <= plan.n_classes:
-        raise InputError(f"block {start}:{stop} outside 0:{plan.n_classes}")
-    fn = _block_subsets if plan.method == "subsets" else _block_pairwise
-    tp, tr = fn(plan, start, stop)
-    if plan.exact:
-        return BCubedPartial(sum(tp, Fraction(0)), sum(tr, Fraction(0)))
-    return BCubedPartial(math.fsum(tp), math.fsum(tr))
-
-
-def bcubed_finalize(plan: BCubedPlan, partials) -> PRF:
-    """Precision, recall and F1 from the block sums (see module doc).
-
-    Examples
-    --------
-    >>> from daskbicl.kernels.cells import example_tables
-    >>> plan = bcubed_plan(example_tables(), exact=True)
-    >>> parts = [bcubed_block(plan, a, b) for a, b in plan.block_bounds(2)]
-    >>> bcubed_finalize(plan, parts)
-    PRF(precision=Fraction(2203, 4860), recall=Fraction(2189, 4860), f1=Fraction(4822367, 10672560))
-    """
-    partials = list(partials)
-    up, ut = plan.union_pred, plan.union_truth
-    zero = Fraction(0) if plan.exact else 0.0
-    if up == 0 and ut == 0:
-        raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
-    if up == 0 or ut == 0:  # documented convention: the 0/0 side counts as 0
-        return PRF(zero, zero, zero)
-    if plan.exact:
-        p = sum((x.precision for x in partials), Fraction(0)) / up
-        r = sum((x.recall for x in partials), Fraction(0)) / ut
+def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, jaccard=None,
+             tables: UnionTables | None = None, *, exact: bool = False) -> TaskResult:
+    """Walk the parts of task ``index`` of ``plan`` (``jaccard`` and ``tables`` for MOCICE-BCubed parts)."""
+    if not 0 <= index < len(plan.tasks):
+        raise InputError(f"task {index} outside 0:{len(plan.tasks)}")
+    acc: dict[str, Any] = {"moments": np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), "p": [], "r": [],
+           "pa": [], "ra": [], "depth": 0, "nodes": 0, "deliveries": 0}
+    for part in plan.tasks[index]:
+        if part.closure and (jaccard is None or tables is None):
+            raise InputError("a MOCICE-BCubed part needs the Jaccard table and the union tables")
+        _run_part(part, rows, cols, jaccard, tables, exact, plan.budget, plan.seed, acc)
+    hist = None
+    if plan.coverage and plan.row_ranges is not None:
+        hist = pair_histogram(rows, cols, *plan.row_ranges[index])
+    if exact:
+        p, r = sum(acc["p"], Fraction(0)), sum(acc["r"], Fraction(0))
     else:
-        p = math.fsum(x.precision for x in partials) / up
-        r = math.fsum(x.recall for x in partials) / ut
-    if plan.exact:
-        return PRF(p, r, _hmean(p, r))
-    return PRF(p, r, float(_hmean(Fraction(p), Fraction(r))))
+        p, r = math.fsum(acc["p"]), math.fsum(acc["r"])
+    return TaskResult(acc["moments"], p, r, math.fsum(acc["pa"]), math.fsum(acc["ra"]), acc["depth"],
+                      acc["nodes"], acc["deliveries"], hist)
 
 
-def mocice_bcubed(tables: MicroTables, *, exact: bool = False,
-                  method: str | None = None) -> PRF:
-    """MOCICE-BCubed precision, recall and F1 (docs/measures/micro.md), in one block.
+def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact: bool = False,
+           identical: bool = False):
+    """(coverage, MOCICE-BCubed, its error bound) from the task results; None for what was not asked.
 
-    Examples
-    --------
-    >>> from daskbicl.kernels.cells import example_tables
-    >>> mocice_bcubed(example_tables(), exact=True)
-    PRF(precision=Fraction(2203, 4860), recall=Fraction(2189, 4860), f1=Fraction(4822367, 10672560))
-    >>> p, r, f = mocice_bcubed(example_tables())
-    >>> round(p, 12), round(r, 12), round(f, 12)
-    (0.45329218107, 0.450411522634, 0.451847260638)
+    ``identical``: pred lists the same cell sets as truth
+    (:func:`~daskbicl.kernels.cells.same_biclusters`), so MOCICE-BCubed is
+    exactly 1 and reported so in float mode too.
     """
-    plan = bcubed_plan(tables, exact=exact, method=method)
-    return bcubed_finalize(plan, [bcubed_block(plan, 0, plan.n_classes)])
+    results = list(results)
+    coverage = bcubed = error = None
+    if plan.coverage and plan.row_ranges is not None:
+        hist = sum((t.histogram.astype(object) for t in results), np.zeros_like(plan.moments, dtype=object))
+        hist[0, 0] += plan.moments[0, 0] - int(hist.sum())  # the cells in no bicluster
+        coverage = coverage_from_histogram(hist, plan.n_truth, plan.n_pred)
+    elif plan.coverage:
+        moments = plan.moments + sum((t.moments for t in results),
+                                     np.zeros_like(plan.moments, dtype=object))
+        coverage = coverage_from_moments(moments, plan.n_truth, plan.n_pred)
+    if plan.bcubed:
+        assert tables is not None
+        up, ut = tables.pred_total, tables.truth_total
+        if up == 0 and ut == 0:
+            raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
+        zero = Fraction(0) if exact else 0.0
+        if up == 0 or ut == 0:  # documented convention: the 0/0 side counts as 0
+            return coverage, PRF(zero, zero, zero), 0.0
+        if identical and not exact:
+            return coverage, PRF(1.0, 1.0, 1.0), 0.0
+        if exact:
+            p = sum((t.p_num for t in results), Fraction(0)) / up
+            r = sum((t.r_num for t in results), Fraction(0)) / ut
+            return coverage, PRF(p, r, _hmean(p, r)), 0.0
+        pn = math.fsum(t.p_num for t in results)
+        rn = math.fsum(t.r_num for t in results)
+        pa = math.fsum(t.p_abs for t in results)
+        ra = math.fsum(t.r_abs for t in results)
+        depth = max((t.depth for t in results), default=0)
+        eps = (2 * depth + plan.n_pred + 12) * _U
+        error = max(eps * pa / pn if pn else 0.0, eps * ra / rn if rn else 0.0) + 4 * _U
+        p, r = pn / up, rn / ut
+        bcubed = PRF(p, r, float(_hmean(Fraction(p), Fraction(r))))
+    return coverage, bcubed, error
 
 
+# --------------------------------------------------------------------------
+# two co-clusterings: from the row and column contingency tables
+# --------------------------------------------------------------------------
+# Work units per term of the co-clustering sum (measured: 124 ns with the
+# per-chunk exact sum: 12.8 M terms of 60 x 60-cluster co-clusterings in 1.6 s).
+_UNIT_COCLUSTER_TERM = 12.0
+_CHUNK = 1 << 20
 def coclustering_bcubed(rows, cols, *, exact: bool = False,
                         max_work: float = DEFAULT_MAX_WORK) -> PRF:
     """MOCICE-BCubed of two co-clusterings from their contingency tables.

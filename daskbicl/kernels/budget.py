@@ -12,19 +12,41 @@ from __future__ import annotations
 from ..errors import TooLargeError
 
 __all__ = [
+    "BUDGET_KEY",
+    "DEFAULT_BUDGET",
     "MAX_WORK_KEY",
+    "NODE_BYTES",
     "SECONDS_PER_UNIT",
-    "UNIT_CANDIDATE",
+    "UNIT_CELL_PAIR",
+    "UNIT_DELIVERY",
+    "UNIT_ENTRY",
+    "UNIT_MEMBER",
+    "UNIT_NODE",
     "UNIT_PAIR",
-    "UNIT_SUBSET",
+    "UNIT_PART",
+    "UNIT_STORED",
+    "budget_error",
     "too_large",
 ]
 
 
-#: Default limit on the estimated work of a join or of a finalize, in units
-#: of about 10 ns of single-core numpy time (so ~1 minute).  Memory stays
-#: bounded (chunks of ~2**21 entries) whatever the work.
+#: Default limit on the estimated work of the micro-object step, in units of
+#: about 10 ns of single-core time (so ~1 minute).  Memory stays bounded
+#: (:data:`DEFAULT_BUDGET`) whatever the work.
 DEFAULT_MAX_WORK: float = 6e9
+
+
+#: The dask config key of the largest number of sets one MOCICE-BCubed task
+#: stores (``daskbicl.micro_budget``).
+BUDGET_KEY = "daskbicl.micro_budget"
+
+#: Default of :data:`BUDGET_KEY`: 8 Mi sets, about :data:`NODE_BYTES` each
+#: (~850 MB), so a task fits a 1.5 GB worker.
+DEFAULT_BUDGET: int = 1 << 23
+
+#: Bytes a MOCICE-BCubed task holds per stored set (node arrays, the links to
+#: the sets one member smaller, transform values), measured: 94 for sets of 7.
+NODE_BYTES = 100
 
 
 #: The dask config key through which :func:`daskbicl.score`, the CLI and
@@ -37,10 +59,15 @@ MAX_WORK_KEY = "daskbicl.max_work"
 SECONDS_PER_UNIT = 1e-8
 
 
-# Work units (~10 ns each) per entry of each method, measured on 10^4..10^5
-# matrices: a level-wise candidate, a direct row x column pair, an
-# enumerated subset (sort-based).
-UNIT_CANDIDATE, UNIT_PAIR, UNIT_SUBSET = 20.0, 3.0, 8.0
+# Work units (~10 ns each), measured on 10^4..10^5 matrices (benchmarks/micro.py,
+# the "estimate" columns; CPU time on the shared 2-core machine): a set walked by a coverage part, a set walked and stored by a
+# MOCICE-BCubed part, a list entry delivered to a child, a (set, member) pair
+# of the transforms, a dense pair of co-clustering blocks, and a pair of row
+# and column signatures of the coverage counts without the family.
+UNIT_NODE, UNIT_STORED, UNIT_DELIVERY, UNIT_MEMBER, UNIT_PAIR = 20.0, 18.0, 1.2, 8.0, 3.0
+UNIT_CELL_PAIR = 0.6
+# ... and the fixed cost of a part, plus per membership of its rows and columns read.
+UNIT_PART, UNIT_ENTRY = 1e5, 3.0
 
 
 def _duration(work: float) -> str:
@@ -86,3 +113,27 @@ def too_large(what: str, work: float | None, max_work: float, advice: str = "") 
         f"{env}={suggest:.3g} in the environment of the CLI (the max_work argument of the "
         "kernel functions); or score fewer or less overlapping biclusters."
         f"{' ' + advice if advice else ''}")
+
+
+def budget_error(required, nodes: float, budget: int) -> TooLargeError:
+    """The :class:`TooLargeError` of a MOCICE-BCubed part larger than the memory budget.
+
+    Examples
+    --------
+    >>> print(budget_error((0, 3), 9e6, 4194304))  # doctest: +NORMALIZE_WHITESPACE
+    MOCICE-BCubed must hold the ~9e+06 sets of biclusters that contain biclusters (0, 3)
+    at once (the sets it sums over), more than daskbicl.micro_budget=4194304 sets
+    (about 100 bytes each). Raise it if a worker has the memory, e.g.
+    dask.config.set({'daskbicl.micro_budget': 9.4e+06}), or
+    DASK_DASKBICL__MICRO_BUDGET=9.4e+06 for the CLI; or leave 'mocice_bcubed' out of measures.
+    """
+    env = "DASK_" + BUDGET_KEY.upper().replace(".", "__")
+    want = float(f"{nodes * 1.05:.2g}")
+    what = (f"the ~{nodes:.3g} sets of biclusters that contain biclusters "
+            f"{tuple(int(x) for x in required)}" if len(required) else
+            f"the ~{nodes:.3g} sets of one side's biclusters that share a cell")
+    return TooLargeError(
+        f"MOCICE-BCubed must hold {what} at once (the sets it sums over), more than "
+        f"{BUDGET_KEY}={budget} sets (about {NODE_BYTES} bytes each). Raise it if a worker has the "
+        f"memory, e.g. dask.config.set({{'{BUDGET_KEY}': {want:.2g}}}), or {env}={want:.2g} for the "
+        "CLI; or leave 'mocice_bcubed' out of measures.")

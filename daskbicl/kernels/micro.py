@@ -1,22 +1,21 @@
-"""Micro-object measures from signature classes (numpy only): docs/measures/micro.md.
+"""Micro-object measures from the row and column signatures: docs/measures/micro.md.
 
 Every bicluster is turned into its set of cells ("micro-objects").  For a cell
-x, G(x) / C(x) are the pred / truth biclusters containing it; a cell's
-*signature* (G(x), C(x)) is the AND of its row's and its column's signatures
-(:mod:`daskbicl.kernels.signatures`), and every quantity of the definitions (docs/measures/micro.md) depends
-on a cell only through it.  The engine counts row and column classes and
-each measure reads only the table it needs:
+x, G(x) / C(x) are the pred / truth biclusters containing it, and every
+quantity of the definitions depends on a cell only through them.  Each
+measure reads only the table it needs:
 
-* E4SC: the K x L shared-cell table (:func:`bicluster_overlap`, two small
-  matrix products of the row and column classes);
+* E4SC: the K x L shared-cell table (:func:`~daskbicl.kernels.cells.bicluster_overlap`,
+  from the Gram tables the chunked pass counts);
 * CE: that table (for D_max) and the coverage counts |U| (:class:`Coverage`);
 * RNIA: the coverage counts;
-* MOCICE-BCubed: the exact cell classes (the join
-  :func:`~daskbicl.kernels.signatures.cell_signature_counts`) and a plan
-  whose blocks can run in parallel (:func:`bcubed_plan`).
+* MOCICE-BCubed: the family walk with superset sums
+  (:mod:`daskbicl.kernels.bcubed`).
 
-The coverage counts come from the cheaper of a stream over every pair of
-row and column classes (:func:`coverage_pairs`, no join) and the join.
+The coverage counts and MOCICE-BCubed come from the *family* of bicluster
+sets that share a cell (:mod:`daskbicl.kernels.family`), walked in parts
+(:mod:`daskbicl.kernels.micro_plan`): never from pairs of row and column
+signatures, so the cost does not grow with their product.
 
 Measures
 --------
@@ -45,38 +44,25 @@ and ``min(|G(x)|, |C(x)|)`` times in I.  ``multiset=False`` reads them as
 sets of cells; CE can then be negative (-0.5 for a perfect match of a
 bicluster of two cells and one of its cells), because D_max counts a shared
 cell once per matched pair.
-
-The cell statistics (overlap, coverage, exact cell classes) are in
-:mod:`daskbicl.kernels.cells`, MOCICE-BCubed in :mod:`daskbicl.kernels.bcubed`;
-this module re-exports both.
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import TooLargeError
-from .bcubed import (
-    BCubedPartial,
-    BCubedPlan,
-    bcubed_block,
-    bcubed_finalize,
-    bcubed_plan,
-    coclustering_bcubed,
-    jaccard_table,
-    mocice_bcubed,
-)
-from .budget import DEFAULT_MAX_WORK, UNIT_PAIR, too_large
+from ..errors import InputError, TooLargeError
+from .bcubed import coclustering_bcubed, finish, jaccard_table, run_task, union_tables
+from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, UNIT_PAIR, too_large
 from .cells import (
     COCLUSTER_DENSE_LIMIT,
     PRF,
     Coverage,
     MicroResult,
-    MicroTables,
     Overlap,
     _check_bool,
     _dense,
@@ -84,16 +70,12 @@ from .cells import (
     _nothing_covered,
     _ratio,
     bicluster_overlap,
-    coverage,
-    coverage_pairs,
+    same_biclusters,
 )
-from .signatures import (
-    SignatureClasses,
-)
+from .micro_plan import plan_micro
+from .signatures import Memberships
 
 __all__ = [
-    "BCubedPartial",
-    "BCubedPlan",
     "COCLUSTER_DENSE_LIMIT",
     "Coverage",
     "MicroResult",
@@ -101,15 +83,10 @@ __all__ = [
     "MicroTables",
     "Overlap",
     "PRF",
-    "bcubed_block",
-    "bcubed_finalize",
-    "bcubed_plan",
     "bicluster_overlap",
     "coclustering_bcubed",
     "coclustering_coverage",
     "coclustering_overlap",
-    "coverage",
-    "coverage_pairs",
     "e4sc",
     "jaccard_table",
     "micro_ce",
@@ -117,6 +94,116 @@ __all__ = [
     "mocice_bcubed",
     "rnia",
 ]
+
+
+class MicroTables:
+    """Every table the micro-object measures need, each computed on first use, in this process.
+
+    Parameters
+    ----------
+    rows, cols : Memberships
+        Merged row and column signatures (:func:`~daskbicl.kernels.signatures.\\
+merge_memberships`) of the same K truth and L pred biclusters.
+    max_work : float, optional
+        Limit on the estimated work of the family walk (:class:`TooLargeError` above).
+    budget : int, optional
+        Largest number of sets a MOCICE-BCubed part holds.
+    exact : bool, optional
+        MOCICE-BCubed in rational arithmetic.
+    n_tasks : int, optional
+        Tasks the parts are dealt into (run one after the other here).
+    union_budget : int, optional
+        Largest one-sided family of the normalisers (default: ``budget``).
+    coverage_by : {None, "family", "pairs"}, optional
+        How the coverage counts are made (default: the cheaper).
+
+    Attributes
+    ----------
+    overlap : Overlap
+        K x L shared cells and sizes (cheap: CE's matching and E4SC).
+    coverage : Coverage
+        |U|, |I|, |U_G|, |U_C| and the multiset counts (the family walk).
+    bcubed : PRF
+        MOCICE-BCubed (the family walk with its superset sums).
+    """
+
+    def __init__(self, rows: Memberships, cols: Memberships, *, max_work: float = DEFAULT_MAX_WORK,
+                 budget: int = DEFAULT_BUDGET, exact: bool = False, n_tasks: int = 4,
+                 union_budget: int | None = None, coverage_by: str | None = None) -> None:
+        if (rows.n_truth, rows.n_pred) != (cols.n_truth, cols.n_pred):
+            raise InputError(
+                f"row signatures have {rows.n_truth}+{rows.n_pred} biclusters but "
+                f"column signatures {cols.n_truth}+{cols.n_pred}; count both from the "
+                "same truth and pred masks.")
+        self.rows, self.cols, self.max_work = rows, cols, float(max_work)
+        self.budget, self.exact, self.n_tasks = int(budget), bool(exact), int(n_tasks)
+        self.union_budget = int(budget if union_budget is None else union_budget)
+        self.coverage_by = coverage_by
+
+    @property
+    def n_truth(self) -> int:
+        """K."""
+        return self.rows.n_truth
+
+    @property
+    def n_pred(self) -> int:
+        """L."""
+        return self.rows.n_pred
+
+    @cached_property
+    def overlap(self) -> Overlap:
+        """See :func:`~daskbicl.kernels.cells.bicluster_overlap`."""
+        return bicluster_overlap(self.rows, self.cols)
+
+    def _walk(self, coverage: bool, bcubed: bool):
+        plan = plan_micro(self.rows, self.cols, coverage=coverage, bcubed=bcubed, max_work=self.max_work,
+                          budget=self.budget, n_tasks=self.n_tasks, coverage_by=self.coverage_by,
+                          union_budget=self.union_budget)
+        jac = tables = None
+        if bcubed:
+            jac = jaccard_table(self.overlap, exact=self.exact)
+            tables = union_tables(self.rows, self.cols, budget=self.union_budget)
+        results = [run_task(plan, i, self.rows, self.cols, jac, tables, exact=self.exact)
+                   for i in range(len(plan.tasks))]
+        return finish(plan, results, tables, exact=self.exact,
+                      identical=bcubed and same_biclusters(self.overlap))
+
+    @cached_property
+    def coverage(self) -> Coverage:
+        """Coverage counts (a family walk without stored sets)."""
+        cov, _, _ = self._walk(True, False)
+        assert cov is not None
+        return cov
+
+    @cached_property
+    def _bcubed(self):
+        _, prf, err = self._walk(False, True)
+        return prf, err
+
+    @property
+    def bcubed(self) -> PRF:
+        """MOCICE-BCubed precision, recall and F1."""
+        return self._bcubed[0]
+
+    @property
+    def bcubed_error(self) -> float:
+        """Bound on the relative error of :attr:`bcubed`'s precision and recall (0 if exact)."""
+        return self._bcubed[1]
+
+
+def mocice_bcubed(tables: MicroTables) -> PRF:
+    """MOCICE-BCubed precision, recall and F1 (docs/measures/micro.md).
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.cells import example_memberships
+    >>> mocice_bcubed(MicroTables(*example_memberships(), exact=True))
+    PRF(precision=Fraction(2203, 4860), recall=Fraction(2189, 4860), f1=Fraction(4822367, 10672560))
+    >>> p, r, f = mocice_bcubed(MicroTables(*example_memberships()))
+    >>> round(p, 12), round(r, 12), round(f, 12)
+    (0.45329218107, 0.450411522634, 0.451847260638)
+    """
+    return tables.bcubed
 
 
 # ... per K L min(K, L) of CE's assignment (scipy's linear_sum_assignment,
@@ -251,22 +338,22 @@ class MicroScores(NamedTuple):
     e4sc: float
 
 
-def micro_measures(rows: SignatureClasses, cols: SignatureClasses, *,
+def micro_measures(rows: Memberships, cols: Memberships, *,
                    exact: bool = False, multiset: bool = True,
                    max_work: float = DEFAULT_MAX_WORK) -> MicroScores:
     """MOCICE-BCubed, CE, RNIA and E4SC from merged row and column classes.
 
     Examples
     --------
-    >>> from daskbicl.kernels.cells import example_classes
-    >>> s = micro_measures(*example_classes(), exact=True)
+    >>> from daskbicl.kernels.cells import example_memberships
+    >>> s = micro_measures(*example_memberships(), exact=True)
     >>> s.ce, s.rnia, s.e4sc
     (Fraction(1, 3), Fraction(1, 3), Fraction(4, 5))
-    >>> micro_measures(*example_classes()).e4sc
+    >>> micro_measures(*example_memberships()).e4sc
     0.8
     """
-    t = MicroTables(rows, cols, max_work=max_work)
-    return MicroScores(mocice_bcubed(t, exact=exact), micro_ce(t, exact=exact, multiset=multiset),
+    t = MicroTables(rows, cols, max_work=max_work, exact=exact)
+    return MicroScores(mocice_bcubed(t), micro_ce(t, exact=exact, multiset=multiset),
                        rnia(t, exact=exact, multiset=multiset), e4sc(t, exact=exact))
 
 

@@ -1,0 +1,288 @@
+"""Planning the family walk: parts, their estimated cost, the work limit, tasks (numpy; numba for the estimate).
+
+The family F (every set of biclusters that shares a cell) is walked in
+independent *parts*, one per required set B (the parts of a prefix tree:
+part B is responsible for the sets whose elements up to max(B) are exactly
+B), see docs/measures/micro.md:
+
+* a *coverage part* walks only its own sets (children above max(B)); it
+  stores nothing, so its memory is its rows' and columns' lists;
+* a *closure part* (MOCICE-BCubed) walks every superset of B — the sets its
+  own sets need for their superset sums — and stores them: at most
+  ``budget`` nodes (the dask config key ``daskbicl.micro_budget``).
+
+With truth biclusters numbered first, only parts whose B starts with a
+truth bicluster hold sets with both a truth and a pred member, so only
+those are closure parts; the others are coverage parts (and are skipped
+when no coverage is asked for).
+
+:func:`plan_micro` estimates every part (:func:`~daskbicl.kernels.family_estimate.estimate_family`),
+splits a part that is too large (B → B ∪ {a} for every a > max(B); a
+closure part only while B has no pred member, because a set with both
+sides must be summed where all its supersets are), raises
+:class:`~daskbicl.errors.TooLargeError` when the total estimated work
+exceeds ``max_work`` — before any of it is done — and deals the parts
+into ``n_tasks`` tasks of similar work (longest first).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, TooLargeError
+from .budget import (
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_WORK,
+    UNIT_CELL_PAIR,
+    UNIT_DELIVERY,
+    UNIT_ENTRY,
+    UNIT_MEMBER,
+    UNIT_NODE,
+    UNIT_PART,
+    UNIT_STORED,
+    budget_error,
+    too_large,
+)
+from .signatures import Memberships, one_side, subproblem
+
+__all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "pairs_work", "plan_micro", "part_inputs"]
+
+#: Rows x columns of a node below which a coverage walk finishes the node's
+#: subtree from its pairs (see :func:`~daskbicl.kernels.family.enumerate_family`).
+PAIR_LIMIT = 64
+
+#: Independent samples of the family's profile (see family_estimate.profile_family).
+REPEATS = 4
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the family walk.
+
+    ``required`` is B (ascending); ``closure`` marks a MOCICE-BCubed part;
+    ``nodes`` and ``work`` are the estimates (sets walked, work units).
+    """
+
+    required: tuple[int, ...]
+    closure: bool
+    nodes: float
+    work: float
+
+    @property
+    def min_elem(self) -> int:
+        """Children of the root use elements ≥ this (0: every superset of B)."""
+        return 0 if self.closure else self.required[-1] + 1
+
+
+@dataclass(frozen=True)
+class MicroPlan:
+    """The parts dealt into tasks, and what the plan already counted.
+
+    ``moments`` holds the factorial moments of the sets no part walks (the
+    empty set and the roots of split parts), a table of Python ints.  When
+    ``row_ranges`` is set, the coverage counts come from every pair of row
+    and column signatures instead (task i takes the row signatures
+    ``row_ranges[i]``), because that was estimated cheaper than the walk.
+    """
+
+    n_truth: int
+    n_pred: int
+    coverage: bool
+    bcubed: bool
+    tasks: tuple[tuple[Part, ...], ...]
+    moments: np.ndarray
+    family: float
+    work: float
+    budget: int
+    seed: int = 0
+    notes: list = field(default_factory=list)
+    row_ranges: tuple | None = None
+
+    @property
+    def parts(self) -> list[Part]:
+        """Every part, in task order."""
+        return [p for t in self.tasks for p in t]
+
+
+def part_inputs(rows: Memberships, cols: Memberships, required) -> tuple:
+    """``(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt)`` of the part with required set B."""
+    return (*subproblem(rows, tuple(required)), *subproblem(cols, tuple(required)))
+
+
+def pairs_work(rows: Memberships, cols: Memberships) -> float:
+    """Work units of the coverage counts from every pair of row and column signatures."""
+    words = max(1, -(-rows.n_elem // 64))
+    return UNIT_CELL_PAIR * rows.n_signatures * cols.n_signatures * (1 + words / 4)
+
+
+def _profile(rows: Memberships, cols: Memberships, seed: int, limit: float):
+    from .family_estimate import profile_family
+
+    whole = (rows.ptr, rows.el, cols.ptr, cols.el)
+    return profile_family(*whole, rows.n_elem, PAIR_LIMIT, REPEATS, seed, limit, rows.n_elem <= _PAIR_TABLES)
+
+
+def _one_side(rows: Memberships, cols: Memberships, side: str, seed: int, max_work: float):
+    """(nodes, work units) of the walk of one side's family (MOCICE-BCubed's union tables)."""
+    from .family_estimate import profile_family
+
+    r_ptr, r_el, _ = one_side(rows, side)
+    c_ptr, c_el, _ = one_side(cols, side)
+    sub, _, clo, _, stopped = profile_family(r_ptr, r_el, c_ptr, c_el, rows.n_elem, 0, REPEATS, seed,
+                                             max_work / UNIT_DELIVERY, False)
+    nodes, deliveries, members = float(sub[3].sum()), float(sub[1].sum()), float(clo[0].sum())
+    work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
+    if stopped:
+        _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
+    return nodes, work
+
+
+def _count(rows: Memberships, cols: Memberships, req) -> int:
+    """N(B): the cells inside every bicluster of B (from the Gram tables for |B| ≤ 2)."""
+    if len(req) == 1:
+        return int(rows.gram[req[0], req[0]]) * int(cols.gram[req[0], req[0]])
+    if len(req) == 2:
+        return int(rows.gram[req[0], req[1]]) * int(cols.gram[req[0], req[1]])
+    r = subproblem(rows, tuple(req))[2]
+    c = subproblem(cols, tuple(req))[2]
+    return int(r.sum()) * int(c.sum())
+
+
+#: Largest K + L for which the plan keeps the n x n tables of two-bicluster
+#: parts (above, parts are never split).
+_PAIR_TABLES = 1024
+
+
+def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max_work: float,
+                size: float | None = None) -> None:
+    if work > max_work:
+        what = "MOCICE-BCubed" if bcubed else "the coverage counts of CE and RNIA"
+        walks = f"walks ~{family:.3g} sets" if size is None else \
+            f"walks ~{family:.3g} sets (each set once per truth bicluster in it)"
+        family_size = "" if size is None else f" has ~{size:.3g} sets and"
+        raise too_large(
+            f"the family of the sets of biclusters that share a cell ({rows.n_truth}+{rows.n_pred} "
+            f"biclusters){family_size} {what} {walks}, which", work, max_work,
+            "CE, RNIA and E4SC do not need MOCICE-BCubed's part of it: leave 'mocice_bcubed' out "
+            "of measures to score them." if bcubed else "E4SC does not need it.")
+
+
+def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
+               max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
+               seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None) -> MicroPlan:
+    """Parts, estimates and tasks of the family walk (module docstring).
+
+    ``coverage_by`` forces how the coverage counts are made: "family" (the
+    walk) or "pairs" (every pair of row and column signatures); by default
+    the cheaper by the estimates.  ``union_budget`` bounds the one-sided
+    families of MOCICE-BCubed's normalisers (default: ``budget``).
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.cells import example_memberships
+    >>> plan = plan_micro(*example_memberships(), coverage=False, bcubed=True, n_tasks=2)
+    >>> [(p.required, p.closure) for p in sorted(plan.parts, key=lambda p: p.required)]
+    [((0,), True), ((1,), True)]
+    >>> plan_micro(*example_memberships(), n_tasks=2).row_ranges   # 4 x 3 signatures: pairs are cheaper
+    ((0, 2), (2, 4))
+    """
+    k, n = rows.n_truth, rows.n_elem
+    if rows.n_items * cols.n_items >= 2**62:
+        raise TooLargeError(
+            f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
+            "(limit 2**62 cells; no setting raises it).")
+    if coverage_by not in (None, "family", "pairs"):
+        raise InputError(f"coverage_by must be 'family', 'pairs' or None, got {coverage_by!r}")
+    moments = np.zeros((k + 1, rows.n_pred + 1), dtype=object)
+    moments[0, 0] = rows.n_items * cols.n_items
+    pair_cost = pairs_work(rows, cols)
+    # one pass of probes sizes every part (family_estimate.profile_family)
+    sub, sub2, clo, clo2, stopped = _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
+    sub_work = UNIT_NODE * sub[0] + UNIT_DELIVERY * (sub[1] + sub[2])
+    clo_work = UNIT_STORED * clo[0] + UNIT_DELIVERY * clo[1] + UNIT_MEMBER * clo[2]
+    truth = np.arange(n) < k
+    use_pairs = coverage and (coverage_by == "pairs" or (
+        coverage_by is None and (stopped or float(sub_work.sum()) > pair_cost)))
+    size = float(sub[3].sum())  # the family's sets (estimate)
+    if stopped and not use_pairs and (coverage or bcubed):
+        _check_work(rows, bcubed, float(clo[0].sum() + sub[0].sum()), 2 * max_work, max_work, size)
+    if use_pairs and pair_cost > max_work:
+        raise too_large(
+            f"the coverage counts of CE and RNIA walk ~{float(sub[0].sum()):.3g}+ sets of biclusters "
+            f"that share a cell (the family of {k}+{rows.n_pred} biclusters), or the "
+            f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of row and column signatures",
+            pair_cost, max_work, "E4SC does not need them.")
+    union_work = 0.0
+    if bcubed:  # the union tables of each side's sets
+        for side in ("truth", "pred"):
+            nodes, work = _one_side(rows, cols, side, seed, max_work)
+            ub = budget if union_budget is None else union_budget
+            if nodes > 2 * ub:
+                raise budget_error((), nodes, ub)
+            union_work += work
+    # a part also reads its rows' and columns' lists (about the memberships of the items in e)
+    setup = UNIT_PART + UNIT_ENTRY * (rows.gram.sum(axis=1) + cols.gram.sum(axis=1)).astype(np.float64)
+    estimates: list[tuple[tuple[int, ...], bool, float, float]] = []
+    for e in range(n):
+        if rows.gram[e, e] == 0 or cols.gram[e, e] == 0:
+            continue
+        if bcubed and truth[e]:
+            estimates.append(((e,), True, float(clo[0, e]), float(clo_work[e] + setup[e])))
+        elif coverage and not use_pairs:
+            estimates.append(((e,), False, float(sub[0, e]), float(sub_work[e] + setup[e])))
+    total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0) + union_work
+    _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work, size)
+    target = max(total / max(n_tasks, 1), 1e7)  # a coverage part above a task's share is split
+    notes: list[str] = []
+    refused: list[tuple[tuple[int, ...], float]] = []
+    parts: list[Part] = []
+    pairs_known = sub2.shape[1] == n
+    while estimates:
+        req, closure, nodes, work = estimates.pop()
+        mixed = bool(truth[list(req)].any() and not truth[list(req)].all())
+        too_big = nodes > 1.5 * budget if closure else work > target
+        if not too_big or req[-1] == n - 1 or (closure and mixed) or len(req) > 1 or not pairs_known:
+            if closure and nodes > 2 * budget:  # beyond the estimate's error: refuse (below)
+                refused.append((req, nodes))
+            parts.append(Part(req, closure, nodes, work))  # the task enforces the budget exactly
+            continue
+        # split {e} into {e, a}: the root {e} is counted here, its children become parts
+        e = req[0]
+        nt = int(truth[e])
+        moments[nt, 1 - nt] += _count(rows, cols, req)
+        notes.append(f"split {req} (~{nodes:.3g} sets)")
+        for a in range(e + 1, n):
+            if _count(rows, cols, (e, a)) == 0:
+                continue
+            if closure:
+                c_nodes = float(clo2[0, e, a])
+                c_work = UNIT_STORED * c_nodes + UNIT_DELIVERY * float(clo2[1, e, a]) + \
+                    UNIT_MEMBER * c_nodes * float(clo[2, e] / max(clo[0, e], 1.0))
+            else:
+                c_nodes = float(sub2[0, e, a])
+                c_work = UNIT_NODE * c_nodes + UNIT_DELIVERY * float(sub2[1, e, a] + sub2[2, e, a])
+            c_work += float(setup[e])
+            estimates.append(((e, a), closure, c_nodes, c_work))
+    family = sum(p.nodes for p in parts)
+    work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0) + union_work
+    _check_work(rows, bcubed, family, work, max_work, size)
+    if refused:
+        raise budget_error(*max(refused, key=lambda x: x[1]), budget)
+    # longest first into the least loaded task
+    n_tasks = max(1, n_tasks)
+    heap = [(0.0, i) for i in range(n_tasks)]
+    tasks: list[list[Part]] = [[] for _ in heap]
+    row_ranges = None
+    if use_pairs:  # every task takes an equal share of the row signatures
+        cuts = np.linspace(0, rows.n_signatures, n_tasks + 1).round().astype(int)
+        row_ranges = tuple((int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]))
+        heap = [(pair_cost / n_tasks, i) for i in range(n_tasks)]
+    for p in sorted(parts, key=lambda p: -p.work):
+        load, i = heapq.heappop(heap)
+        tasks[i].append(p)
+        heapq.heappush(heap, (load + p.work, i))
+    return MicroPlan(k, rows.n_pred, coverage, bcubed, tuple(tuple(t) for t in tasks),
+                     moments, family, work, int(budget), seed, notes, row_ranges)
