@@ -73,6 +73,40 @@ def test_spectral_biclustering_and_mask_tuples(fitted):
         truth, (model.row_labels_, model.column_labels_), measures=["fmeasure"])
 
 
+def test_kind_biclustering_reads_the_models_own_biclusters(fitted):
+    from sklearn.metrics import consensus_score
+
+    (rows, cols, model), (crow, ccol, bicl) = fitted
+    truth = daskbicl.biclustering(rows, cols)
+    pred = daskbicl.from_estimator(model, kind="biclustering")
+    assert pred.attrs["daskbicl_kind"] == "biclustering" and pred.sizes["bicluster"] == 3
+    assert (pred.row_mask.values == model.rows_).all() and (pred.col_mask.values == model.columns_).all()
+    got = daskbicl.score(truth, pred, measures=["consensus"])["consensus"]
+    assert got == pytest.approx(consensus_score((rows, cols), (model.rows_, model.columns_)), abs=1e-12)
+    # the co-clustering view of the same model has all 3 x 3 blocks
+    from daskbicl.engine.blocks import as_biclustering
+
+    assert as_biclustering(daskbicl.from_estimator(model)).sizes["bicluster"] == 9
+    assert daskbicl.from_estimator(model, kind="partition").attrs["daskbicl_kind"] == "partition"
+    # SpectralBiclustering's rows_/columns_ are its checkerboard's blocks
+    got = daskbicl.score(daskbicl.biclustering(crow, ccol), daskbicl.from_estimator(bicl, kind="biclustering"),
+                         measures=["consensus"])["consensus"]
+    assert got == pytest.approx(consensus_score((crow, ccol), (bicl.rows_, bicl.columns_)), abs=1e-12)
+
+
+def test_kind_names_what_is_missing(fitted):
+    (rows, cols, _), _ = fitted
+
+    class Duck:
+        rows_ = rows
+        columns_ = cols
+
+    with pytest.raises(daskbicl.InputError, match="kind='partition' reads the labels"):
+        daskbicl.from_estimator(Duck(), kind="partition")
+    with pytest.raises(daskbicl.InputError, match="kind must be"):
+        daskbicl.from_estimator(Duck(), kind="blocks")
+
+
 def test_estimators_on_a_cluster(client, fitted):
     (rows, cols, model), _ = fitted
     truth = daskbicl.biclustering(rows, cols)

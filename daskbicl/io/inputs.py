@@ -113,7 +113,7 @@ def is_estimator(obj) -> bool:
     return (has("row_labels_") and has("column_labels_")) or (has("rows_") and has("columns_"))
 
 
-def from_estimator(model, *, row=None, col=None, role: str = "input") -> xr.Dataset:
+def from_estimator(model, *, kind: str = "auto", row=None, col=None, role: str = "input") -> xr.Dataset:
     """The Dataset of a fitted co-clustering or biclustering model.
 
     ``row_labels_`` and ``column_labels_`` (scikit-learn's
@@ -126,6 +126,14 @@ def from_estimator(model, *, row=None, col=None, role: str = "input") -> xr.Data
     ----------
     model : object
         A fitted model.
+    kind : {"auto", "partition", "biclustering"}, default "auto"
+        Which view of the model to read.  ``"auto"`` reads the labels when
+        the model has them, else the masks.  ``"biclustering"`` reads
+        ``rows_`` and ``columns_`` even when labels exist: scikit-learn's
+        ``SpectralCoclustering`` pairs row cluster *k* with column cluster
+        *k* there (K biclusters, what its ``consensus_score`` compares),
+        while its labels read as a co-clustering give all K x K blocks.
+        ``"partition"`` requires the labels.
     row, col : array-like, optional
         Coordinate labels (gene ids, sample ids) to match rows and columns
         by label against the other side.
@@ -142,16 +150,25 @@ def from_estimator(model, *, row=None, col=None, role: str = "input") -> xr.Data
     >>> truth = daskbicl.biclustering(rows, cols)
     >>> round(daskbicl.score(truth, model, measures=["fmeasure"])["fmeasure"], 3)
     1.0
+    >>> daskbicl.from_estimator(model, kind="biclustering").sizes["bicluster"]
+    3
     """
-    if getattr(model, "row_labels_", None) is not None and getattr(model, "column_labels_", None) is not None:
+    if kind not in ("auto", "partition", "biclustering"):
+        raise InputError(f"{role}: kind must be 'auto', 'partition' or 'biclustering', got {kind!r}")
+    has_labels = (getattr(model, "row_labels_", None) is not None
+                  and getattr(model, "column_labels_", None) is not None)
+    has_masks = getattr(model, "rows_", None) is not None and getattr(model, "columns_", None) is not None
+    if has_labels and kind != "biclustering":
         return partition_dataset(np.asarray(model.row_labels_), np.asarray(model.column_labels_),
                                  row=row, col=col, role=role)
-    if getattr(model, "rows_", None) is not None and getattr(model, "columns_", None) is not None:
+    if has_masks and kind != "partition":
         return biclustering_dataset(np.asarray(model.rows_), np.asarray(model.columns_), row=row, col=col, role=role)
     fitted = sorted(a for a in dir(model) if a.endswith("_") and not a.startswith("_"))
+    wanted = {"auto": "neither row_labels_ + column_labels_ (a co-clustering) nor rows_ + columns_ (a biclustering)",
+              "partition": "no row_labels_ + column_labels_ (kind='partition' reads the labels)",
+              "biclustering": "no rows_ + columns_ (kind='biclustering' reads the boolean masks)"}[kind]
     raise InputError(
-        f"{role}: {type(model).__name__} has neither row_labels_ + column_labels_ (a co-clustering) nor "
-        f"rows_ + columns_ (a biclustering); is it fitted? Fitted attributes found: {fitted or 'none'}"
+        f"{role}: {type(model).__name__} has {wanted}; is it fitted? Fitted attributes found: {fitted or 'none'}"
     )
 
 
