@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -87,6 +88,31 @@ def rows_of(path, **filters):
 def unseen(rows):
     """Rows without seen_at/seen_run (which every run that finds the inputs unchanged updates)."""
     return [{k: v for k, v in r.items() if not k.startswith("seen_")} for r in rows]
+
+
+def test_plain_to_zarr_stores_and_netcdf_files_are_inputs(work, client):
+    """A store without daskbicl_kind and a NetCDF file: scored, fingerprinted, rescored when they change."""
+    import xarray as xr
+
+    labels = daskbicl.open(work / "pred-0.zarr")
+    plain = xr.Dataset({"row_labels": ("row", labels.row_labels.values.astype(np.int64)),
+                        "col_labels": ("col", labels.col_labels.values.astype(np.int64))})
+    plain.to_zarr(work / "plain.zarr")
+    plain.to_netcdf(work / "pred.nc")
+    m = manifest(work, preds='["pred-0.zarr", "plain.zarr", "pred.nc"]')
+    report = run_batch(m, work / "r.sqlite", client=client)
+    with ResultsDB(work / "r.sqlite", create=False) as db:
+        assert (report.scored, report.failed) == (3, 0), [f["reason"] for f in db.failures()]
+    values = {Path(r["pred"]).name: r["value"] for r in rows_of(work / "r.sqlite") if r["measure"] == "cari"}
+    assert values["plain.zarr"] == values["pred.nc"] == values["pred-0.zarr"]
+    assert run_batch(m, work / "r.sqlite", client=client).skipped == 3
+    plain.row_labels.values[:10] = (plain.row_labels.values[:10] + 1) % 6
+    plain.to_netcdf(work / "new.nc")  # rewritten as a pipeline would: a new file moved into place
+    os.replace(work / "new.nc", work / "pred.nc")
+    again = run_batch(m, work / "r.sqlite", client=client)
+    assert (again.scored, again.skipped) == (1, 2)
+    latest = [r for r in rows_of(work / "r.sqlite") if r["measure"] == "cari"]
+    assert len({r["pred_fp"] for r in latest if Path(r["pred"]).name == "pred.nc"}) == 2
 
 
 def test_values_equal_score_and_rerun_skips(work, client):
@@ -196,7 +222,7 @@ def test_bad_stores_fail_with_a_reason_and_the_others_are_scored(work, client):
         runs = db.runs()
     assert reasons["pred-1.zarr"].startswith(f"cannot read pred {work / 'pred-1.zarr'} (variable row_labels chunk 1): ")
     assert reasons["missing.zarr"] == f"pred: no such file or directory: {work / 'missing.zarr'}"
-    assert "not a daskbicl store" in reasons["foreign.zarr"]
+    assert "expected variables 'row_labels' and 'col_labels'" in reasons["foreign.zarr"]
     assert "truth has 20,000 rows but pred has 20,001" in reasons["short.zarr"]
     assert "pred row_labels has 1 unassigned entry" in reasons["negative.zarr"]
     assert runs[-1]["status"] == "failed" and (runs[-1]["scored"], runs[-1]["failed"]) == (2, 5)
@@ -424,8 +450,8 @@ def test_cli_on_its_own_local_cluster_and_dry_run(work):
     assert out.splitlines() == [
         f"score\t{work / 'truth.zarr'}\t{work / 'pred-0.zarr'}",
         f"fail\t{work / 'truth.zarr'}\t{work / 'pred-1.zarr' / 'row_labels'}\tpred: {work / 'pred-1.zarr' / 'row_labels'}"
-        " is a Zarr store but not a daskbicl store (no 'daskbicl_kind' attribute); write it with daskbicl.save() "
-        "or 'daskbicl generate'",
+        " is not a readable Zarr store (ContainsArrayError: An array already exists in store "
+        f"file://{work / 'pred-1.zarr' / 'row_labels'} at path .)",
     ]
     assert not (work / "m.sqlite").exists() and not (work / "m.sqlite.lock").exists()
     code, out, err = run_cli("batch", m, "--workers", "1", "--results", work / "own.sqlite")

@@ -276,8 +276,8 @@ def test_fingerprint_reports_bad_stores_without_raising(stores, tmp_path):
     # zarr.json of the group, 2 label arrays and 2 label-value tables; 3 row chunks, 1 col chunk, 2 value chunks
     assert good.objects == 5 + 3 + 1 + 2
     assert "no such file or directory" in info[str(tmp_path / "missing.zarr")].error
-    assert "is a file, not a Zarr store" in info[str(stores / "notes.txt")].error
-    assert "not a daskbicl store" in info[str(foreign)].error
+    assert "is a file, but not a NetCDF file, and not a Zarr store" in info[str(stores / "notes.txt")].error
+    assert "expected variables 'row_labels' and 'col_labels'" in info[str(foreign)].error
     assert "invalid JSON" in info[str(broken)].error
     assert "not a Zarr store (no zarr.json" in info[str(tmp_path)].error
     with pytest.raises(daskbicl.StoreError, match="no such file"):

@@ -30,7 +30,12 @@ the GIL), on the machine that runs ``daskbicl batch``, which must see the
 stores anyway to open them.
 
 The same pass reads the root group's ``daskbicl_kind`` attribute, so a batch
-run that has nothing to rescore needs no cluster and opens no dataset.
+run that has nothing to rescore needs no cluster and opens no dataset.  A
+store without that attribute (a plain ``Dataset.to_zarr``) and a NetCDF file
+(``Dataset.to_netcdf``) are inputs too: their kind is read from their
+variables (``row_labels`` + ``col_labels``, or ``row_mask`` + ``col_mask``)
+by opening them lazily, metadata only.  A NetCDF file is fingerprinted as
+one object: its name, its size and the digest of its bytes.
 """
 
 from __future__ import annotations
@@ -80,7 +85,8 @@ class _Local:
         if not os.path.exists(self.root):
             return f"no such file or directory: {self.root}"
         if not os.path.isdir(self.root):
-            return f"{self.root} is a file, not a Zarr store (a directory)"
+            return (f"{self.root} is a file, but not a NetCDF file, and not a Zarr store (a directory); "
+                    "'daskbicl convert' turns .npy, CSV and Parquet label files into a store")
         return None
 
     def listing(self) -> list[tuple[str, int]]:
@@ -118,6 +124,29 @@ class _Local:
                 return f.read()
         except FileNotFoundError:
             return None
+
+
+class _LocalFile:
+    """A NetCDF file: one object, whose key is the file's name."""
+
+    def __init__(self, path: str):
+        self.root = path[len("file://") :] if path.startswith("file://") else path
+
+    def check(self) -> str | None:
+        return None
+
+    def listing(self) -> list[tuple[str, int]]:
+        return [(os.path.basename(self.root), os.stat(self.root).st_size)]
+
+    def digest(self, key: str) -> bytes:
+        h = _new()
+        with open(self.root, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+        return h.digest()
+
+    def read(self, key: str) -> bytes | None:
+        return None  # no Zarr metadata: the kind comes from the variables
 
 
 class _Remote:
@@ -165,16 +194,41 @@ def _kind(store) -> tuple[str | None, str | None]:
         attrs = doc.get("attributes", {}) if name == "zarr.json" else doc
         kind = attrs.get(KIND_ATTR) if isinstance(attrs, dict) else None
         if kind is None:
-            return None, (
-                f"is a Zarr store but not a daskbicl store (no '{KIND_ATTR}' attribute); "
-                "write it with daskbicl.save() or 'daskbicl generate'"
-            )
+            return None, _BY_VARIABLES
         return str(kind), None
+    if isinstance(store, _LocalFile):
+        return None, _BY_VARIABLES
     return None, "is not a Zarr store (no zarr.json or .zattrs at its root)"
 
 
+#: _kind's answer for a store without the daskbicl_kind attribute: read its variables.
+_BY_VARIABLES = "by variables"
+
+
+def _kind_by_variables(path: str, storage_options: dict | None) -> tuple[str | None, str | None]:
+    """(kind, error) of a plain to_zarr store or a NetCDF file, from its variables (metadata only)."""
+    from ..errors import DaskbiclError
+    from ..io.store import open_store
+
+    try:
+        ds = open_store(path, role="store", storage_options=storage_options)
+    except DaskbiclError as exc:
+        text = str(exc)
+        text = text[len("store: "):] if text.startswith("store: ") else text
+        return None, text if path in text else f"{path}: {text}"
+    return str(ds.attrs[KIND_ATTR]), None
+
+
 def _store(path: str, storage_options: dict | None):
-    return _Remote(path, storage_options) if is_remote(path) else _Local(path)
+    if is_remote(path):
+        return _Remote(path, storage_options)
+    local = path[len("file://") :] if path.startswith("file://") else path
+    if os.path.isfile(local):
+        from ..io.netcdf import is_netcdf
+
+        if is_netcdf(local):
+            return _LocalFile(path)
+    return _Local(path)
 
 
 def fingerprint_stores(
@@ -194,6 +248,10 @@ def fingerprint_stores(
             if problem:
                 return path, None, None, None, problem
             kind, problem = _kind(store)
+            if problem == _BY_VARIABLES:
+                kind, problem = _kind_by_variables(path, storage_options)
+                if problem:
+                    return path, None, None, None, problem
             if problem:
                 return path, None, None, None, f"{path} {problem}"
             return path, store, store.listing(), kind, None

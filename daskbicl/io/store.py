@@ -96,6 +96,7 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
     if isinstance(text, bytes):
         raise InputError(f"{role}: a store path must be text, got bytes {text!r}")
     if not is_remote(text):
+        storage_options = None  # fsspec options mean nothing to a local path (zarr refuses them)
         local = _local(text)
         if not local.exists():
             if local.is_symlink():
