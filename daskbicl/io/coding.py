@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import xarray as xr
+from dask.local import get_sync
 
 from ..codes import code_dtype, coding_of, decoded
 from ..errors import InputError
@@ -200,7 +201,9 @@ def decode_labels(ds: xr.Dataset) -> xr.Dataset:
         # A small table, read here in this process: with a Client active, .values would send it
         # through the cluster (and wait on a scheduler that has no workers).
         data = ds[vname].data
-        values = np.asarray(data.compute(scheduler="sync") if hasattr(data, "dask") else data)
+        # The synchronous scheduler's function, not the name "sync": dask looks up a Client (importing
+        # distributed, 0.5 s of a shell score) whenever a scheduler is given by name.
+        values = np.asarray(data.compute(scheduler=get_sync) if hasattr(data, "dask") else data)
         if values.dtype.kind in "UST":
             values = values.astype(object)
         labels = decoded(ds[var].data, values, None if unassigned is None else int(unassigned))
