@@ -243,11 +243,16 @@ def _timed(cluster, repeat, floor_stores, command) -> tuple[Phase, float, float,
     return phase, floor, score, out
 
 
+def _sec(t: float) -> str:
+    """Seconds, with 3 significant digits (the --quick stores take milliseconds)."""
+    return f"{t:.1f}" if t >= 10 else f"{t:.3g}"
+
+
 def _row(case, cluster, phase, floor, stores, gen, limit_mb, extra=None, score=None, start=0.0):
     peaks = phase.peaks
     score = phase.seconds if score is None else score
     row = {
-        "case": case, "score s": f"{score:.1f}", "start s": f"{start:.1f}", "floor s": f"{floor:.1f}",
+        "case": case, "score s": _sec(score), "start s": _sec(start), "floor s": _sec(floor),
         "vs floor": f"{score / floor:.2f}", "vs floor, less start": f"{(score - start) / floor:.2f}",
         "read GB": f"{_disk(stores) / 1e9:.2f}",
         "peak MB": "/".join(f"{p:.0f}" for p in sorted(peaks)), "limit MB": f"{limit_mb:.0f}",

@@ -176,8 +176,8 @@ def _cause(exc: BaseException, doing: str = "read") -> str:
         return f"{_ERRNO[errno.ENOENT]} ({original})"
     lowered = detail.lower()
     if "checksum" in lowered:  # zarr's crc32c codec: the message carries the raw checksum bytes
-        return ("the chunk's bytes do not match the CRC32C checksum stored with them: it was damaged after "
-                f"it was written; copy or write the store again ({type(exc).__name__}: checksum mismatch)")
+        return ("the chunk is damaged, corrupt or truncated (its bytes do not match the CRC32C checksum stored "
+                f"with it): copy or write the store again ({type(exc).__name__}: checksum mismatch)")
     if "reshape" in lowered or "buffer size" in lowered or "does not match" in lowered:
         return f"the chunk does not match the array's metadata (dtype, shape or chunks edited?) ({original})"
     if any(word in lowered for word in _DAMAGE):
