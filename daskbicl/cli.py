@@ -88,6 +88,7 @@ def cmd_score(args) -> int:
     plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **dict(args.param or []))
     if args.null is not None:
         return _score_null(args, plan)
+    _compile_notice(plan)
     with cluster(args.scheduler, args.workers, default="threads"):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
@@ -99,6 +100,16 @@ def cmd_score(args) -> int:
         print(format_table(results))
         print(f"\nscored in {elapsed:.2f} s", file=sys.stderr)
     return EXIT_OK
+
+
+def _compile_notice(plan) -> None:
+    """One line on stderr before the micro-object kernels are compiled for the first time (a silent minute otherwise)."""
+    from .kernels.compiled import NEEDS_NUMBA, cached
+
+    kinds = {plan.truth.attrs.get("daskbicl_kind"), plan.pred.attrs.get("daskbicl_kind")}
+    if "biclustering" in kinds and NEEDS_NUMBA & {m.name for m in plan.measures} and not cached():
+        print("daskbicl: compiling the micro-object kernels (first use after installing: 20 s to a minute, "
+              "cached afterwards)", file=sys.stderr)
 
 
 def _score_null(args, plan) -> int:
