@@ -121,7 +121,8 @@ def test_no_import_cycle_in_the_package():
 
 
 #: The kernel modules compiled with numba; no other module imports them at its top.
-NUMBA_KERNELS = {"daskbicl.kernels.family", "daskbicl.kernels.family_leaf", "daskbicl.kernels.family_estimate"}
+NUMBA_KERNELS = {"daskbicl.kernels.family", "daskbicl.kernels.family_leaf", "daskbicl.kernels.family_estimate",
+                 "daskbicl.kernels.strings"}
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("daskbicl.kernels")])
