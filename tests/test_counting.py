@@ -146,7 +146,7 @@ STRINGS = ["", "a", "a\x00", "ab", "é", "cluster_007", "x" * 15, "y" * 16,
 @pytest.mark.parametrize("forms", [None, 0.0])
 def test_string_dtype_words_give_exact_codes(monkeypatch, forms):
     """StringDType chunks are coded by their stored words (then merged by value); forms=0 sends
-    every chunk to the character path (numpy U words of each string with a final ".")."""
+    every chunk to the character path (ASCII bytes of each string with a final ".", else by value)."""
     if forms is not None:
         monkeypatch.setattr(L, "_FORMS", forms)
     rng = np.random.default_rng(7)

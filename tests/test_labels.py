@@ -421,6 +421,9 @@ def _random_strings(rng, n: int, kind: str) -> np.ndarray:
         return np.array(["cluster é"] * n, dtype=object)
     if kind == "distinct":
         return np.array([f"{i}{word(0, 4)}" for i in range(n)], dtype=object)
+    if kind == "distinct ascii":  # StringDType: many stored forms, factorised by their bytes
+        return np.array([f"{i}" + "".join(rng.choice(list("a \x00"), rng.integers(0, 5))) for i in range(n)],
+                        dtype=object)
     if kind == "long":  # wider than the unrolled kernels, most of them stored apart in StringDType
         vocab = [word(30, 90) for _ in range(50)] + ["x" * 80, "x" * 80 + "\x00", "x" * 80 + " "]
     else:  # short: empty strings, trailing NULs and spaces, non-ASCII
@@ -428,7 +431,7 @@ def _random_strings(rng, n: int, kind: str) -> np.ndarray:
     return np.array(vocab, dtype=object)[rng.integers(0, len(vocab), n)]
 
 
-@pytest.mark.parametrize("kind", ["short", "long", "one", "distinct"])
+@pytest.mark.parametrize("kind", ["short", "long", "one", "distinct", "distinct ascii"])
 @pytest.mark.parametrize("dtype", ["U", "T"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_string_chunks_factorise_like_pandas(kind, dtype, seed):

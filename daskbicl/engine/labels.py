@@ -111,12 +111,14 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
 
 #: Odd 64-bit weights (below 2**63) of the row hash of :func:`~daskbicl.kernels.strings.row_codes`, one per word.
 _WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, 4096, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-#: Rows of up to this many words get a kernel compiled for their width (loops of fixed length).
-_UNROLLED = 16
+#: Rows of up to this many 32-bit words get a kernel compiled for their width (loops of fixed length).
+_UNROLLED = 32
+#: StringDType strings of more characters than this are factorised as Python strings.
+_MAX_WIDTH = 32
 
 
 def _word_codes(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, first)``: exact codes of the rows of a C-contiguous ``(n, width)`` word matrix, in
+    """``(codes, first)``: exact codes of the rows of a C-contiguous ``(n, width)`` uint32 matrix, in
     order of first appearance, and the first row of each code (a numba hash table, linear time)."""
     from ..kernels.strings import row_codes
 
@@ -174,7 +176,9 @@ def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     words = _string_words(values)
     if words is None:
         return None
-    codes, first = _word_codes(words)
+    from ..kernels.strings import pair_codes
+
+    codes, first = pair_codes(words)
     if first.size > _FORMS * values.size:
         return None
     merged, uniques = pd.factorize(values[first].astype(object))
@@ -184,22 +188,28 @@ def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Factorise numpy's variable-width strings (``StringDType``) by their characters, as numpy ``U``.
+    """Factorise numpy's variable-width strings (``StringDType``) by their characters.
 
-    numpy's casts and ``str_len`` ignore trailing NUL characters, so each
-    string gets a final ``"."`` first (``"a"`` and ``"a\\x00"`` stay
-    distinct) and is cast to fixed-width unicode, whose UTF-32 words are
-    coded exactly (:func:`_word_codes`).  None for a dtype with a
-    missing-value marker (the by-value path).
+    ASCII strings of up to :data:`_MAX_WIDTH` characters are encoded to
+    zero-padded bytes (fast C casts, at most 32 bytes a label) whose 32-bit
+    words are coded exactly (:func:`_word_codes`).  numpy's string casts and
+    ``str_len`` ignore trailing NUL characters, so each string gets a final
+    ``"."`` first: ``"a"`` and ``"a\\x00"`` stay distinct.  Anything else
+    (non-ASCII, longer, a dtype with a missing-value marker) returns None
+    for the by-value path.
     """
     if values.size < _SMALL or hasattr(values.dtype, "na_object"):
         return None
-    values = np.ascontiguousarray(values).reshape(-1)
     ended = np.strings.add(values, ".")
     width = int(np.strings.str_len(ended).max())
-    fixed = np.ascontiguousarray(ended.astype(f"U{width}"))
-    del ended
-    codes, first = _word_codes(fixed.view(np.uint32).reshape(values.size, width))
+    if width > _MAX_WIDTH:
+        return None
+    width = -(-width // 4) * 4
+    try:
+        encoded = np.ascontiguousarray(ended.astype(f"S{width}"))
+    except UnicodeEncodeError:
+        return None
+    codes, first = _word_codes(encoded.view(np.uint32).reshape(values.size, width // 4))
     return codes, values[first].astype(object)
 
 
