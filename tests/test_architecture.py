@@ -3,7 +3,8 @@
 * no import cycle inside ``daskbicl`` (function-local imports included, so no
   local import can exist only to dodge one);
 * ``daskbicl/kernels`` imports numpy, scipy, numba (the compiled family
-  walk of the micro-object measures, imported only when one runs) and the
+  walk of the micro-object measures and the string hash table, imported
+  only when one runs) and the
   standard library only (never dask, distributed, xarray, zarr or pandas),
   and of the package only other kernels and ``daskbicl.errors``;
 * ``daskbicl/io`` and ``daskbicl/engine`` run work through
@@ -121,7 +122,8 @@ def test_no_import_cycle_in_the_package():
 
 
 #: The kernel modules compiled with numba; no other module imports them at its top.
-NUMBA_KERNELS = {"daskbicl.kernels.family", "daskbicl.kernels.family_leaf", "daskbicl.kernels.family_estimate"}
+NUMBA_KERNELS = {"daskbicl.kernels.family", "daskbicl.kernels.family_leaf", "daskbicl.kernels.family_estimate",
+                 "daskbicl.kernels.strings"}
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("daskbicl.kernels")])

@@ -143,12 +143,12 @@ STRINGS = ["", "a", "a\x00", "ab", "é", "cluster_007", "x" * 15, "y" * 16,
            "a long label that numpy keeps outside the element " * 2, "ß-cell"]
 
 
-@pytest.mark.parametrize("fold", [None, 0])
-def test_string_dtype_words_give_exact_codes(monkeypatch, fold):
-    """StringDType chunks are coded by their stored words; fold=0 makes every key collide on the
-    second word alone, so only the first-word check keeps the codes exact."""
-    if fold is not None:
-        monkeypatch.setattr(L, "_FOLD", np.uint64(fold))
+@pytest.mark.parametrize("forms", [None, 0.0])
+def test_string_dtype_words_give_exact_codes(monkeypatch, forms):
+    """StringDType chunks are coded by their stored words (then merged by value); forms=0 sends
+    every chunk to the character path (ASCII bytes of each string with a final ".", else by value)."""
+    if forms is not None:
+        monkeypatch.setattr(L, "_FORMS", forms)
     rng = np.random.default_rng(7)
     words = np.array(STRINGS, dtype=object)[rng.integers(0, len(STRINGS), 30_000)]
     words[rng.integers(0, 30_000, 5)] = "rare, missed by the sample"

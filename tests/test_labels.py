@@ -408,3 +408,52 @@ def test_batch_stores_the_policy_with_each_row(tmp_path):
         '[truth]\nt = "t.zarr"\n[pred]\np = "p.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nunassigned = "drop"\n')
     bad = _cli("batch", tmp_path / "bad.toml")
     assert bad.returncode == 2 and "line 8" in bad.stderr and "unassigned must be one of" in bad.stderr
+
+
+def _random_strings(rng, n: int, kind: str) -> np.ndarray:
+    """n strings of one kind: a random vocabulary drawn with repeats, or special cases."""
+    alphabet = np.array(list("ab \x00é€ß😀Z_0"), dtype=object)
+
+    def word(lo, hi):
+        return "".join(rng.choice(alphabet, rng.integers(lo, hi)))
+
+    if kind == "one":
+        return np.array(["cluster é"] * n, dtype=object)
+    if kind == "distinct":
+        return np.array([f"{i}{word(0, 4)}" for i in range(n)], dtype=object)
+    if kind == "distinct ascii":  # StringDType: many stored forms, factorised by their bytes
+        return np.array([f"{i}" + "".join(rng.choice(list("a \x00"), rng.integers(0, 5))) for i in range(n)],
+                        dtype=object)
+    if kind == "long":  # wider than the unrolled kernels, most of them stored apart in StringDType
+        vocab = [word(30, 90) for _ in range(50)] + ["x" * 80, "x" * 80 + "\x00", "x" * 80 + " "]
+    else:  # short: empty strings, trailing NULs and spaces, non-ASCII
+        vocab = ["", " ", "\x00", "a", "a ", "a\x00", "a\x00b", "é", "😀"] + [word(0, 6) for _ in range(200)]
+    return np.array(vocab, dtype=object)[rng.integers(0, len(vocab), n)]
+
+
+@pytest.mark.parametrize("kind", ["short", "long", "one", "distinct", "distinct ascii"])
+@pytest.mark.parametrize("dtype", ["U", "T"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_string_chunks_factorise_like_pandas(kind, dtype, seed):
+    """numpy U and StringDType chunks get pandas.factorize's codes and uniques (first-appearance order)."""
+    from daskbicl.engine.labels import encode_chunk
+
+    rng = np.random.default_rng(seed)
+    values = _random_strings(rng, 6000 + 17 * seed, kind)
+    arr = values.astype(str) if dtype == "U" else values.astype(np.dtypes.StringDType())
+    want_codes, want_uniques = pd.factorize(arr.astype(object))  # numpy U drops trailing NULs itself
+    codes, uniques = encode_chunk(arr, "truth row labels")
+    assert codes.dtype == np.int64 and uniques.dtype == object
+    np.testing.assert_array_equal(codes, want_codes)
+    assert uniques.tolist() == list(want_uniques) and all(type(u) is str for u in uniques)
+
+
+def test_string_dtype_equal_strings_stored_apart_are_one_label():
+    """StringDType elements of one chunk can store one string in different words (arena places)."""
+    from daskbicl.engine.labels import encode_chunk
+
+    long = ["a label long enough to live outside the element", "another label long enough for the arena"]
+    parts = [np.array(long * 3000, dtype=object).astype(np.dtypes.StringDType()) for _ in range(2)]
+    arr = np.concatenate(parts)
+    codes, uniques = encode_chunk(arr, "x")
+    assert uniques.tolist() == long and codes.tolist() == [0, 1] * 6000

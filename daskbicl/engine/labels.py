@@ -12,9 +12,11 @@ Encoding a chunk (:func:`encode_chunk`):
 * integer arrays (any width, signed or unsigned) are their own codes: no
   copy, no hashing; negative values are *unassigned* and become ``-1``;
   unsigned values above ``2**63 - 1`` go through the hash table below;
-* every other dtype (strings, bytes, Python objects, floats, bools,
-  datetimes) is factorised with ``pandas.factorize`` (a hash table, linear
-  time); NaN, None and ``pandas.NA`` are unassigned (code ``-1``) and the
+* numpy strings (``U``, ``StringDType``) are coded by their words in a
+  compiled hash table (:mod:`daskbicl.kernels.strings`, exact, linear time);
+* every other dtype (bytes, Python objects, floats, bools, datetimes) is
+  factorised with ``pandas.factorize`` (a hash table, linear time) or by
+  its bit patterns; NaN, None and ``pandas.NA`` are unassigned (code ``-1``) and the
   chunk's pair counts carry the label *values* (an object array, ``None``
   for unassigned), so chunks factorised independently merge exactly by value.
 
@@ -69,17 +71,6 @@ def _by_value(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 #: Below this many labels a chunk is factorised by value directly.
 _SMALL = 4096
-#: Fixed-width strings longer than this (characters) are factorised as Python strings.
-_MAX_WIDTH = 32
-#: Fixed odd 64-bit weights of the string hash (any weights give exact codes: collisions are checked).
-_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**63, _MAX_WIDTH, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-
-
-def _representatives(codes: np.ndarray, n_codes: int) -> np.ndarray:
-    """One position holding each code (any one: they hold equal values)."""
-    rep = np.empty(n_codes, dtype=np.intp)
-    rep[codes] = np.arange(codes.size)
-    return rep
 
 
 def _addresses(values: np.ndarray) -> np.ndarray:
@@ -118,47 +109,36 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
     return codes.take(by_address), uniques
 
 
-def _hashed_codes(values: np.ndarray, words: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Exact codes of ``values`` from a ``(n, width)`` uint32 matrix that determines each value.
+#: Odd 64-bit weights (below 2**63) of the row hash of :func:`~daskbicl.kernels.strings.row_codes`, one per word.
+_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, 4096, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+#: Rows of up to this many 32-bit words get a kernel compiled for their width (loops of fixed length).
+_UNROLLED = 32
+#: StringDType strings of more characters than this are factorised as Python strings.
+_MAX_WIDTH = 32
 
-    Each row of words is hashed into 64 bits (a weighted sum of the words
-    modulo 2**64), block by block so the rows stay in cache; the hashes are
-    rank-coded like spread integers (:func:`rank_codes`), and every row is
-    compared with its code's representative row, block by block: the codes
-    are exact, and a hash collision (two values, one hash) returns None for
-    the by-value path.
-    """
-    n, width = words.shape
-    weights = _WEIGHTS[:width]
-    hashed = np.zeros(n, dtype=np.uint64)
-    column = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
-    for start in range(0, n, _LOOKUP_BLOCK):
-        stop = min(start + _LOOKUP_BLOCK, n)
-        h, c = hashed[start:stop], column[: stop - start]
-        for j in range(width):
-            np.multiply(words[start:stop, j], weights[j], out=c, dtype=np.uint64)
-            h += c
-    codes, hashes = rank_codes(hashed.view(np.int64))
-    rep = _representatives(codes, hashes.size)
-    rep_words = words[rep]
-    for start in range(0, n, _LOOKUP_BLOCK):
-        stop = min(start + _LOOKUP_BLOCK, n)
-        if not np.array_equal(rep_words.take(codes[start:stop], axis=0), words[start:stop]):
-            return None
-    return codes.astype(np.int64, copy=False), values[rep].astype(object)
+
+def _word_codes(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, first)``: exact codes of the rows of a C-contiguous ``(n, width)`` uint32 matrix, in
+    order of first appearance, and the first row of each code (a numba hash table, linear time)."""
+    from ..kernels.strings import row_codes
+
+    width = words.shape[1]
+    weights = np.resize(_WEIGHTS, width)
+    return row_codes(words, tuple(int(w) for w in weights) if width <= _UNROLLED else weights)
 
 
 def _factorize_fixed_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Factorise fixed-width unicode (numpy ``U``) without making Python strings: hash its UTF-32 words."""
+    """Factorise fixed-width unicode (numpy ``U``) without making Python strings: its UTF-32 words.
+
+    Equal words are equal strings (numpy pads with NUL characters and
+    ignores trailing NULs, so ``"a"`` and ``"a\\x00"`` are one value there too).
+    """
     width = values.dtype.itemsize // 4
-    if values.size < _SMALL or not 0 < width <= _MAX_WIDTH:
+    if values.size < _SMALL or width == 0:
         return None
-    values = np.ascontiguousarray(values)
-    return _hashed_codes(values, values.view(np.uint32).reshape(values.size, width))
-
-
-#: An odd 64-bit multiplier folding the two words of a StringDType element into one key.
-_FOLD = np.uint64(0x9E3779B97F4A7C15)
+    values = np.ascontiguousarray(values).reshape(-1)
+    codes, first = _word_codes(values.view(np.uint32).reshape(values.size, width))
+    return codes, values[first].astype(object)
 
 
 def _string_words(values: np.ndarray) -> np.ndarray | None:
@@ -176,72 +156,47 @@ def _string_words(values: np.ndarray) -> np.ndarray | None:
     return np.frombuffer(memoryview(buffer), dtype=np.uint64).reshape(values.size, 2)
 
 
+#: A StringDType chunk with more distinct stored forms than this fraction of its size (long
+#: strings: each is stored apart) is factorised by its characters instead (:func:`_factorize_variable_width`).
+_FORMS = 1 / 8
+
+
 def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Factorise ``StringDType`` strings by the words that store them, without making Python strings.
 
-    The two words of each element are folded into one 64-bit key
-    (``w0·odd + w1``, modulo 2**64).  The distinct keys of an evenly spaced
-    sample get codes through a multiply-shift hash that is one-to-one on
-    them (as :func:`rank_codes` does for integers), and each element is
-    checked against the sample element its code stands for: equal keys and
-    equal first words mean equal second words, so a code only ever groups
-    identical words.  Elements the sample does not cover are factorised by
-    value.  The few distinct stored forms are finally turned into strings
-    and merged by value, so equal strings stored apart get one code.
+    Equal words are equal strings, so the elements' 16-byte words are coded
+    exactly (:func:`_word_codes`); the few distinct stored forms are then
+    turned into strings and merged by value, so equal strings stored apart
+    (long strings, each in its own place) get one code.  None when the
+    stored forms are many (see :data:`_FORMS`).
     """
     if values.size < _SMALL or hasattr(values.dtype, "na_object"):
         return None
-    values = np.ascontiguousarray(values)
+    values = np.ascontiguousarray(values).reshape(-1)
     words = _string_words(values)
     if words is None:
         return None
-    step = max(1, values.size // _SAMPLE)
-    sampled = words[::step]
-    keys, first = np.unique(sampled[:, 0] * _FOLD + sampled[:, 1], return_index=True)
-    found = _slot_hash(keys) if keys.size <= _FEW else None
-    if found is None:
+    from ..kernels.strings import pair_codes
+
+    codes, first = pair_codes(words)
+    if first.size > _FORMS * values.size:
         return None
-    mult, shift, table = found
-    first_words = sampled[first, 0]
-    codes: Any = np.empty(values.size, dtype=np.intp)
-    size = min(values.size, _LOOKUP_BLOCK)
-    key, slot, check = (np.empty(size, dtype=np.uint64) for _ in range(3))
-    good, same = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
-    for start in range(0, values.size, _LOOKUP_BLOCK):
-        stop = min(start + _LOOKUP_BLOCK, values.size)
-        m = stop - start
-        w0, w1 = words[start:stop, 0], words[start:stop, 1]
-        k = np.multiply(w0, _FOLD, out=key[:m])
-        k += w1
-        sl = np.multiply(k, mult, out=slot[:m])
-        sl >>= shift
-        block = codes[start:stop]
-        table.take(sl.view(np.intp), out=block, mode="clip")
-        np.equal(keys.take(block, axis=None, out=check[:m], mode="clip"), k, out=good[:m])
-        np.equal(first_words.take(block, axis=None, out=check[:m], mode="clip"), w0, out=same[:m])
-        good[:m] &= same[:m]
-        if not good[:m].all():
-            block[~good[:m]] = -1
-    strings = values[first * step].astype(object)
-    missed = codes < 0
-    if missed.any():
-        codes = codes.astype(np.int64)
-        more_codes, more = pd.factorize(values[missed].astype(object))
-        codes[missed] = more_codes + strings.size
-        strings = np.concatenate([strings, np.asarray(more, dtype=object)])
-    merged, uniques = pd.factorize(strings)
+    merged, uniques = pd.factorize(values[first].astype(object))
+    if merged.size == uniques.size:  # every stored form a different string: the codes stand
+        return codes, np.asarray(uniques, dtype=object)
     return merged.astype(np.int64, copy=False).take(codes), np.asarray(uniques, dtype=object)
 
 
 def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Factorise numpy's variable-width strings (``StringDType``, what Zarr string arrays read as).
+    """Factorise numpy's variable-width strings (``StringDType``) by their characters.
 
-    ASCII strings of up to 32 characters are encoded to zero-padded bytes
-    (fast C casts) and hashed four bytes at a time.  numpy's string casts and
+    ASCII strings of up to :data:`_MAX_WIDTH` characters are encoded to
+    zero-padded bytes (fast C casts, at most 32 bytes a label) whose 32-bit
+    words are coded exactly (:func:`_word_codes`).  numpy's string casts and
     ``str_len`` ignore trailing NUL characters, so each string gets a final
     ``"."`` first: ``"a"`` and ``"a\\x00"`` stay distinct.  Anything else
-    (non-ASCII, longer, a dtype with a missing-value marker) returns None for
-    the by-value path.
+    (non-ASCII, longer, a dtype with a missing-value marker) returns None
+    for the by-value path.
     """
     if values.size < _SMALL or hasattr(values.dtype, "na_object"):
         return None
@@ -254,7 +209,8 @@ def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarra
         encoded = np.ascontiguousarray(ended.astype(f"S{width}"))
     except UnicodeEncodeError:
         return None
-    return _hashed_codes(values, encoded.view(np.uint32).reshape(values.size, width // 4))
+    codes, first = _word_codes(encoded.view(np.uint32).reshape(values.size, width // 4))
+    return codes, values[first].astype(object)
 
 
 def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
