@@ -457,3 +457,30 @@ def test_string_dtype_equal_strings_stored_apart_are_one_label():
     arr = np.concatenate(parts)
     codes, uniques = encode_chunk(arr, "x")
     assert uniques.tolist() == long and codes.tolist() == [0, 1] * 6000
+
+
+def test_integral_floats_take_the_offset_path_and_score_as_their_values():
+    """Labels 0.0, 1.0, ... (pandas/R output): codes are offsets; every label keeps its value, NaN is unassigned."""
+    from daskbicl.engine.labels import encode_chunk
+
+    rng = np.random.default_rng(11)
+    cases = [rng.integers(-3, 9, 50_000).astype(float),  # negative floats are labels, not unassigned
+             np.where(rng.random(50_000) < 0.1, np.nan, rng.integers(0, 5, 50_000).astype(float)),
+             np.where(rng.random(50_000) < 0.5, -0.0, 3.0),
+             rng.integers(0, 5, 50_000) + 0.5,  # not integral: the general path
+             rng.integers(0, 10**12, 50_000).astype(float),  # wider than the chunk: the general path
+             np.full(50_000, np.nan)]
+    for values in cases:
+        codes, uniques = encode_chunk(values, "x")
+        nan = np.isnan(values)
+        assert (codes[nan] == -1).all()
+        assert np.array_equal(np.asarray(uniques, dtype=float)[codes[~nan]], values[~nan])
+    t, p = rng.integers(0, 6, 200_000), rng.integers(0, 8, 200_000)
+    w, v = rng.integers(0, 3, 500), rng.integers(0, 4, 500)
+    want = daskbicl.score((t, w), (p, v))
+    assert daskbicl.score((t.astype(float) - 2.0, w.astype(float)), (p.astype(float), v)) == want
+    tn = t.astype(float)
+    tn[::101] = np.nan
+    ti = np.where(np.isnan(tn), -1, tn).astype(np.int64)
+    assert daskbicl.score((tn, w), (p, v), unassigned="singleton") == daskbicl.score((ti, w), (p, v),
+                                                                                    unassigned="singleton")

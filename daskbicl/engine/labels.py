@@ -33,6 +33,7 @@ object label arrays; :func:`to_table` counts them and applies the policy:
 from __future__ import annotations
 
 import ctypes
+import warnings
 from typing import Any
 
 import numpy as np
@@ -225,11 +226,45 @@ def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
         return _by_value(values.astype(object), name)
     if kind == "O":
         return _factorize_objects(values, name)
+    if kind == "f":
+        fast = _factorize_integral(values)
+        if fast is not None:
+            return fast
     if kind in "fbmM" and values.dtype.itemsize in (1, 2, 4, 8):
         fast = _factorize_bits(values, name)
         if fast is not None:
             return fast
     return _by_value(values, name)
+
+
+def _factorize_integral(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Integral floats over a narrow range (labels 0.0, 1.0, ... as pandas and R write them): offsets are codes.
+
+    One cast to int64 and one comparison: ``codes = value - lo`` and
+    ``uniques = lo, lo + 1, ..., hi`` as floats (codes of values absent from
+    the chunk count nothing, as with integer labels).  NaN is unassigned
+    (-1); 0.0 and -0.0 get one code, as by value.  None when a value is not
+    integral or the range is wider than the chunk (the general paths then).
+    """
+    if values.size < _SMALL or values.dtype != np.float64:
+        return None
+    flat = np.ascontiguousarray(values).reshape(-1)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN chunk: nanmin is NaN, handled below
+        lo, hi = np.nanmin(flat), np.nanmax(flat)
+        if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo >= max(4 * flat.size, _SMALL) \
+                or max(abs(lo), abs(hi)) >= 2.0**53:
+            return None
+        as_int = flat.astype(np.int64)
+    nan = flat != flat
+    if not np.array_equal(as_int[~nan], flat[~nan]) if nan.any() else not np.array_equal(as_int, flat):
+        return None
+    base = int(lo)
+    codes = as_int
+    codes -= base
+    if nan.any():
+        codes[nan] = -1
+    return codes, np.arange(base, int(hi) + 1, dtype=np.int64).astype(flat.dtype)
 
 
 def _factorize_bits(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray] | None:
