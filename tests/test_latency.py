@@ -313,3 +313,32 @@ def test_latency_benchmark_runs_quick():
 def test_errors_are_daskbicl_errors_in_process():
     with pytest.raises(DaskbiclError):
         daskbicl.score(([0, 1], [0]), ([0, 1, 2], [0]))
+
+
+def test_eager_task_map_runs_calls_on_threads_in_order_and_raises():
+    """In process, the micro-object tasks run side by side (as on the threaded scheduler), not one by one."""
+    import threading
+
+    import dask
+
+    from daskbicl.engine.core import eager, task_map
+
+    barrier = threading.Barrier(2, timeout=30)  # two calls must be running at once to pass it
+
+    def call(i):
+        barrier.wait()
+        return i * i
+
+    with eager(), dask.config.set(num_workers=2):
+        assert task_map(call, [(i,) for i in range(6)]) == [0, 1, 4, 9, 16, 25]
+
+    def fails(i):
+        if i == 3:
+            raise daskbicl.TooLargeError("step 3 is too large")
+        return i
+
+    with eager(), dask.config.set(num_workers=2), pytest.raises(daskbicl.TooLargeError, match="step 3"):
+        task_map(fails, [(i,) for i in range(6)])
+    # outside eager(): the Delayed objects of task(), computed as before
+    out = task_map(lambda i: i + 1, [(1,), (2,)])
+    assert dask.compute(*out, scheduler="sync") == (2, 3)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import dask
 import dask.array as da
@@ -25,7 +27,7 @@ from dask.base import is_dask_collection
 from .. import config
 from ..scheduling import scatter_blocks
 
-__all__ = ["aligned_blocks", "any_lazy", "eager", "map_blocks_delayed", "task", "tree_reduce", "shared_pass", "shared_passes",
+__all__ = ["aligned_blocks", "any_lazy", "eager", "map_blocks_delayed", "task", "task_map", "tree_reduce", "shared_pass", "shared_passes",
            "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
@@ -154,6 +156,24 @@ def task(func, nout: int | None = None):
         return func(*args, **kwargs)
 
     return call
+
+
+def task_map(func, calls: Sequence[tuple]) -> list:
+    """``[task(func)(*args) for args in calls]``, the eager calls spread over threads.
+
+    Inside :func:`eager` with concrete arguments the calls would run one
+    after another on one core; kernels that release the GIL (the numba
+    micro-object walk is compiled ``nogil``) then run on a thread pool as
+    wide as dask's threaded scheduler (``num_workers``, else the CPU count),
+    as they would in a task graph.  An exception in a call is raised here.
+    """
+    if not _EAGER.get() or any(any_lazy(*args) for args in calls):
+        return [task(func)(*args) for args in calls]
+    width = min(len(calls), int(dask.config.get("num_workers", None) or os.cpu_count() or 1))
+    if width <= 1:
+        return [func(*args) for args in calls]
+    with ThreadPoolExecutor(max_workers=width) as pool:
+        return list(pool.map(lambda args: func(*args), calls))
 
 
 def map_blocks_delayed(func, blocks, *args):

@@ -43,7 +43,7 @@ from ..kernels.cells import bicluster_overlap, same_biclusters
 from ..kernels.micro_plan import plan_micro
 from ..kernels.signatures import merge_memberships, signature_counts
 from .blocks import as_biclustering
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
+from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
 from .partition import partition_tables
 
 __all__ = ["MicroResult", "PARTS", "budget", "max_work", "memberships_graph", "micro_from_partition_tables",
@@ -161,7 +161,7 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
             tables = task(_union_tables)(plan, rows, cols, size)
-        results = [task(_task)(plan, i, rows, cols, jac, tables) for i in range(n_tasks)]
+        results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
     return task(KM.MicroResult)(overlap if "overlap" in parts else None,
