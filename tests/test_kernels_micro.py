@@ -720,6 +720,30 @@ def test_subproblem_is_the_items_containing_b(p, data):
     assert got == want
 
 
+def test_walk_without_store_reads_nothing_out_of_bounds():
+    """Coverage mode (nothing stored) over many sets, run as plain Python so any index is checked.
+
+    The compiled walk does not check bounds: its return read ``dptr[n_nodes]`` of a one-slot array in
+    this mode, an out-of-bounds read that crashed the process (segmentation fault) when the address was
+    unmapped (benchmarks/micro.py at 10^5 x 10^5, 20 + 20 random biclusters, density 0.2).
+    """
+    from daskbicl.kernels.bcubed import _BINOM
+    from daskbicl.kernels.family import enumerate_family
+
+    rng = np.random.default_rng(5)
+    tr, pr = rng.random((4, 300)) < 0.5, rng.random((4, 300)) < 0.5
+    tc, pc = rng.random((4, 200)) < 0.5, rng.random((4, 200)) < 0.5
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    inputs = (*subproblem(rows, (5,)), *subproblem(cols, (5,)))
+    lo = np.zeros((5, 5), np.uint64)
+    stats = np.zeros(2, np.int64)
+    out = enumerate_family.py_func(*inputs, 8, 4, 0, 1, 0, 5, False, 10**6, 16, np.zeros(0, np.uint64), lo,
+                                   lo.copy(), 0, _BINOM, stats)
+    status, n_nodes = out[0], out[1]
+    assert status == 0 and n_nodes > 2 and stats[0] == n_nodes
+    assert all(len(a) == 0 for a in out[3:8]) and len(out[9]) == 0
+
+
 def test_profile_is_close_to_the_walk():
     """The plan's sampled sizes of the family and of its closure parts are within 2x of the walks."""
     from daskbicl.kernels.family import enumerate_family

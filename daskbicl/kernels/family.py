@@ -528,5 +528,8 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
         lo_c, hi_c = ch_clo[c], ch_chi[c]
         rtop, ctop = st_rtop[d - 1], st_ctop[d - 1]
     stats[0] += n_nodes
+    if not store:  # nothing was stored: the node arrays have one slot (reading dptr[n_nodes] was out of bounds)
+        return (STATUS_OK, n_nodes, deliveries, elem[:0], parent[:0], end[:0], ncell[:0], key[:0], dptr[:1],
+                down[:0])
     return (STATUS_OK, n_nodes, deliveries, elem[:n_nodes], parent[:n_nodes], end[:n_nodes],
             ncell[:n_nodes], key[: n_nodes if keys else 0], dptr[: n_nodes + 1], down[: dptr[n_nodes]])
