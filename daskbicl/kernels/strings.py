@@ -62,6 +62,14 @@ def _rehash(hashes, k, bits):
 
 
 @njit(cache=True, nogil=True)
+def _doubled(a, k):
+    """A copy of the first ``k`` entries of the 1-D ``a`` in an array twice as long (room for more distinct rows)."""
+    out = np.empty(2 * k, a.dtype)
+    out[:k] = a[:k]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def row_codes(words, weights):
     """``(codes, first)`` of the rows of a C-contiguous 2-D uint32 matrix.
 
@@ -99,12 +107,8 @@ def row_codes(words, weights):
             grown_keys = np.empty((2 * k, keys.shape[1]), np.uint64)
             grown_keys[:k] = keys
             keys = grown_keys
-            grown = np.empty(2 * k, np.int64)
-            grown[:k] = first
-            first = grown
-            grown_h = np.empty(2 * k, np.uint64)
-            grown_h[:k] = hashes
-            hashes = grown_h
+            first = _doubled(first, k)
+            hashes = _doubled(hashes, k)
         for j in range(width // 2):
             keys[k, j] = _key_word(words, i, j)
         if width % 2:
@@ -154,18 +158,10 @@ def pair_codes(words):
             codes[i] = c
             continue
         if k == first.shape[0]:  # room for more distinct rows
-            grown0 = np.empty(2 * k, np.uint64)
-            grown0[:k] = key0
-            key0 = grown0
-            grown1 = np.empty(2 * k, np.uint64)
-            grown1[:k] = key1
-            key1 = grown1
-            grown = np.empty(2 * k, np.int64)
-            grown[:k] = first
-            first = grown
-            grown_h = np.empty(2 * k, np.uint64)
-            grown_h[:k] = hashes
-            hashes = grown_h
+            key0 = _doubled(key0, k)
+            key1 = _doubled(key1, k)
+            first = _doubled(first, k)
+            hashes = _doubled(hashes, k)
         key0[k] = a
         key1[k] = b
         first[k] = i
