@@ -223,14 +223,14 @@ def in_process_crossover(sizes, ks) -> None:
 
 def _fresh(table):
     """The same table without its memo (every measure recomputed)."""
-    from daskbicl.kernels.contingency import Table
+    from daskbicl.kernels.coclustering.contingency import Table
 
     return Table(table.rows, table.cols, table.counts, table.truth_labels, table.pred_labels)
 
 
 def _plain_matching(table) -> int:
     """The previous method: one solver call on the whole table (dense up to 2^22 cells)."""
-    from daskbicl.kernels.partition import DENSE_MATCH_LIMIT, _sparse_matched_count
+    from daskbicl.kernels.coclustering.cocluster_scores import DENSE_MATCH_LIMIT, _sparse_matched_count
 
     h, hp = table.shape
     if h * hp <= DENSE_MATCH_LIMIT:
@@ -253,7 +253,7 @@ def _fsum_mi(table) -> float:
 
 def finalize(cases, plain_limit: int) -> None:
     """Row tables of ``cases``; the plain solver (one call, seconds at 10^5 clusters) up to ``plain_limit`` clusters."""
-    from daskbicl.kernels.partition import matched_count, mutual_info
+    from daskbicl.kernels.coclustering.cocluster_scores import matched_count, mutual_info
     from daskbicl.measures import Contingency
 
     rng = np.random.default_rng(4)

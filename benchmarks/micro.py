@@ -73,9 +73,9 @@ def pair(n_rows, n_cols, k, density, pred="copy", seed=0):
 
 def estimate(truth, pred, measures=MICRO):
     """The plan's estimate (CPU seconds, sets of the family) of the family walk, or the refusal."""
-    from daskbicl.kernels.budget import SECONDS_PER_UNIT
-    from daskbicl.kernels.micro_plan import plan_micro
-    from daskbicl.kernels.signatures import signature_counts
+    from daskbicl.kernels.micro.budget import SECONDS_PER_UNIT
+    from daskbicl.kernels.micro.memberships import signature_counts
+    from daskbicl.kernels.micro.planner import plan_micro
 
     rows, cols = signature_counts(truth[0], pred[0]), signature_counts(truth[1], pred[1])
     try:

@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import machine, measure, print_table, versions  # noqa: E402
 
 import daskbicl  # noqa: E402
-from daskbicl.kernels.contingency import Table  # noqa: E402
+from daskbicl.kernels.coclustering.contingency import Table  # noqa: E402
 
 
 def bincount_floor_threads(t_rows, p_rows, t_cols, p_cols, h, chunk=1 << 21, threads=2):
@@ -154,7 +154,7 @@ def run_many(size, clusters, repeat):
     """Many clusters: CE/NCE take the sparse matching path."""
     from sklearn.metrics import adjusted_rand_score
 
-    from daskbicl.kernels.partition import matched_count
+    from daskbicl.kernels.coclustering.cocluster_scores import matched_count
 
     rng = np.random.default_rng(2)
     t_rows, t_cols = rng.integers(0, clusters, size), rng.integers(0, clusters, size)

@@ -39,7 +39,12 @@ from .errors import (
 from .io import save
 from .io.align import check_unique
 from .io.inputs import as_input as as_dataset
-from .io.inputs import biclustering_dataset, biclustering_from_indices, coordinate_labels, from_estimator
+from .io.inputs import (
+    biclustering_dataset,
+    biclustering_from_indices,
+    coordinate_labels,
+    from_estimator,
+)
 from .io.store import open_store as open
 from .io.validate import as_dataset as _validated
 from .measures import REGISTRY as _REGISTRY
@@ -50,7 +55,7 @@ from .measures.functions import __all__ as _measure_names
 
 if TYPE_CHECKING:  # loaded on first use at run time (see _LAZY); named here for type checkers and linters
     from .io.synthetic import perturb, random_partition
-    from .kernels.tradeoff import (
+    from .kernels.tradeoff.indices import (
         R_from_lambda,
         beta_from_lambda,
         lambda_from_beta,
@@ -58,8 +63,13 @@ if TYPE_CHECKING:  # loaded on first use at run time (see _LAZY); named here for
         weighted_index,
     )
     from .measures.null import NullResult, null
-    from .sweep import SweepTradeoff, tradeoff
-    from .tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff, tradeoff_curves
+    from .tradeoffs.space import (
+        application_domain,
+        compare_algorithms,
+        optimal_tradeoff,
+        tradeoff_curves,
+    )
+    from .tradeoffs.sweep import SweepTradeoff, tradeoff
 
 #: Registered measures: name -> :class:`daskbicl.measures.Measure`.
 MEASURES = dict(_REGISTRY)
@@ -68,11 +78,11 @@ MEASURES = dict(_REGISTRY)
 #: skips them): name -> the module that defines it.
 _LAZY = {
     **dict.fromkeys(["NullResult", "null"], ".measures.null"),
-    **dict.fromkeys(["SweepTradeoff", "tradeoff"], ".sweep"),
+    **dict.fromkeys(["SweepTradeoff", "tradeoff"], ".tradeoffs.sweep"),
     **dict.fromkeys(["application_domain", "compare_algorithms", "optimal_tradeoff", "tradeoff_curves"],
-                    ".tradeoff_space"),
+                    ".tradeoffs.space"),
     **dict.fromkeys(["R_from_lambda", "beta_from_lambda", "lambda_from_beta", "lambda_from_R", "weighted_index"],
-                    ".kernels.tradeoff"),
+                    ".kernels.tradeoff.indices"),
     **dict.fromkeys(["perturb", "random_partition"], ".io.synthetic"),
 }
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 
 from ._version import __version__
-from .batch import cli as batch_cli
+from .batch import commands as batch_cli
 from .clitools import (
     EXIT_BROKEN_PIPE,
     EXIT_INFRA,
@@ -39,7 +39,7 @@ from .clitools import (
 )
 from .errors import DaskbiclError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
-from .kernels.contingency import POLICIES
+from .kernels.coclustering.contingency import POLICIES
 
 # --------------------------------------------------------------------------- cluster
 
@@ -356,7 +356,7 @@ def _figure_paths(args) -> dict[str, str]:
 
 
 def _print_tradeoff(result) -> None:
-    from .tradeoff_space import constraint_text
+    from .tradeoffs.space import constraint_text
 
     def fmt(x):
         return f"{x:.6f}"
@@ -378,7 +378,7 @@ def _print_tradeoff(result) -> None:
 
 
 def cmd_tradeoff(args) -> int:
-    from .sweep import tradeoff
+    from .tradeoffs.sweep import tradeoff
 
     indices = list(dict.fromkeys(args.index or ["fmeasure"]))
     if not 0.0 <= args.lam <= 1.0:

@@ -1,7 +1,7 @@
 """What every subcommand shares: exit codes, argument types, the cluster, JSON output.
 
 :mod:`daskbicl.cli` (score, generate, demo, tradeoff, measures) and
-:mod:`daskbicl.batch.cli` (batch, results) both build on this module, so
+:mod:`daskbicl.batch.commands` (batch, results) both build on this module, so
 neither imports the other's internals.
 """
 

@@ -18,7 +18,7 @@ from the core of B outwards (precise but incomplete); B always covers all of
 B but adds noise rows and columns (complete but imprecise).  Precision and recall
 come from the same count tables the Dask engine produces
 (|E ∩ E'|, |F ∩ F'| and the sizes), finalized by
-:func:`daskbicl.kernels.bicluster.pair_measures`.
+:func:`daskbicl.kernels.bicluster.precision_recall.pair_measures`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import daskbicl
-from daskbicl.kernels.bicluster import corrected_precision_recall, pair_measures
+from daskbicl.kernels.bicluster.precision_recall import corrected_precision_recall, pair_measures
 from daskbicl.plot import (
     plot_comparison,
     plot_corrected_pr_space,
@@ -39,7 +39,7 @@ from daskbicl.plot import (
     plot_tradeoff_space,
     save,
 )
-from daskbicl.tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff
+from daskbicl.tradeoffs.space import application_domain, compare_algorithms, optimal_tradeoff
 
 I, J = 240, 160
 

@@ -2,7 +2,7 @@
 
 Everything here is written straight from the SPEC definitions, on explicit
 Python sets of cells and exact :class:`fractions.Fraction` arithmetic, with no
-shared code with :mod:`daskbicl.kernels.bicluster`.
+shared code with :mod:`daskbicl.kernels.bicluster.precision_recall`.
 """
 
 from __future__ import annotations

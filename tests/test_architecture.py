@@ -122,8 +122,12 @@ def test_no_import_cycle_in_the_package():
 
 
 #: The kernel modules compiled with numba; no other module imports them at its top.
-NUMBA_KERNELS = {"daskbicl.kernels.family", "daskbicl.kernels.family_leaf", "daskbicl.kernels.family_estimate",
-                 "daskbicl.kernels.strings"}
+NUMBA_KERNELS = {
+    "daskbicl.kernels.micro.family_walk",
+    "daskbicl.kernels.micro.family_leaf",
+    "daskbicl.kernels.micro.family_estimate",
+    "daskbicl.kernels.coclustering.string_codes",
+}
 
 
 @pytest.mark.parametrize("module", [m for m in MODULES if m.startswith("daskbicl.kernels")])
@@ -157,3 +161,34 @@ def test_io_never_imports_the_engine(module):
 def test_modules_stay_readable(module):
     lines = MODULES[module].read_text(encoding="utf-8").count("\n")
     assert lines <= 700, f"{module} has {lines} lines: split it by concern"
+
+
+def test_module_file_names_do_not_repeat_across_layers():
+    """A file name says what it holds, once in the house (no ``partition.py`` in three layers)."""
+    seen: dict[str, str] = {}
+    for module, path in MODULES.items():
+        if path.name == "__init__.py":
+            continue
+        assert path.name not in seen, f"{module} and {seen[path.name]} share the file name {path.name}"
+        seen[path.name] = module
+
+
+@pytest.mark.parametrize("domain", ["coclustering", "bicluster", "micro", "tradeoff"])
+def test_kernels_are_split_by_domain(domain):
+    assert f"daskbicl.kernels.{domain}" in MODULES
+    flat = [m for m in MODULES if m.count(".") == 2 and m.startswith("daskbicl.kernels.")]
+    assert set(flat) <= {"daskbicl.kernels.compiled"} | {f"daskbicl.kernels.{d}" for d in ("coclustering", "bicluster", "micro", "tradeoff")}, flat
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_opaque_module_aliases(module):
+    """``from ..kernels import micro as KM`` meant two modules in two files: import modules by their name."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.split(".")
+            base = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+            for a in node.names:
+                if f"{base}.{a.name}" in MODULES and a.asname and a.asname.lstrip("_").isupper():
+                    raise AssertionError(f"{module}: 'import {a.name} as {a.asname}'")

@@ -143,7 +143,7 @@ def test_large_sparse_masks_use_exact_counts():
     rng = np.random.default_rng(0)
     tr = rng.random((30, 5000)) < 0.005
     pr = rng.random((20, 5000)) < 0.3
-    from daskbicl.kernels.masks import _dense_product, _sparse_product, intersect_counts
+    from daskbicl.kernels.bicluster.mask_counting import _dense_product, _sparse_product, intersect_counts
 
     exact = tr.astype(np.int64) @ pr.astype(np.int64).T
     np.testing.assert_array_equal(_dense_product(tr, pr), exact)

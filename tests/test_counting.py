@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import daskbicl
 from daskbicl.engine import labels as L
-from daskbicl.engine.partition import contingency_graph
-from daskbicl.kernels.contingency import DenseCounts, PairCounts, count_pairs
+from daskbicl.engine.contingency_pass import contingency_graph
+from daskbicl.kernels.coclustering.contingency import DenseCounts, PairCounts, count_pairs
 
 
 def _counter(pairs) -> Counter:

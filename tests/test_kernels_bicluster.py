@@ -1,4 +1,4 @@
-"""Tests of daskbicl.kernels.bicluster against brute-force cell-set oracles."""
+"""Tests of daskbicl.kernels.bicluster.precision_recall against brute-force cell-set oracles."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daskbicl.errors import InputError, MeasureError
-from daskbicl.kernels.bicluster import (
+from daskbicl.kernels.bicluster.precision_recall import (
     MEASURE_KEYS,
     PAIR_KEYS,
     aggregate_measures,

@@ -22,10 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daskbicl.errors import InputError, TooLargeError
-from daskbicl.kernels.bcubed import finish, jaccard_table, run_task, union_tables
-from daskbicl.kernels.cells import coverage_from_histogram, coverage_from_moments
-from daskbicl.kernels.contingency import Table
-from daskbicl.kernels.micro import (
+from daskbicl.kernels.coclustering.contingency import Table
+from daskbicl.kernels.micro.cell_records import coverage_from_histogram, coverage_from_moments
+from daskbicl.kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
+from daskbicl.kernels.micro.memberships import Memberships, merge_memberships, signature_counts, subproblem
+from daskbicl.kernels.micro.micro_scores import (
     MicroTables,
     coclustering_bcubed,
     coclustering_coverage,
@@ -36,8 +37,7 @@ from daskbicl.kernels.micro import (
     mocice_bcubed,
     rnia,
 )
-from daskbicl.kernels.micro_plan import plan_micro
-from daskbicl.kernels.signatures import Memberships, merge_memberships, signature_counts, subproblem
+from daskbicl.kernels.micro.planner import plan_micro
 
 from . import oracles_micro as oracle
 
@@ -222,7 +222,7 @@ def brute_family(tr, tc, pr, pc) -> dict:
 @given(problems(max_n=7, max_k=4), st.data())
 def test_family_walk_equals_brute_force(p, data):
     """A closure part stores every superset of B with its N; the parts partition F."""
-    from daskbicl.kernels.family import enumerate_family
+    from daskbicl.kernels.micro.family_walk import enumerate_family
 
     tr, tc, pr, pc = p
     k, n = len(tr), len(tr) + len(pr)
@@ -727,8 +727,8 @@ def test_walk_without_store_reads_nothing_out_of_bounds():
     this mode, an out-of-bounds read that crashed the process (segmentation fault) when the address was
     unmapped (benchmarks/micro.py at 10^5 x 10^5, 20 + 20 random biclusters, density 0.2).
     """
-    from daskbicl.kernels.bcubed import _BINOM
-    from daskbicl.kernels.family import enumerate_family
+    from daskbicl.kernels.micro.family_tasks import _BINOM
+    from daskbicl.kernels.micro.family_walk import enumerate_family
 
     rng = np.random.default_rng(5)
     tr, pr = rng.random((4, 300)) < 0.5, rng.random((4, 300)) < 0.5
@@ -746,8 +746,8 @@ def test_walk_without_store_reads_nothing_out_of_bounds():
 
 def test_profile_is_close_to_the_walk():
     """The plan's sampled sizes of the family and of its closure parts are within 2x of the walks."""
-    from daskbicl.kernels.family import enumerate_family
-    from daskbicl.kernels.family_estimate import profile_family
+    from daskbicl.kernels.micro.family_estimate import profile_family
+    from daskbicl.kernels.micro.family_walk import enumerate_family
 
     rng = np.random.default_rng(7)
     binom = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], np.int64)
@@ -871,7 +871,7 @@ def test_scale_smoke_10k_by_10k_20_plus_20():
 
 def test_ce_assignment_and_block_table_are_bounded(monkeypatch):
     """CE's assignment is O(K L min(K, L)); co-clusterings' block table is dense."""
-    import daskbicl.kernels.micro as KM
+    import daskbicl.kernels.micro.micro_scores as KM
 
     rng = np.random.default_rng(2)
     tr, tc, pr, pc = (rng.random((6, 10)) < 0.5 for _ in range(4))

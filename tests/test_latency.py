@@ -31,8 +31,8 @@ import pytest
 import daskbicl
 from daskbicl.engine.core import any_lazy, eager, task
 from daskbicl.errors import DaskbiclError, LabelError
-from daskbicl.kernels import partition as K
-from daskbicl.kernels.contingency import Table
+from daskbicl.kernels.coclustering import cocluster_scores as K
+from daskbicl.kernels.coclustering.contingency import Table
 from daskbicl.measures import ScorePlan
 from daskbicl.measures.plan import scored_in_process
 
@@ -242,7 +242,7 @@ def test_batch_still_needs_worker_processes(tmp_path):
 
 def test_import_loads_only_what_scoring_needs():
     heavy = ["distributed", "matplotlib", "sklearn", "scipy.optimize", "daskbicl.batch", "daskbicl.plot",
-             "daskbicl.sweep", "daskbicl.tradeoff_space", "daskbicl.measures.null", "daskbicl.kernels.tradeoff",
+             "daskbicl.tradeoffs.sweep", "daskbicl.tradeoffs.space", "daskbicl.measures.null", "daskbicl.kernels.tradeoff.indices",
              "daskbicl.io.synthetic", "daskbicl.cli"]
     code = ("import sys, daskbicl\n"
             f"print([m for m in {heavy!r} if m in sys.modules])\n"

@@ -170,8 +170,8 @@ def test_each_measure_builds_only_what_it_reads(name, built, not_built):
 
 def test_heavy_overlap_does_not_take_down_the_other_measures():
     """Every cell in most biclusters: CE and RNIA count pairs of signatures, MOCICE-BCubed is refused fast."""
-    from daskbicl.kernels.micro import MicroTables, e4sc, micro_ce, rnia
-    from daskbicl.kernels.signatures import signature_counts
+    from daskbicl.kernels.micro.memberships import signature_counts
+    from daskbicl.kernels.micro.micro_scores import MicroTables, e4sc, micro_ce, rnia
 
     truth, pred = _heavy()
     others = [n for n in daskbicl.MEASURES if daskbicl.MEASURES[n].family != "partition" and n != "mocice_bcubed"]
@@ -306,7 +306,7 @@ def test_e4sc_counts_an_empty_bicluster():
 # --------------------------------------------------------------------------- co-clusterings
 
 def test_coclusterings_skip_masks(monkeypatch):
-    import daskbicl.engine.signatures as ES
+    import daskbicl.engine.micro_pass as ES
 
     rng = np.random.default_rng(4)
     truth = (rng.integers(0, 6, 300), rng.integers(0, 5, 200))
@@ -359,7 +359,7 @@ def test_numba_cache_is_found_where_numba_writes_it(tmp_path, monkeypatch):
     monkeypatch.setattr(compiled, "_cache_folders", lambda: [tmp_path / "missing", tmp_path])
     assert not compiled.cached()
     (tmp_path / "deep" / "path").mkdir(parents=True)
-    (tmp_path / "deep" / "path" / "family.enumerate_family-140.py311.nbi").write_bytes(b"")
+    (tmp_path / "deep" / "path" / "family_walk.enumerate_family-140.py311.nbi").write_bytes(b"")
     assert compiled.cached()
     monkeypatch.undo()
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-here"))

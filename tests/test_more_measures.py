@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from sklearn import metrics as skm
 
 import daskbicl
-from daskbicl.kernels import information as KI
-from daskbicl.kernels import pairs as KP
-from daskbicl.kernels.contingency import Table
+from daskbicl.kernels.coclustering import information_theory as KI
+from daskbicl.kernels.coclustering import pair_counting as KP
+from daskbicl.kernels.coclustering.contingency import Table
 
 from . import oracles_bicluster as OB
 from .strategies import biclustering_pair, coclustering_pair

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import adjusted_rand_score, mutual_info_score, normalized_mutual_info_score
 
 import daskbicl
-from daskbicl.kernels import partition as K
-from daskbicl.kernels.contingency import Table
+from daskbicl.kernels.coclustering import cocluster_scores as K
+from daskbicl.kernels.coclustering.contingency import Table
 
 from . import oracles_partition as O
 from .strategies import coclustering_pair, labels_pair

@@ -11,8 +11,8 @@ import pytest  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from daskbicl.errors import InputError  # noqa: E402
-from daskbicl.kernels.bicluster import corrected_precision_recall  # noqa: E402
-from daskbicl.kernels.tradeoff import weighted_index  # noqa: E402
+from daskbicl.kernels.bicluster.precision_recall import corrected_precision_recall  # noqa: E402
+from daskbicl.kernels.tradeoff.indices import weighted_index  # noqa: E402
 from daskbicl.plot import (  # noqa: E402
     plot_comparison,
     plot_corrected_pr_space,
@@ -21,7 +21,7 @@ from daskbicl.plot import (  # noqa: E402
     plot_tradeoff_space,
     save,
 )
-from daskbicl.tradeoff_space import application_domain, compare_algorithms, optimal_tradeoff  # noqa: E402
+from daskbicl.tradeoffs.space import application_domain, compare_algorithms, optimal_tradeoff  # noqa: E402
 
 PRE = np.array([0.9, 0.75, 0.55, 0.35, 0.2])
 REC = np.array([0.15, 0.4, 0.6, 0.8, 0.97])

@@ -1,4 +1,4 @@
-"""Tests of daskbicl.kernels.tradeoff: weighted indices and the tradeoff space."""
+"""Tests of daskbicl.kernels.tradeoff.indices: weighted indices and the tradeoff space."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from daskbicl.errors import InputError, MeasureError
-from daskbicl.kernels.tradeoff import (
+from daskbicl.kernels.tradeoff.indices import (
     INDICES,
     R_from_lambda,
     beta_from_lambda,
@@ -19,7 +19,7 @@ from daskbicl.kernels.tradeoff import (
     lambda_from_R,
     weighted_index,
 )
-from daskbicl.tradeoff_space import (
+from daskbicl.tradeoffs.space import (
     Tradeoff,
     application_domain,
     compare_algorithms,

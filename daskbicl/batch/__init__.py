@@ -13,11 +13,11 @@ Modules:
 * :mod:`~daskbicl.batch.results`     -- the SQLite results file;
 * :mod:`~daskbicl.batch.runner`      -- survey (fingerprints, kinds), plan (what to score) and
   execute (on a Client);
-* :mod:`~daskbicl.batch.cli`         -- the ``batch`` and ``results`` subcommands.
+* :mod:`~daskbicl.batch.commands`         -- the ``batch`` and ``results`` subcommands.
 """
 
 from .fingerprint import StoreInfo, fingerprint, fingerprint_stores
-from .history import plot_results
+from .history_plot import plot_results
 from .manifest import Manifest, ManifestError, Request, load_manifest, parse_manifest
 from .results import ResultsBusyError, ResultsDB, ResultsFileError
 from .runner import BatchReport, Plan, execute, plan, run_batch, survey

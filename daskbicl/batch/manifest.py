@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError
 from ..io.store import is_remote
-from ..kernels.contingency import DEFAULT_POLICY, POLICIES
+from ..kernels.coclustering.contingency import DEFAULT_POLICY, POLICIES
 from ..measures import check_request, get, select_measures
 
 try:  # Python >= 3.11

@@ -4,6 +4,6 @@ Running graphs (the active Client, ``compute``, scattering inputs) lives in
 :mod:`daskbicl.scheduling`, shared with :mod:`daskbicl.io`.
 """
 
-from .partition import contingency_graph, partition_tables
+from .contingency_pass import contingency_graph, partition_tables
 
 __all__ = ["contingency_graph", "partition_tables"]

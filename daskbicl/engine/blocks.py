@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..kernels.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, PairCounts
-from ..kernels.masks import block_ids
+from ..kernels.bicluster.mask_counting import block_ids
+from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, PairCounts
 from ..scheduling import compute
 from .core import DEFAULT_CHUNK
 from .labels import _labels_of as labels_of

@@ -4,7 +4,7 @@ Labels are compared for equality only (docs/guide/data-model.md), so the
 counting pass needs nothing but a consistent integer code per distinct
 label.  This module turns each chunk of labels into such codes *inside* the
 chunked pass (a dask array is never loaded whole), and turns the merged
-counts back into a :class:`~daskbicl.kernels.contingency.Table` under the
+counts back into a :class:`~daskbicl.kernels.coclustering.contingency.Table` under the
 caller's *unassigned* policy.
 
 Encoding a chunk (:func:`encode_chunk`):
@@ -13,7 +13,7 @@ Encoding a chunk (:func:`encode_chunk`):
   copy, no hashing; negative values are *unassigned* and become ``-1``;
   unsigned values above ``2**63 - 1`` go through the hash table below;
 * numpy strings (``U``, ``StringDType``) are coded by their words in a
-  compiled hash table (:mod:`daskbicl.kernels.strings`, exact, linear time);
+  compiled hash table (:mod:`daskbicl.kernels.coclustering.string_codes`, exact, linear time);
 * every other dtype (bytes, Python objects, floats, bools, datetimes) is
   factorised with ``pandas.factorize`` (a hash table, linear time) or by
   its bit patterns; NaN, None and ``pandas.NA`` are unassigned (code ``-1``) and the
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import LabelError
-from ..kernels.contingency import (
+from ..kernels.coclustering.contingency import (
     DEFAULT_POLICY,
     DENSE_CELLS,
     MAX_LABEL,
@@ -110,7 +110,7 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
     return codes.take(by_address), uniques
 
 
-#: Odd 64-bit weights (below 2**63) of the row hash of :func:`~daskbicl.kernels.strings.row_codes`, one per word.
+#: Odd 64-bit weights (below 2**63) of the row hash of :func:`~daskbicl.kernels.coclustering.string_codes.row_codes`, one per word.
 _WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, 4096, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 #: Rows of up to this many 32-bit words get a kernel compiled for their width (loops of fixed length).
 _UNROLLED = 32
@@ -121,7 +121,7 @@ _MAX_WIDTH = 32
 def _word_codes(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, first)``: exact codes of the rows of a C-contiguous ``(n, width)`` uint32 matrix, in
     order of first appearance, and the first row of each code (a numba hash table, linear time)."""
-    from ..kernels.strings import row_codes
+    from ..kernels.coclustering.string_codes import row_codes
 
     width = words.shape[1]
     weights = np.resize(_WEIGHTS, width)
@@ -177,7 +177,7 @@ def _factorize_string_dtype(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     words = _string_words(values)
     if words is None:
         return None
-    from ..kernels.strings import pair_codes
+    from ..kernels.coclustering.string_codes import pair_codes
 
     codes, first = pair_codes(words)
     if first.size > _FORMS * values.size:
@@ -523,7 +523,7 @@ def _merge_integers(parts) -> PairCounts | DenseCounts:
 
 
 def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
-    """:func:`~daskbicl.kernels.contingency.merge_pairs` for parts that may carry label values.
+    """:func:`~daskbicl.kernels.coclustering.contingency.merge_pairs` for parts that may carry label values.
 
     Sides whose labels are values (objects) are factorised jointly over the
     parts, merged as integer codes, and turned back into values.

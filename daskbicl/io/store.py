@@ -33,7 +33,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import InputError, StoreError, one_line, store_failure
-from ..kernels.contingency import UNASSIGNED_ATTR
+from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
 from ..scheduling import active_client, compute
 from .coding import (
     LABEL_CHUNK,

@@ -21,7 +21,7 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import InputError, LabelError
-from ..kernels.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, check_policy
+from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, check_policy
 
 __all__ = ["KINDS", "as_dataset", "kind_of", "check_label_dtype", "check_mask_dtype"]
 

@@ -21,7 +21,7 @@ NEEDS_NUMBA = frozenset({"mocice_bcubed", "micro_ce", "micro_rnia"})
 
 
 def _cache_folders() -> list[Path]:
-    folders = [Path(__file__).parent / "__pycache__"]
+    folders = [Path(__file__).parent / "micro" / "__pycache__"]
     if os.environ.get("NUMBA_CACHE_DIR"):
         folders.append(Path(os.environ["NUMBA_CACHE_DIR"]))
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -32,6 +32,6 @@ def _cache_folders() -> list[Path]:
 def cached() -> bool:
     """True when numba's index of the family walk is found in one of the places numba caches to."""
     for folder in _cache_folders():
-        if folder.is_dir() and next(folder.rglob("family.*.nbi"), None) is not None:
+        if folder.is_dir() and next(folder.rglob("family_walk.*.nbi"), None) is not None:
             return True
     return False

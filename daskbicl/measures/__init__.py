@@ -7,13 +7,20 @@ scores through.
 """
 
 from . import bicluster as _bicluster  # noqa: F401  (registers the measures)
+from . import coclustering as _partition  # noqa: F401
 from . import information as _information  # noqa: F401
 from . import micro as _micro  # noqa: F401
 from . import pairs as _pairs  # noqa: F401
-from . import partition as _partition  # noqa: F401
 from .api import contingency, make_measure_function, measure_docstring, score
-from .contingency import Contingency
-from .plan import ScorePlan, check_request, provider_options, resolve_params, run, run_tables, select_measures
+from .plan import (
+    ScorePlan,
+    check_request,
+    provider_options,
+    resolve_params,
+    run,
+    run_tables,
+    select_measures,
+)
 from .registry import (
     PROVIDERS,
     REGISTRY,
@@ -27,6 +34,7 @@ from .registry import (
     register,
     register_provider,
 )
+from .tables import Contingency
 
 __all__ = [
     "PROVIDERS",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable
 
-from .contingency import DENSE_CELLS as _DENSE_CELLS
-from .contingency import Contingency
 from .plan import ScorePlan, run_tables
 from .registry import Measure
+from .tables import DENSE_CELLS as _DENSE_CELLS
+from .tables import Contingency
 
 __all__ = ["contingency", "make_measure_function", "measure_docstring", "score"]
 
@@ -26,7 +26,7 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
         numpy or dask arrays, a tuple ``(row_mask, col_mask)`` of 2-D
         boolean arrays, or a fitted model (see
         :func:`daskbicl.from_estimator`).  Or ``truth`` alone: a
-        :class:`~daskbicl.measures.contingency.Contingency` from
+        :class:`~daskbicl.measures.tables.Contingency` from
         :func:`daskbicl.contingency`, scored without reading the data again.
     measures : str or list of str, optional
         Measure names (see ``daskbicl.MEASURES``); default: every measure

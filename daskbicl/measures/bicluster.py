@@ -5,7 +5,7 @@ K x L tables of shared rows and shared columns and the bicluster sizes
 (one chunked pass over the row masks and one over the column masks; for two
 co-clusterings, derived from the contingency tables without any mask pass).
 They share one *group* computation, the per-pair table
-(:func:`daskbicl.kernels.bicluster.pair_measures`), run once per parameter set.
+(:func:`daskbicl.kernels.bicluster.precision_recall.pair_measures`), run once per parameter set.
 """
 
 from __future__ import annotations
@@ -15,13 +15,21 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..engine.bicluster import bicluster_tables
+from ..engine.bicluster_pass import bicluster_tables
 from ..errors import InputError
-from ..kernels import bicluster as KB
-from ..kernels import matching as KM
-from ..kernels.masks import BiclusterTables, tables_from_partitions
+from ..kernels.bicluster import matching, precision_recall
+from ..kernels.bicluster.mask_counting import BiclusterTables, tables_from_partitions
 from .plan import ScorePlan, run_tables
-from .registry import Boolean, Interval, Measure, OneOf, Param, Provider, register, register_provider
+from .registry import (
+    Boolean,
+    Interval,
+    Measure,
+    OneOf,
+    Param,
+    Provider,
+    register,
+    register_provider,
+)
 
 __all__ = ["DROP_EMPTY_HINT", "pair_scores", "prepare_tables"]
 
@@ -43,7 +51,7 @@ CLIP = Param(False, Boolean(),
              "Clip negative corrected and corrected-space values at 0 (no effect on the raw measures).")
 DROP_EMPTY = Param(False, Boolean(),
                    "Ignore biclusters with no row or no column instead of failing on them.")
-AGGREGATE = Param("truth", OneOf(KB.AGGREGATES),
+AGGREGATE = Param("truth", OneOf(precision_recall.AGGREGATES),
                   "Mean best match over 'truth' biclusters (Hanczar–Nadif, the default), over 'pred' "
                   "biclusters (spurious pred biclusters cost), or 'both' (their harmonic mean).")
 
@@ -87,13 +95,13 @@ def prepare_tables(
 
 def _pairs(tables: BiclusterTables, *, R=1.0, beta=1.0, clip=False, drop_empty=False) -> tuple:
     tables = prepare_tables(tables, drop_empty)
-    pairs = KB.pair_measures_of(tables, R=R, beta=beta, clip=bool(clip))
+    pairs = precision_recall.pair_measures_of(tables, R=R, beta=beta, clip=bool(clip))
     return tables, pairs
 
 
 def _aggregates(tables: BiclusterTables, aggregate: str = "truth", **params) -> dict:
     _, pairs = _pairs(tables, **params)
-    return KB.best_match_mean(pairs, aggregate=aggregate)
+    return precision_recall.best_match_mean(pairs, aggregate=aggregate)
 
 
 def pair_scores(truth, pred, *, R: float = 1.0, beta: float = 1.0, clip: bool = False,
@@ -237,7 +245,7 @@ register(Measure(
     name="consensus",
     summary="scikit-learn's consensus score: cell Jaccard on a one-to-one matching, / max(K, L).",
     family="bicluster", provider="bicluster",
-    finalize=lambda t, drop_empty=False: _matching(t, KM.consensus, drop_empty),
+    finalize=lambda t, drop_empty=False: _matching(t, matching.consensus, drop_empty),
     symmetric=True, bounds=(0.0, 1.0), perfect=1.0, params={"drop_empty": DROP_EMPTY}, default=False,
     empty_pred=0.0,
     doc=r"""
@@ -268,7 +276,7 @@ for _name, _direction, _over in (("prelic_relevance", "relevance", "pred"), ("pr
         name=_name,
         summary=f"Prelić {_direction}: sqrt of the mean best row- and column-set Jaccard over {_over} biclusters.",
         family="bicluster", provider="bicluster",
-        finalize=lambda t, drop_empty=False, _d=_direction: _matching(t, lambda x: KM.prelic(x, _d), drop_empty),
+        finalize=lambda t, drop_empty=False, _d=_direction: _matching(t, lambda x: matching.prelic(x, _d), drop_empty),
         symmetric=False, bounds=(0.0, 1.0), perfect=1.0, params={"drop_empty": DROP_EMPTY}, default=False,
         empty_pred=0.0,
         doc=rf"""

@@ -11,12 +11,11 @@ from __future__ import annotations
 import math
 
 from .. import config
-from ..kernels import information as KI
-from ..kernels import partition as K
-from . import partition as _partition  # noqa: F401  (registers the partition provider first)
+from ..kernels.coclustering import cocluster_scores, information_theory
+from . import coclustering as _partition  # noqa: F401  (registers the partition provider first)
 from .registry import Measure, OneOf, Param, register
 
-AVERAGE = Param("arithmetic", OneOf(KI.AVERAGE_METHODS),
+AVERAGE = Param("arithmetic", OneOf(information_theory.AVERAGE_METHODS),
                 "How the two entropies are averaged in the normaliser: 'arithmetic' (default, as "
                 "scikit-learn), 'geometric', 'min' or 'max'.")
 
@@ -33,7 +32,7 @@ for _name in ("nmi_rows", "nmi_cols"):
         name=_name,
         summary=f"Normalized mutual information of the {_word} partitions, MI / avg(H, H').",
         family="partition", provider="partition",
-        finalize=lambda t, average_method="arithmetic", _i=_i: KI.nmi(t[_i], average_method),
+        finalize=lambda t, average_method="arithmetic", _i=_i: information_theory.nmi(t[_i], average_method),
         symmetric=True, bounds=(0.0, 1.0), perfect=1.0, params={"average_method": AVERAGE}, default=False,
         doc=rf"""
 .. math::
@@ -58,7 +57,7 @@ for _name in ("ami_rows", "ami_cols"):
         name=_name,
         summary=f"Adjusted mutual information of the {_word} partitions (~0 = random, 1 = identical).",
         family="partition", provider="partition",
-        finalize=lambda t, average_method="arithmetic", _i=_i: KI.ami(t[_i], average_method),
+        finalize=lambda t, average_method="arithmetic", _i=_i: information_theory.ami(t[_i], average_method),
         symmetric=True, bounds=(-1.0, 1.0), perfect=1.0, params={"average_method": AVERAGE}, default=False,
         doc=rf"""
 .. math::
@@ -90,7 +89,7 @@ register(Measure(
     name="vi",
     summary="Variation of information of the cell partitions, VI(rows) + VI(cols), in nats (0 = identical).",
     family="partition", provider="partition",
-    finalize=lambda t: KI.vi(*t),
+    finalize=lambda t: information_theory.vi(*t),
     symmetric=True, bounds=(0.0, math.inf), perfect=0.0, default=False,
     doc=r"""
 .. math::
@@ -120,7 +119,7 @@ for _name in ("accuracy_rows", "accuracy_cols"):
         name=_name,
         summary=f"Share of {_word}s on the best one-to-one matching of clusters (1 − d of CE).",
         family="partition", provider="partition",
-        finalize=lambda t, _i=_i: K.accuracy(t[_i], dense_limit=_dense_limit()),
+        finalize=lambda t, _i=_i: cocluster_scores.accuracy(t[_i], dense_limit=_dense_limit()),
         symmetric=True, bounds=(0.0, 1.0), perfect=1.0, default=False,
         doc=rf"""
 .. math::
@@ -141,7 +140,7 @@ register(Measure(
     name="accuracy",
     summary="1 − CE: share of cells on the best matchings of row and column clusters.",
     family="partition", provider="partition",
-    finalize=lambda t: K.cell_accuracy(*t, dense_limit=_dense_limit()),
+    finalize=lambda t: cocluster_scores.cell_accuracy(*t, dense_limit=_dense_limit()),
     symmetric=True, bounds=(0.0, 1.0), perfect=1.0, default=False,
     doc=r"""
 .. math::

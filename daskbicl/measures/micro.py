@@ -11,8 +11,8 @@ walked as tasks over the cluster.
 
 from __future__ import annotations
 
-from ..engine.signatures import max_work, micro_from_partition_tables, micro_graph
-from ..kernels import micro as KM
+from ..engine.micro_pass import max_work, micro_from_partition_tables, micro_graph
+from ..kernels.micro import micro_scores
 from .registry import Boolean, Measure, Param, Provider, register, register_provider
 
 register_provider(
@@ -50,7 +50,7 @@ register(
     Measure(
         name="mocice_bcubed",
         summary="MOCICE-BCubed precision, recall and F1 over cells (extended BCubed, overlap-aware).",
-        empty_pred=KM.PRF(0.0, 0.0, 0.0),
+        empty_pred=micro_scores.PRF(0.0, 0.0, 0.0),
         family="micro",
         provider="micro",
         finalize=lambda r: r.bcubed,
@@ -112,7 +112,7 @@ register(
         empty_pred=1.0,
         family="micro",
         provider="micro",
-        finalize=lambda r, multiset=True: float(KM.micro_ce(r, multiset=multiset, max_work=max_work())),
+        finalize=lambda r, multiset=True: float(micro_scores.micro_ce(r, multiset=multiset, max_work=max_work())),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
@@ -165,7 +165,7 @@ register(
         family="micro",
         provider="micro",
         params={"multiset": MULTISET},
-        finalize=lambda r, multiset=True: float(KM.rnia(r, multiset=multiset)),
+        finalize=lambda r, multiset=True: float(micro_scores.rnia(r, multiset=multiset)),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
@@ -201,7 +201,7 @@ register(
         empty_pred=0.0,
         family="micro",
         provider="micro",
-        finalize=lambda r: float(KM.e4sc(r)),
+        finalize=lambda r: float(micro_scores.e4sc(r)),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=1.0,

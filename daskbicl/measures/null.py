@@ -25,11 +25,11 @@ import dask
 import numpy as np
 
 from ..errors import InputError, MeasureError, TooLargeError
-from ..kernels.contingency import Table
+from ..kernels.coclustering.contingency import Table
 from ..scheduling import compute
-from .contingency import Contingency
 from .plan import resolve_params, select_measures
 from .registry import Measure
+from .tables import Contingency
 
 __all__ = ["NullResult", "null"]
 
@@ -90,7 +90,7 @@ def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, unassigned
     ----------
     truth, pred
         Co-clusterings in any form :func:`daskbicl.score` accepts, or one
-        :class:`~daskbicl.measures.contingency.Contingency` (``pred`` None).
+        :class:`~daskbicl.measures.tables.Contingency` (``pred`` None).
     measures : str or list of str, optional
         Co-clustering measures (those finalized from the two contingency
         tables); default the published ones.

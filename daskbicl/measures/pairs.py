@@ -7,28 +7,28 @@ over the Kronecker product, as for CARI).  None is scored unless named.
 
 from __future__ import annotations
 
-from ..kernels import pairs as KP
-from . import partition as _partition  # noqa: F401  (registers the partition provider first)
+from ..kernels.coclustering import pair_counting
+from . import coclustering as _partition  # noqa: F401  (registers the partition provider first)
 from .registry import Measure, register
 
 _COUNTS = {
-    "": (lambda t: KP.cell_pairs(*t), "the I·J cells", "cells"),
-    "_rows": (lambda t: KP.axis_pairs(t[0]), "the rows", "rows"),
-    "_cols": (lambda t: KP.axis_pairs(t[1]), "the columns", "columns"),
+    "": (lambda t: pair_counting.cell_pairs(*t), "the I·J cells", "cells"),
+    "_rows": (lambda t: pair_counting.axis_pairs(t[0]), "the rows", "rows"),
+    "_cols": (lambda t: pair_counting.axis_pairs(t[1]), "the columns", "columns"),
 }
 
 _FORMULAS = {
-    "rand": (KP.rand, "Rand index: share of pairs of {what} on which truth and pred agree", r"\frac{N_2 + 2a - r - c}{N_2}",
+    "rand": (pair_counting.rand, "Rand index: share of pairs of {what} on which truth and pred agree", r"\frac{N_2 + 2a - r - c}{N_2}",
              True, (0.0, 1.0)),
-    "fowlkes_mallows": (KP.fowlkes_mallows, "Fowlkes–Mallows index of {what}, a / sqrt(r·c)", r"\frac{a}{\sqrt{r\,c}}",
+    "fowlkes_mallows": (pair_counting.fowlkes_mallows, "Fowlkes–Mallows index of {what}, a / sqrt(r·c)", r"\frac{a}{\sqrt{r\,c}}",
                         True, (0.0, 1.0)),
-    "pair_precision": (KP.pair_precision, "Of the pairs of {what} pred puts together, the share truth does",
+    "pair_precision": (pair_counting.pair_precision, "Of the pairs of {what} pred puts together, the share truth does",
                        r"\frac{a}{c}", False, (0.0, 1.0)),
-    "pair_recall": (KP.pair_recall, "Of the pairs of {what} truth puts together, the share pred does",
+    "pair_recall": (pair_counting.pair_recall, "Of the pairs of {what} truth puts together, the share pred does",
                     r"\frac{a}{r}", False, (0.0, 1.0)),
-    "pair_f1": (KP.pair_f1, "Harmonic mean of pair precision and recall on {what}", r"\frac{2a}{r + c}",
+    "pair_f1": (pair_counting.pair_f1, "Harmonic mean of pair precision and recall on {what}", r"\frac{2a}{r + c}",
                 True, (0.0, 1.0)),
-    "pair_jaccard": (KP.pair_jaccard, "Jaccard index of the together-pairs of {what}", r"\frac{a}{r + c - a}",
+    "pair_jaccard": (pair_counting.pair_jaccard, "Jaccard index of the together-pairs of {what}", r"\frac{a}{r + c - a}",
                      True, (0.0, 1.0)),
 }
 

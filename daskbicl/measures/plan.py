@@ -35,10 +35,10 @@ from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
 from ..io.validate import BICLUSTERING, KINDS, PARTITION
-from ..kernels.contingency import check_policy
+from ..kernels.coclustering.contingency import check_policy
 from ..scheduling import compute, in_process, scatter_inputs
-from .contingency import Contingency
 from .registry import PROVIDERS, REGISTRY, Measure, get
+from .tables import Contingency
 
 __all__ = [
     "ScorePlan", "check_request", "graph_key", "plan_graphs", "provider_options", "resolve_params", "run",

@@ -160,7 +160,7 @@ class Provider:
     when set, computes the same table eagerly from the row and column
     contingency tables of two co-clusterings (``from_tables(row_table,
     col_table, **options)``), so :func:`daskbicl.score` can score a
-    :class:`~daskbicl.measures.contingency.Contingency` without the data.
+    :class:`~daskbicl.measures.tables.Contingency` without the data.
     """
 
     name: str

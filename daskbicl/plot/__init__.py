@@ -8,9 +8,9 @@ PNG, SVG or PDF according to the path's suffix.
 """
 
 from ._common import save
-from .history import plot_history
+from .history_figure import plot_history
 from .prspace import plot_corrected_pr_space, plot_pr_space
-from .tradeoff import plot_comparison, plot_tradeoff, plot_tradeoff_space
+from .tradeoff_figures import plot_comparison, plot_tradeoff, plot_tradeoff_space
 
 __all__ = [
     "plot_comparison",

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, store_failure
-from ..kernels.tradeoff import INDEX_RECORDS
+from ..kernels.tradeoff.indices import INDEX_RECORDS
 
 __all__ = ["legend_below", "new_axes", "panel_grid", "place_labels", "save"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..kernels.tradeoff import get_index, weighted_index
+from ..kernels.tradeoff.indices import get_index, weighted_index
 from ._common import LABELS as _LABELS
 from ._common import legend_below, new_axes, place_labels
 
@@ -212,7 +212,7 @@ def plot_corrected_pr_space(
         pre^c = \\frac{|D|\\,pre - |B|}{|D| - |B|}, \\qquad
         rec^c = \\frac{|D|\\,rec - |X|}{|D| - |X|}
 
-    (see :func:`daskbicl.kernels.bicluster.corrected_precision_recall`).  A
+    (see :func:`daskbicl.kernels.bicluster.precision_recall.corrected_precision_recall`).  A
     random result sits at the origin (the two ``random`` lines
     :math:`pre^c = 0`, :math:`rec^c = 0`); results worse than random on an axis
     fall in the shaded ``worse-than-random`` region.  The isolines are those

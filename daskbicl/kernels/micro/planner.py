@@ -16,7 +16,7 @@ truth bicluster hold sets with both a truth and a pred member, so only
 those are closure parts; the others are coverage parts (and are skipped
 when no coverage is asked for).
 
-:func:`plan_micro` estimates every part (:func:`~daskbicl.kernels.family_estimate.estimate_family`),
+:func:`plan_micro` estimates every part (:func:`~daskbicl.kernels.micro.family_estimate.estimate_family`),
 splits a part that is too large (B → B ∪ {a} for every a > max(B); a
 closure part only while B has no pred member, because a set with both
 sides must be summed where all its supersets are), raises
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, TooLargeError
+from ...errors import InputError, TooLargeError
 from .budget import (
     DEFAULT_BUDGET,
     DEFAULT_MAX_WORK,
@@ -46,12 +46,12 @@ from .budget import (
     budget_error,
     too_large,
 )
-from .signatures import Memberships, one_side, subproblem
+from .memberships import Memberships, one_side, subproblem
 
 __all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "pairs_work", "plan_micro", "part_inputs"]
 
 #: Rows x columns of a node below which a coverage walk finishes the node's
-#: subtree from its pairs (see :func:`~daskbicl.kernels.family.enumerate_family`).
+#: subtree from its pairs (see :func:`~daskbicl.kernels.micro.family_walk.enumerate_family`).
 PAIR_LIMIT = 64
 
 #: Independent samples of the family's profile (see family_estimate.profile_family).
@@ -182,7 +182,7 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
 
     Examples
     --------
-    >>> from daskbicl.kernels.cells import example_memberships
+    >>> from daskbicl.kernels.micro.cell_records import example_memberships
     >>> plan = plan_micro(*example_memberships(), coverage=False, bcubed=True, n_tasks=2)
     >>> [(p.required, p.closure) for p in sorted(plan.parts, key=lambda p: p.required)]
     [((0,), True), ((1,), True)]

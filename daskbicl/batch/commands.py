@@ -180,7 +180,7 @@ def cmd_results(args) -> int:
 
 def _plot_results(args) -> int:
     """``results FILE --plot OUT``: the history figure, checked writable before reading anything."""
-    from .history import plot_results
+    from .history_plot import plot_results
 
     check_figure_path("--plot", args.plot)
     if args.failures or args.latest:

@@ -1,7 +1,7 @@
 """Bicluster scores that match both ways: consensus (one-to-one) and Prelić relevance/recovery.
 
 Both are finalized from the K x L tables of shared rows and shared columns
-(:class:`~daskbicl.kernels.masks.BiclusterTables`), so they cost O(K·L)
+(:class:`~daskbicl.kernels.bicluster.mask_counting.BiclusterTables`), so they cost O(K·L)
 after the one counting pass the other bicluster measures share.
 
 * **consensus** (Hochreiter et al. 2010; scikit-learn's ``consensus_score``):
@@ -65,7 +65,7 @@ def consensus(tables) -> float:
 
     0 when pred has no bicluster.
 
-    >>> from daskbicl.kernels.masks import BiclusterTables, MaskCounts
+    >>> from daskbicl.kernels.bicluster.mask_counting import BiclusterTables, MaskCounts
     >>> rows = MaskCounts(np.array([[2, 0]]), np.array([2]), np.array([2, 1]), 4)
     >>> cols = MaskCounts(np.array([[2, 1]]), np.array([2]), np.array([2, 1]), 3)
     >>> consensus(BiclusterTables(rows, cols, np.array([0]), np.array([0, 1])))   # 1 / max(1, 2)
@@ -86,7 +86,7 @@ def prelic(tables, direction: str) -> float:
 
     0 when pred has no bicluster.
 
-    >>> from daskbicl.kernels.masks import BiclusterTables, MaskCounts
+    >>> from daskbicl.kernels.bicluster.mask_counting import BiclusterTables, MaskCounts
     >>> rows = MaskCounts(np.array([[2, 0]]), np.array([2]), np.array([2, 1]), 4)
     >>> cols = MaskCounts(np.array([[2, 1]]), np.array([2]), np.array([2, 1]), 3)
     >>> t = BiclusterTables(rows, cols, np.array([0]), np.array([0, 1]))

@@ -1,6 +1,6 @@
 """How big is each part of the family?  Sampling its search tree (compiled with numba).
 
-The depth-first walk of :func:`~daskbicl.kernels.family.enumerate_family`
+The depth-first walk of :func:`~daskbicl.kernels.micro.family_walk.enumerate_family`
 is a tree whose size is only known once walked.  :func:`profile_family`
 estimates it by sampling, as Knuth (1975, "Estimating the efficiency of
 backtrack programs") and Chen (1992, "Heuristic sampling") do: the first two

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..tradeoff_space import ApplicationDomain, Comparison, Tradeoff, application_domain, optimal_tradeoff
+from ..tradeoffs.space import (
+    ApplicationDomain,
+    Comparison,
+    Tradeoff,
+    application_domain,
+    optimal_tradeoff,
+)
 from ._common import LABELS as _LABELS
 from ._common import legend_below, new_axes, panel_grid
 
@@ -52,7 +58,7 @@ def plot_tradeoff(
     the breakpoints, a marker at each breakpoint and the name of each
     interval's winner on the optimal curve (``winner-label``; so the winners
     are named even when a large sweep's curves have no legend entry).  With
-    an :class:`~daskbicl.kernels.tradeoff.ApplicationDomain` it also draws
+    an :class:`~daskbicl.kernels.tradeoff.indices.ApplicationDomain` it also draws
     the maximal (X = D, dashed) and minimal (one true cell, dotted) results'
     curves, shades the application domain between them
     (``application-domain``) and hatches the region *under the maximal
@@ -62,7 +68,7 @@ def plot_tradeoff(
     Parameters
     ----------
     tradeoff : Tradeoff
-        From :func:`daskbicl.kernels.tradeoff.optimal_tradeoff`.
+        From :func:`daskbicl.kernels.tradeoff.indices.optimal_tradeoff`.
     domain : ApplicationDomain, optional
         Must use the same index.
     ax : matplotlib.axes.Axes, optional
@@ -78,7 +84,7 @@ def plot_tradeoff(
 
     Examples
     --------
-    >>> from daskbicl.tradeoff_space import optimal_tradeoff
+    >>> from daskbicl.tradeoffs.space import optimal_tradeoff
     >>> t = optimal_tradeoff([0.9, 0.3], [0.2, 0.95], index="kulczynski")
     >>> ax = plot_tradeoff(t).axes[0]
     >>> [ln.get_gid() for ln in ax.lines]
@@ -232,9 +238,9 @@ def plot_tradeoff_space(
 ):
     """Tradeoff space of a set of results, one panel per index.
 
-    Computes :func:`~daskbicl.kernels.tradeoff.optimal_tradeoff` (and, when
+    Computes :func:`~daskbicl.kernels.tradeoff.indices.optimal_tradeoff` (and, when
     ``truth_size`` and ``n_cells`` are given,
-    :func:`~daskbicl.kernels.tradeoff.application_domain`) for each index and
+    :func:`~daskbicl.kernels.tradeoff.indices.application_domain`) for each index and
     draws it with :func:`plot_tradeoff`.
 
     Parameters
@@ -301,7 +307,7 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
     Parameters
     ----------
     comparison : Comparison
-        From :func:`daskbicl.kernels.tradeoff.compare_algorithms`.
+        From :func:`daskbicl.kernels.tradeoff.indices.compare_algorithms`.
     ax : matplotlib.axes.Axes, optional
     n_grid : int
     title : str, optional
@@ -312,7 +318,7 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
 
     Examples
     --------
-    >>> from daskbicl.tradeoff_space import compare_algorithms
+    >>> from daskbicl.tradeoffs.space import compare_algorithms
     >>> c = compare_algorithms({"A": ([0.9], [0.3]), "B": ([0.3], [0.9])})
     >>> ax = plot_comparison(c).axes[0]
     >>> [ln.get_gid() for ln in ax.lines]

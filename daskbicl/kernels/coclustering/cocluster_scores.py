@@ -1,6 +1,6 @@
 """Partition (co-clustering) measures finalized from contingency tables.
 
-Every function here takes one or two :class:`~daskbicl.kernels.contingency.Table`
+Every function here takes one or two :class:`~daskbicl.kernels.coclustering.contingency.Table`
 objects (the row table n^{zz'} and the column table n^{ww'}) and returns a
 float.  Pair counts are evaluated in exact integer arithmetic (Python ints,
 so CARI's sums of ~10^40 neither overflow nor cancel) and rounded once, at the

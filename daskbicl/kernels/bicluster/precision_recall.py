@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError, MeasureError
+from ...errors import InputError, MeasureError
 
 __all__ = [
     "corrected_precision_recall_of",
@@ -580,12 +580,12 @@ def aggregate_measures(
 
 
 def pair_measures_of(tables, *, R: float = 1.0, beta: float = 1.0, clip: bool = False) -> dict[str, np.ndarray]:
-    """:func:`pair_measures` of a :class:`~daskbicl.kernels.masks.BiclusterTables` record."""
+    """:func:`pair_measures` of a :class:`~daskbicl.kernels.bicluster.mask_counting.BiclusterTables` record."""
     return pair_measures(*_table_args(tables), R=R, beta=beta, clip=clip)
 
 
 def corrected_precision_recall_of(tables) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`corrected_precision_recall` of a :class:`~daskbicl.kernels.masks.BiclusterTables` record."""
+    """:func:`corrected_precision_recall` of a :class:`~daskbicl.kernels.bicluster.mask_counting.BiclusterTables` record."""
     return corrected_precision_recall(*_table_args(tables))
 
 

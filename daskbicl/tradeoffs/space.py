@@ -1,7 +1,7 @@
 """The tradeoff space as pandas objects: curves, optimal tradeoffs, application domains, comparisons.
 
 The maths (the weighted indices, their exact upper envelope and its
-closed-form areas) lives in :mod:`daskbicl.kernels.tradeoff`, numpy only;
+closed-form areas) lives in :mod:`daskbicl.kernels.tradeoff.indices`, numpy only;
 this module turns it into the labelled tables users read:
 :func:`tradeoff_curves`, :func:`optimal_tradeoff` (a :class:`Tradeoff`),
 :func:`application_domain` and :func:`compare_algorithms`.
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .kernels.tradeoff import (
+from ..errors import InputError
+from ..kernels.tradeoff.indices import (
     below_segments,
     envelope_segments,
     get_index,

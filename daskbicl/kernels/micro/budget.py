@@ -9,7 +9,7 @@ to set.
 
 from __future__ import annotations
 
-from ..errors import TooLargeError
+from ...errors import TooLargeError
 
 __all__ = [
     "BUDGET_KEY",

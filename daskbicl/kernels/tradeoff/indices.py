@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, MeasureError
+from ...errors import InputError, MeasureError
 
 __all__ = [
     "INDEX_RECORDS",

@@ -26,8 +26,8 @@ import math
 from fractions import Fraction
 from typing import NamedTuple
 
+from .cocluster_scores import sum_squares
 from .contingency import Table
-from .partition import sum_squares
 
 __all__ = ["PairCounts", "axis_pairs", "cell_pairs", "fowlkes_mallows", "pair_f1", "pair_jaccard",
            "pair_precision", "pair_recall", "rand"]

@@ -2,18 +2,18 @@
 
 One chunked pass over the row masks and one over the column masks counts
 each axis's signatures as sparse membership lists with their Gram table
-(:func:`daskbicl.kernels.signatures.signature_counts`, merged in a tree).  What
+(:func:`daskbicl.kernels.micro.memberships.signature_counts`, merged in a tree).  What
 runs after that depends on the *parts* the selected measures ask for
 (``Measure.provider_options``), and only those come back to the client
-(:class:`~daskbicl.kernels.cells.MicroResult`):
+(:class:`~daskbicl.kernels.micro.cell_records.MicroResult`):
 
 * ``"overlap"`` (E4SC, CE): the K x L shared-cell table, from the two Gram
   tables (one small task);
 * ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): one planning
-  task (:func:`~daskbicl.kernels.micro_plan.plan_micro`: estimates, the work
+  task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: estimates, the work
   limit, the split into parts), then ``daskbicl.micro_tasks`` tasks that walk
   their parts of the family of bicluster sets sharing a cell
-  (:func:`~daskbicl.kernels.bcubed.run_task`), spread over the cluster's
+  (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the cluster's
   workers, and one small task that adds them up.  MOCICE-BCubed adds a task
   computing the union sizes of each side's sets (its normalisers).
 
@@ -23,7 +23,7 @@ chunk, the walking tasks their parts' membership lists and at most
 
 Two co-clusterings skip masks and signatures altogether: every part comes
 from their row and column contingency tables (the same pass as the
-co-clustering measures; :func:`daskbicl.kernels.bcubed.coclustering_bcubed`).
+co-clustering measures; :func:`daskbicl.kernels.micro.family_tasks.coclustering_bcubed`).
 
 The work limit is the dask config key ``daskbicl.max_work`` and the memory
 budget ``daskbicl.micro_budget``, read when the graph is built, so workers
@@ -36,20 +36,20 @@ import xarray as xr
 
 from .. import config
 from ..errors import InputError
-from ..kernels import micro as KM
-from ..kernels.bcubed import finish, jaccard_table, run_task, union_tables
-from ..kernels.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
-from ..kernels.cells import bicluster_overlap, same_biclusters
-from ..kernels.micro_plan import plan_micro
-from ..kernels.signatures import merge_memberships, signature_counts
+from ..kernels.micro import micro_scores
+from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
+from ..kernels.micro.cell_records import bicluster_overlap, same_biclusters
+from ..kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
+from ..kernels.micro.memberships import merge_memberships, signature_counts
+from ..kernels.micro.planner import plan_micro
 from .blocks import as_biclustering
+from .contingency_pass import partition_tables
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
-from .partition import partition_tables
 
 __all__ = ["MicroResult", "PARTS", "budget", "max_work", "memberships_graph", "micro_from_partition_tables",
            "micro_graph"]
 
-MicroResult = KM.MicroResult
+MicroResult = micro_scores.MicroResult
 
 #: The parts a micro graph can compute.
 PARTS = frozenset({"overlap", "coverage", "bcubed"})
@@ -78,7 +78,7 @@ def budget() -> int:
 
 
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
-    """Delayed merged :class:`~daskbicl.kernels.signatures.Memberships` of one axis."""
+    """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis."""
     def build():
         blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
         parts = map_blocks_delayed(signature_counts, blocks)
@@ -108,23 +108,23 @@ def _finish(plan, tables, overlap, *results):
     return finish(plan, [r for r in results if r is not None], tables, identical=identical)
 
 
-def _coclustering(rows, cols, parts: frozenset, limit: float) -> KM.MicroResult:
-    return KM.MicroResult(
-        overlap=KM.coclustering_overlap(rows, cols, max_work=limit) if "overlap" in parts else None,
-        coverage=KM.coclustering_coverage(rows, cols) if "coverage" in parts else None,
-        bcubed=KM.coclustering_bcubed(rows, cols, max_work=limit) if "bcubed" in parts else None,
+def _coclustering(rows, cols, parts: frozenset, limit: float) -> micro_scores.MicroResult:
+    return micro_scores.MicroResult(
+        overlap=micro_scores.coclustering_overlap(rows, cols, max_work=limit) if "overlap" in parts else None,
+        coverage=micro_scores.coclustering_coverage(rows, cols) if "coverage" in parts else None,
+        bcubed=micro_scores.coclustering_bcubed(rows, cols, max_work=limit) if "bcubed" in parts else None,
         bcubed_error=6 * 2.0**-53 if "bcubed" in parts else None,
     )
 
 
-def micro_from_partition_tables(rows, cols, *, parts=PARTS) -> KM.MicroResult:
+def micro_from_partition_tables(rows, cols, *, parts=PARTS) -> micro_scores.MicroResult:
     """The micro parts of two co-clusterings, eagerly, from their row and column contingency tables."""
     return _coclustering(rows, cols, frozenset(parts), max_work())
 
 
 def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int | None = None,
                 split_every: int = 8):
-    """Delayed :class:`~daskbicl.kernels.cells.MicroResult` holding only ``parts``.
+    """Delayed :class:`~daskbicl.kernels.micro.cell_records.MicroResult` holding only ``parts``.
 
     Parameters
     ----------
@@ -164,6 +164,6 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
-    return task(KM.MicroResult)(overlap if "overlap" in parts else None,
+    return task(micro_scores.MicroResult)(overlap if "overlap" in parts else None,
                                 coverage if "coverage" in parts else None,
                                 bcubed, error)

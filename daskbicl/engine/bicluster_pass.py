@@ -2,7 +2,7 @@
 
 One chunked pass over the row masks and one over the column masks; each
 chunk gives a small fixed-shape (K, L) int64 table
-(:func:`daskbicl.kernels.masks.intersect_counts`) and the tables are summed
+(:func:`daskbicl.kernels.bicluster.mask_counting.intersect_counts`) and the tables are summed
 in a tree.  Two co-clusterings need no mask pass: their bicluster tables are
 derived from the contingency tables (:func:`tables_from_partitions`).
 """
@@ -12,16 +12,21 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..kernels.masks import BiclusterTables, intersect_counts, merge_mask_counts, tables_from_partitions
+from ..kernels.bicluster.mask_counting import (
+    BiclusterTables,
+    intersect_counts,
+    merge_mask_counts,
+    tables_from_partitions,
+)
 from .blocks import as_biclustering
+from .contingency_pass import partition_tables
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
-from .partition import partition_tables
 
 __all__ = ["bicluster_tables", "mask_counts_graph"]
 
 
 def mask_counts_graph(truth_mask, pred_mask, *, split_every: int = 8):
-    """Delayed :class:`~daskbicl.kernels.masks.MaskCounts` of two (K, n) and (L, n) masks."""
+    """Delayed :class:`~daskbicl.kernels.bicluster.mask_counting.MaskCounts` of two (K, n) and (L, n) masks."""
     def build():
         blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
         parts = map_blocks_delayed(intersect_counts, blocks)
@@ -37,7 +42,7 @@ def _ids(ds: xr.Dataset) -> np.ndarray:
 
 
 def bicluster_tables(truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 8):
-    """Delayed :class:`~daskbicl.kernels.masks.BiclusterTables` for two aligned inputs."""
+    """Delayed :class:`~daskbicl.kernels.bicluster.mask_counting.BiclusterTables` for two aligned inputs."""
     if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
         rows, cols = partition_tables(truth, pred, split_every=split_every)
         return task(tables_from_partitions)(rows, cols)

@@ -17,7 +17,7 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import InputError, TooLargeError
-from ..kernels.contingency import Table
+from ..kernels.coclustering.contingency import Table
 
 __all__ = ["Contingency"]
 
@@ -31,7 +31,7 @@ class Contingency:
 
     Attributes
     ----------
-    row_table, col_table : daskbicl.kernels.contingency.Table
+    row_table, col_table : daskbicl.kernels.coclustering.contingency.Table
         Sparse tables with the original labels (what the measures read).
     dense_cells : int
         Tables up to this many cells are shown dense by :attr:`rows` and

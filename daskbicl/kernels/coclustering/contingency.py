@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, LabelError, TooLargeError
+from ...errors import InputError, LabelError, TooLargeError
 
 __all__ = [
     "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import TooLargeError
+from ...errors import TooLargeError
 
 __all__ = ["MaskCounts", "intersect_counts", "merge_mask_counts"]
 
@@ -150,7 +150,7 @@ def tables_from_partitions(rows, cols, limit: int = 1 << 26) -> BiclusterTables:
 
     Parameters
     ----------
-    rows, cols : daskbicl.kernels.contingency.Table
+    rows, cols : daskbicl.kernels.coclustering.contingency.Table
     """
     H, Hp = rows.shape
     L, Lp = cols.shape

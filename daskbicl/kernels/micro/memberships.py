@@ -29,7 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
 
 __all__ = ["Memberships", "merge_memberships", "one_side", "signature_counts", "subproblem"]
 

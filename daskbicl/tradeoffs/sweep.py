@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import tradeoff_space as KT
-from .engine.blocks import as_biclustering
-from .errors import InputError
-from .io.inputs import as_input
-from .kernels.bicluster import corrected_precision_recall_of
-from .kernels.tradeoff import get_index
-from .measures.bicluster import prepare_tables
-from .measures.plan import ScorePlan, run_tables
+from ..engine.blocks import as_biclustering
+from ..errors import InputError
+from ..io.inputs import as_input
+from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
+from ..kernels.tradeoff.indices import get_index
+from ..measures.bicluster import prepare_tables
+from ..measures.plan import ScorePlan, run_tables
+from . import space as tradeoff_space
 
 __all__ = ["SweepTradeoff", "tradeoff"]
 
@@ -51,11 +51,11 @@ class SweepTradeoff:
         ``rec_min``) and ``fraction_uninformative`` (share of λ ∈ [0, 1]
         where the result scores below predicting the whole matrix).
     optimal : dict
-        Algorithm -> :class:`~daskbicl.kernels.tradeoff.Tradeoff` (intervals
+        Algorithm -> :class:`~daskbicl.kernels.tradeoff.indices.Tradeoff` (intervals
         with exact breakpoints and winners, AUC, partial and weighted AUC),
         for every algorithm not in :attr:`excluded`.
     domain : dict
-        Algorithm -> :class:`~daskbicl.kernels.tradeoff.ApplicationDomain`.
+        Algorithm -> :class:`~daskbicl.kernels.tradeoff.indices.ApplicationDomain`.
     comparison : Comparison or None
         With two or more sweeps: the λ intervals on which each algorithm's
         optimal curve is highest.
@@ -135,7 +135,7 @@ class SweepTradeoff:
         return out
 
     def _suffix(self) -> str:
-        text = KT.constraint_text(self.pre_min, self.rec_min).replace(">=", "≥")
+        text = tradeoff_space.constraint_text(self.pre_min, self.rec_min).replace(">=", "≥")
         return f" ({text})" if text else ""
 
     def plot(self, path=None, *, indices=None, detail: bool = True, n_grid: int = 501):
@@ -165,8 +165,8 @@ class SweepTradeoff:
         -------
         matplotlib.figure.Figure
         """
-        from . import plot as P
-        from .plot._common import LABELS, panel_grid
+        from .. import plot
+        from ..plot._common import LABELS, panel_grid
 
         indices = self._indices(indices)
         several = self.comparison is not None
@@ -181,17 +181,17 @@ class SweepTradeoff:
                 title = f"Algorithm comparison — {label}{self._suffix()}"
                 if st.excluded:
                     title += f"\nexcluded (no result meets the constraints): {', '.join(map(str, st.excluded))}"
-                P.plot_comparison(st.comparison, ax=row[0], n_grid=n_grid, title=title)
+                plot.plot_comparison(st.comparison, ax=row[0], n_grid=n_grid, title=title)
                 panels = list(zip(row[1:], algs))
             else:
                 panels = [(row[0], algs[0])]
             for ax, alg in panels:
-                P.plot_tradeoff(
+                plot.plot_tradeoff(
                     st.optimal[alg], domain=st.domain[alg], ax=ax, n_grid=n_grid,
                     title=f"{alg} — {label}{self._suffix()}",
                 )
         if path is not None:
-            P.save(fig, path)
+            plot.save(fig, path)
         return fig
 
     def _pr_args(self):
@@ -211,15 +211,15 @@ class SweepTradeoff:
         colour per algorithm with several sweeps.  Returns the Figure and
         writes it to ``path`` when given.
         """
-        from . import plot as P
+        from .. import plot
 
         index = index or self.index
-        fig = P.plot_pr_space(
+        fig = plot.plot_pr_space(
             self.results["pre"].to_numpy(), self.results["rec"].to_numpy(), index=index, lam=lam,
             levels=levels, truth_size=self.truth_size, n_cells=self.n_cells, **self._pr_args(),
         )
         if path is not None:
-            P.save(fig, path)
+            plot.save(fig, path)
         return fig
 
     def plot_corrected_pr(self, path=None, *, index: str | None = None, lam: float = 0.5,
@@ -228,15 +228,15 @@ class SweepTradeoff:
         (see :func:`daskbicl.plot.plot_corrected_pr_space`), from the
         ``pre_corrected`` and ``rec_corrected`` columns of :attr:`results`.
         """
-        from . import plot as P
+        from .. import plot
 
         index = index or self.index
-        fig = P.plot_corrected_pr_space(
+        fig = plot.plot_corrected_pr_space(
             self.results["pre_corrected"].to_numpy(), self.results["rec_corrected"].to_numpy(),
             index=index, lam=lam, levels=levels, **self._pr_args(),
         )
         if path is not None:
-            P.save(fig, path)
+            plot.save(fig, path)
         return fig
 
 
@@ -252,20 +252,20 @@ def _analyse(results: pd.DataFrame, algorithms: Sequence[str], index: str, truth
         res = results[results["algorithm"] == alg]
         pre, rec, ids = res["pre"].to_numpy(), res["rec"].to_numpy(), list(res["result"])
         data[alg] = (pre, rec, ids)
-        domain[alg] = KT.application_domain(
+        domain[alg] = tradeoff_space.application_domain(
             pre, rec, truth_size=truth_size, n_cells=n_cells, names=ids, index=index
         )
         frac.append(domain[alg].fraction_uninformative.to_numpy())
     if len(algorithms) == 1:
         (alg,) = algorithms
         try:
-            optimal = {alg: KT.optimal_tradeoff(*data[alg][:2], names=data[alg][2], index=index,
+            optimal = {alg: tradeoff_space.optimal_tradeoff(*data[alg][:2], names=data[alg][2], index=index,
                                                 pre_min=pre_min, rec_min=rec_min)}
         except InputError as err:
             raise InputError(f"sweep {alg!r}: {err}") from None
         comparison, excluded = None, ()
     else:
-        comparison = KT.compare_algorithms(data, index=index, pre_min=pre_min, rec_min=rec_min)
+        comparison = tradeoff_space.compare_algorithms(data, index=index, pre_min=pre_min, rec_min=rec_min)
         optimal, excluded = dict(comparison.tradeoffs), comparison.excluded
     kept = np.ones(len(results), dtype=bool)
     for column, bound in (("pre", pre_min), ("rec", rec_min)):

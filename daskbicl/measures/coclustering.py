@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 from .. import config
-from ..engine.partition import partition_tables
-from ..kernels import partition as K
+from ..engine.contingency_pass import partition_tables
+from ..kernels.coclustering import cocluster_scores
 from .registry import Measure, OneOf, Param, Provider, register, register_provider
 
 register_provider(
@@ -35,7 +35,7 @@ register(
         summary="Co-clustering adjusted Rand index: ARI of the I·J cell labels (1 = identical, ~0 = random).",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.cari(*t),
+        finalize=lambda t: cocluster_scores.cari(*t),
         symmetric=True,
         bounds=(-1.0, 1.0),
         perfect=1.0,
@@ -65,7 +65,7 @@ register(
         summary="Adjusted Rand index of the row partitions alone.",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.ari(t[0]),
+        finalize=lambda t: cocluster_scores.ari(t[0]),
         symmetric=True,
         bounds=(-1.0, 1.0),
         perfect=1.0,
@@ -87,7 +87,7 @@ register(
         summary="Adjusted Rand index of the column partitions alone.",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.ari(t[1]),
+        finalize=lambda t: cocluster_scores.ari(t[1]),
         symmetric=True,
         bounds=(-1.0, 1.0),
         perfect=1.0,
@@ -109,7 +109,7 @@ register(
         summary="Co-clustering error (Lomet): d_r + d_c − d_r·d_c (0 = identical).",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.ce(*t, dense_limit=_dense_limit()),
+        finalize=lambda t: cocluster_scores.ce(*t, dense_limit=_dense_limit()),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
@@ -136,12 +136,12 @@ register(
         summary="Normalised co-clustering error, 1 − CE/(1 − 1/(HL)) (1 = identical, 0 = independent).",
         family="partition",
         provider="partition",
-        finalize=lambda t, normalizer="corrected": K.nce(*t, dense_limit=_dense_limit(), normalizer=normalizer),
+        finalize=lambda t, normalizer="corrected": cocluster_scores.nce(*t, dense_limit=_dense_limit(), normalizer=normalizer),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=1.0,
         params={"normalizer": Param(
-            "corrected", OneOf(K.NCE_NORMALIZERS),
+            "corrected", OneOf(cocluster_scores.NCE_NORMALIZERS),
             "'corrected': divide CE by its largest value 1 − 1/(HL) (NCE in [0, 1]); 'printed': the published "
             "1/H + 1/L − 1/(HL), which goes below 0 when H or L exceeds 2 (to reproduce published numbers).",
         )},
@@ -178,7 +178,7 @@ register(
         summary="Co-clustering mutual information MI(z,z') + MI(w,w'), in nats.",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.comi(*t),
+        finalize=lambda t: cocluster_scores.comi(*t),
         symmetric=True,
         bounds=(0.0, math.inf),
         perfect=math.nan,  # equals the joint entropy of truth: input dependent
@@ -201,7 +201,7 @@ register(
         summary="coMI / max(H(z)+H(w), H(z')+H(w')) (1 = identical, 0 = independent).",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.conmi(*t),
+        finalize=lambda t: cocluster_scores.conmi(*t),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=1.0,
@@ -226,7 +226,7 @@ register(
         summary="Extended NMI, NMI(z,z') + NMI(w,w'), range [0, 2] as published.",
         family="partition",
         provider="partition",
-        finalize=lambda t: K.enmi(*t),
+        finalize=lambda t: cocluster_scores.enmi(*t),
         symmetric=True,
         bounds=(0.0, 2.0),
         perfect=2.0,

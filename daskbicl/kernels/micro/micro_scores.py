@@ -5,16 +5,16 @@ x, G(x) / C(x) are the pred / truth biclusters containing it, and every
 quantity of the definitions depends on a cell only through them.  Each
 measure reads only the table it needs:
 
-* E4SC: the K x L shared-cell table (:func:`~daskbicl.kernels.cells.bicluster_overlap`,
+* E4SC: the K x L shared-cell table (:func:`~daskbicl.kernels.micro.cell_records.bicluster_overlap`,
   from the Gram tables the chunked pass counts);
 * CE: that table (for D_max) and the coverage counts |U| (:class:`Coverage`);
 * RNIA: the coverage counts;
 * MOCICE-BCubed: the family walk with superset sums
-  (:mod:`daskbicl.kernels.bcubed`).
+  (:mod:`daskbicl.kernels.micro.family_tasks`).
 
 The coverage counts and MOCICE-BCubed come from the *family* of bicluster
-sets that share a cell (:mod:`daskbicl.kernels.family`), walked in parts
-(:mod:`daskbicl.kernels.micro_plan`): never from pairs of row and column
+sets that share a cell (:mod:`daskbicl.kernels.micro.family_walk`), walked in parts
+(:mod:`daskbicl.kernels.micro.planner`): never from pairs of row and column
 signatures, so the cost does not grow with their product.
 
 Measures
@@ -55,10 +55,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError, TooLargeError
-from .bcubed import coclustering_bcubed, finish, jaccard_table, run_task, union_tables
+from ...errors import InputError, TooLargeError
 from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, UNIT_PAIR, too_large
-from .cells import (
+from .cell_records import (
     COCLUSTER_DENSE_LIMIT,
     PRF,
     Coverage,
@@ -72,8 +71,9 @@ from .cells import (
     bicluster_overlap,
     same_biclusters,
 )
-from .micro_plan import plan_micro
-from .signatures import Memberships
+from .family_tasks import coclustering_bcubed, finish, jaccard_table, run_task, union_tables
+from .memberships import Memberships
+from .planner import plan_micro
 
 __all__ = [
     "COCLUSTER_DENSE_LIMIT",
@@ -102,7 +102,7 @@ class MicroTables:
     Parameters
     ----------
     rows, cols : Memberships
-        Merged row and column signatures (:func:`~daskbicl.kernels.signatures.\\
+        Merged row and column signatures (:func:`~daskbicl.kernels.micro.memberships.\\
 merge_memberships`) of the same K truth and L pred biclusters.
     max_work : float, optional
         Limit on the estimated work of the family walk (:class:`TooLargeError` above).
@@ -152,7 +152,7 @@ merge_memberships`) of the same K truth and L pred biclusters.
 
     @cached_property
     def overlap(self) -> Overlap:
-        """See :func:`~daskbicl.kernels.cells.bicluster_overlap`."""
+        """See :func:`~daskbicl.kernels.micro.cell_records.bicluster_overlap`."""
         return bicluster_overlap(self.rows, self.cols)
 
     def _walk(self, coverage: bool, bcubed: bool):
@@ -196,7 +196,7 @@ def mocice_bcubed(tables: MicroTables) -> PRF:
 
     Examples
     --------
-    >>> from daskbicl.kernels.cells import example_memberships
+    >>> from daskbicl.kernels.micro.cell_records import example_memberships
     >>> mocice_bcubed(MicroTables(*example_memberships(), exact=True))
     PRF(precision=Fraction(2203, 4860), recall=Fraction(2189, 4860), f1=Fraction(4822367, 10672560))
     >>> p, r, f = mocice_bcubed(MicroTables(*example_memberships()))
@@ -236,11 +236,11 @@ def micro_ce(tables, *, multiset: bool = True, exact: bool = False, max_work: fl
     :class:`~daskbicl.errors.InputError` when neither side covers a cell, and
     :class:`~daskbicl.errors.TooLargeError` when the assignment (about
     0.2·K·L·min(K, L) ns) exceeds ``max_work`` (default: the
-    tables' own, else :data:`~daskbicl.kernels.signatures.DEFAULT_MAX_WORK`).
+    tables' own, else :data:`~daskbicl.kernels.micro.memberships.DEFAULT_MAX_WORK`).
 
     Examples
     --------
-    >>> from daskbicl.kernels.signatures import signature_counts
+    >>> from daskbicl.kernels.micro.memberships import signature_counts
     >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
     >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
     >>> micro_ce(MicroTables(rows, cols), exact=True)
@@ -274,7 +274,7 @@ def rnia(tables, *, multiset: bool = True, exact: bool = False):
 
     Examples
     --------
-    >>> from daskbicl.kernels.signatures import signature_counts
+    >>> from daskbicl.kernels.micro.memberships import signature_counts
     >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
     >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
     >>> rnia(MicroTables(rows, cols), exact=True)
@@ -302,7 +302,7 @@ def e4sc(tables, *, exact: bool = False):
 
     Examples
     --------
-    >>> from daskbicl.kernels.signatures import signature_counts
+    >>> from daskbicl.kernels.micro.memberships import signature_counts
     >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[0, 1, 1]], bool))
     >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
     >>> e4sc(MicroTables(rows, cols), exact=True)
@@ -345,7 +345,7 @@ def micro_measures(rows: Memberships, cols: Memberships, *,
 
     Examples
     --------
-    >>> from daskbicl.kernels.cells import example_memberships
+    >>> from daskbicl.kernels.micro.cell_records import example_memberships
     >>> s = micro_measures(*example_memberships(), exact=True)
     >>> s.ce, s.rnia, s.e4sc
     (Fraction(1, 3), Fraction(1, 3), Fraction(4, 5))
@@ -367,7 +367,7 @@ def coclustering_overlap(rows, cols, *, max_work: float = DEFAULT_MAX_WORK) -> O
 
     Examples
     --------
-    >>> from daskbicl.kernels.contingency import Table
+    >>> from daskbicl.kernels.coclustering.contingency import Table
     >>> r = Table.from_labels(np.array([0, 0, 1]), np.array([0, 1, 1]))
     >>> c = Table.from_labels(np.array([0, 0]), np.array([0, 0]))
     >>> ov = coclustering_overlap(r, c)
@@ -395,7 +395,7 @@ def coclustering_coverage(rows, cols) -> Coverage:
 
     Examples
     --------
-    >>> from daskbicl.kernels.contingency import Table
+    >>> from daskbicl.kernels.coclustering.contingency import Table
     >>> r = Table.from_labels(np.array([0, 0, 1]), np.array([0, 1, 1]))
     >>> c = Table.from_labels(np.array([0, 0]), np.array([0, 0]))
     >>> coclustering_coverage(r, c)

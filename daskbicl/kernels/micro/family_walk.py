@@ -20,7 +20,7 @@ lists and never a scan over every element.  It
   (two uint64 words), and
 * optionally stores every node in depth-first preorder (element, parent,
   end of its subtree, N), the input of the MOCICE-BCubed transforms
-  (:mod:`daskbicl.kernels.family_leaf`).  Children are then visited from the
+  (:mod:`daskbicl.kernels.micro.family_leaf`).  Children are then visited from the
   largest element down, so that every W - a (a a member of W) is stored
   before W: the walk records those links (W - a is the child "last member
   of W" of (parent of W) - a, found by a binary search among that node's

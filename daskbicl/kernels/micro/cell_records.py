@@ -10,7 +10,7 @@ Coverage by factorial moments
 A cell covered by a truth and b pred biclusters lies in exactly
 C(a, p) C(b, q) sets of the family with p truth and q pred members, so the
 moments ``m[p, q] = sum over those sets W of N(W)`` (accumulated while the
-family is walked, :mod:`daskbicl.kernels.family`) are
+family is walked, :mod:`daskbicl.kernels.micro.family_walk`) are
 ``m[p, q] = sum_{a, b} h[a, b] C(a, p) C(b, q)`` for the histogram h of
 (a, b) over the cells.  Binomial inversion recovers h exactly (Python
 integers), and h gives |U|, |I|, |U_G|, |U_C| and the multiset counts.
@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
-from .signatures import Memberships, signature_counts
+from ...errors import InputError
+from .memberships import Memberships, signature_counts
 
 __all__ = [
     "COCLUSTER_DENSE_LIMIT",
@@ -293,7 +293,7 @@ def _check_bool(name: str, value) -> bool:
 
 
 # ``rows`` and ``cols`` of two co-clusterings are contingency tables in
-# coordinate form (:class:`daskbicl.kernels.contingency.Table`): non-zero
+# coordinate form (:class:`daskbicl.kernels.coclustering.contingency.Table`): non-zero
 # entries ``counts[e]`` at (truth cluster ``rows[e]``, pred cluster
 # ``cols[e]``), cluster sizes ``truth_sizes()`` / ``pred_sizes()``.  Block
 # (h, l) of a co-clustering is bicluster ``h * L + l`` (row-cluster major, as

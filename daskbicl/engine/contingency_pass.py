@@ -3,9 +3,9 @@
 One chunked pass per axis: each chunk of (truth labels, pred labels) is
 encoded (integers as they are, any other label type factorised, unassigned
 entries marked; :mod:`daskbicl.engine.labels`) and counted into sparse pair
-counts with :func:`daskbicl.kernels.contingency.count_pairs` (which also
+counts with :func:`daskbicl.kernels.coclustering.contingency.count_pairs` (which also
 validates the label values), the chunk results are merged in a tree, and
-the root is compacted into a :class:`~daskbicl.kernels.contingency.Table`
+the root is compacted into a :class:`~daskbicl.kernels.coclustering.contingency.Table`
 under the inputs' unassigned policy (``attrs["daskbicl_unassigned"]``, set
 by :func:`daskbicl.io.validate.as_dataset`).  Every co-clustering
 measure is finalized from the two tables; nothing else touches the labels.
@@ -22,7 +22,7 @@ import xarray as xr
 
 from ..codes import coding_of
 from ..errors import LabelError
-from ..kernels.contingency import UNASSIGNED_ATTR, DenseCounts, PairCounts, Table
+from ..kernels.coclustering.contingency import UNASSIGNED_ATTR, DenseCounts, PairCounts, Table
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
 from .labels import DEFAULT_POLICY, count_labels, decode_pairs, merge_labelled, to_table
 

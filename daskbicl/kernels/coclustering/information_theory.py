@@ -1,6 +1,6 @@
 """Information-theoretic measures per axis: NMI, AMI (with the expected MI), VI.
 
-Every function takes one :class:`~daskbicl.kernels.contingency.Table` (the
+Every function takes one :class:`~daskbicl.kernels.coclustering.contingency.Table` (the
 row table n^{zz'} or the column table n^{ww'}); :func:`vi` takes both.
 
 Conventions follow scikit-learn's ``normalized_mutual_info_score`` and
@@ -38,8 +38,8 @@ import math
 
 import numpy as np
 
+from .cocluster_scores import _entropies, mutual_info
 from .contingency import Table
-from .partition import _entropies, mutual_info
 
 __all__ = ["AVERAGE_METHODS", "EMI_TOL", "ami", "expected_mutual_info", "generalized_average", "nmi", "vi"]
 

@@ -1,8 +1,8 @@
 """The tasks of the family walk and their sum: coverage counts and MOCICE-BCubed.
 
-A :class:`~daskbicl.kernels.micro_plan.MicroPlan` deals the parts of the
+A :class:`~daskbicl.kernels.micro.planner.MicroPlan` deals the parts of the
 family into tasks; :func:`run_task` walks the parts of one task (numba,
-:mod:`daskbicl.kernels.family`, imported on first use) and returns their
+:mod:`daskbicl.kernels.micro.family_walk`, imported on first use) and returns their
 factorial moments and MOCICE-BCubed numerators; :func:`finish` adds the
 tasks up.  :func:`union_tables` computes the normalisers |E_G(x)| and
 |E_C(x)| of every set of one side that shares a cell, the input of the
@@ -12,7 +12,7 @@ MOCICE-BCubed precision is ``P = (1/|U_G|) sum_x w(x) sum_y ς(x, y)`` with
 ``w(x) = 1/|E_G(x)|``; grouping the pairs of cells by the set Q of
 biclusters they share, ``sum_x w(x) sum_y ς(x, y) = sum_Q ς(Q) Λ(Q)`` with
 Λ(Q) the weight of the pairs sharing exactly Q, which the transforms of
-:mod:`daskbicl.kernels.family_leaf` compute part by part (recall alike, with
+:mod:`daskbicl.kernels.micro.family_leaf` compute part by part (recall alike, with
 τ and 1/|E_C(x)|).
 
 Accuracy (float64, u = 2**-53)
@@ -26,7 +26,7 @@ so P and R have relative error at most
 
     (2d + L + 12) u · κ + 4 u,   κ = sum_Q ς(Q) Λ⁺(Q) / sum_Q ς(Q) Λ(Q) ≥ 1,
 
-which every run computes (:attr:`~daskbicl.kernels.cells.MicroResult.bcubed_error`);
+which every run computes (:attr:`~daskbicl.kernels.micro.cell_records.MicroResult.bcubed_error`);
 κ was between 1.0 and 1.2 on every benchmark input (random subsets, noisy
 copies, intervals), a relative error below 1e-13.  ``exact=True`` runs
 the same transforms in rational arithmetic (:class:`fractions.Fraction`).
@@ -41,9 +41,9 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from ..errors import InputError, TooLargeError
+from ...errors import InputError, TooLargeError
 from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, budget_error, too_large
-from .cells import (
+from .cell_records import (
     PRF,
     _hmean,
     _nothing_covered,
@@ -51,8 +51,8 @@ from .cells import (
     coverage_from_moments,
     pair_histogram,
 )
-from .micro_plan import PAIR_LIMIT, MicroPlan, Part, part_inputs
-from .signatures import Memberships, one_side
+from .memberships import Memberships, one_side
+from .planner import PAIR_LIMIT, MicroPlan, Part, part_inputs
 
 __all__ = ["TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccard_table", "run_task",
            "union_tables"]
@@ -84,8 +84,8 @@ class UnionTables(NamedTuple):
 
 
 def _union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
-    from .family import STATUS_FULL, enumerate_family
     from .family_leaf import build_table, union_table
+    from .family_walk import STATUS_FULL, enumerate_family
 
     inputs = (*one_side(rows, side), *one_side(cols, side))
     k, n = rows.n_truth, rows.n_elem
@@ -114,7 +114,7 @@ def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_
 
     Examples
     --------
-    >>> from daskbicl.kernels.cells import example_memberships
+    >>> from daskbicl.kernels.micro.cell_records import example_memberships
     >>> t = union_tables(*example_memberships())
     >>> t.pred_total, t.truth_total, sorted(t.pred_union.tolist())
     (9, 9, [0, 4, 6, 9])
@@ -129,7 +129,7 @@ def jaccard_table(overlap, *, exact: bool = False) -> np.ndarray:
 
     Examples
     --------
-    >>> from daskbicl.kernels.cells import Overlap
+    >>> from daskbicl.kernels.micro.cell_records import Overlap
     >>> ov = Overlap(np.array([[2]]), np.array([4]), np.array([3]))
     >>> jaccard_table(ov).tolist(), jaccard_table(ov, exact=True).tolist()
     ([[0.4]], [[Fraction(2, 5)]])
@@ -174,7 +174,7 @@ def _sigma_tau_exact(members, n_truth: int, jac) -> tuple[Fraction, Fraction]:
 
 
 def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
-    """:func:`~daskbicl.kernels.family_leaf.leaf_bcubed` in rational arithmetic (small inputs)."""
+    """:func:`~daskbicl.kernels.micro.family_leaf.leaf_bcubed` in rational arithmetic (small inputs)."""
     n = len(elem)
     sets = [frozenset(base)]
     for k in range(1, n):
@@ -219,8 +219,8 @@ def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
 
 def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exact: bool, budget: int,
               seed: int, acc: dict[str, Any]) -> None:
-    from .family import STATUS_FULL, enumerate_family
     from .family_leaf import leaf_bcubed
+    from .family_walk import STATUS_FULL, enumerate_family
 
     k, n = rows.n_truth, rows.n_elem
     req = part.required
@@ -294,7 +294,7 @@ def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact
     """(coverage, MOCICE-BCubed, its error bound) from the task results; None for what was not asked.
 
     ``identical``: pred lists the same cell sets as truth
-    (:func:`~daskbicl.kernels.cells.same_biclusters`), so MOCICE-BCubed is
+    (:func:`~daskbicl.kernels.micro.cell_records.same_biclusters`), so MOCICE-BCubed is
     exactly 1 and reported so in float mode too.
     """
     results = list(results)
@@ -353,7 +353,7 @@ def coclustering_bcubed(rows, cols, *, exact: bool = False,
 
     Examples
     --------
-    >>> from daskbicl.kernels.contingency import Table
+    >>> from daskbicl.kernels.coclustering.contingency import Table
     >>> r = Table.from_labels(np.array([0, 0, 1]), np.array([0, 1, 1]))
     >>> c = Table.from_labels(np.array([0, 0]), np.array([0, 0]))
     >>> coclustering_bcubed(r, c, exact=True)   # (8/8 + 8/24 + 8/16) / 6

@@ -1,0 +1,1 @@
+"""Biclustering kernels: intersection tables, precision-recall scores, matching."""

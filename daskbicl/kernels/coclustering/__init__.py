@@ -1,0 +1,1 @@
+"""Co-clustering kernels: contingency counting, partition scores, information, pairs, label codes."""

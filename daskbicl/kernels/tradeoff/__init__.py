@@ -1,0 +1,1 @@
+"""The tradeoff space maths: weighted precision-recall indices and envelopes."""
