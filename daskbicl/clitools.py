@@ -32,8 +32,10 @@ EXIT_TERMINATED = 128 + 15  # SIGTERM, after cleaning up
 
 
 def exit_status(exc: DaskbiclError) -> int:
-    """3 for a failure of the cluster (:class:`InfrastructureError`: retry later), else 2 (the user's to fix)."""
-    return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_USAGE
+    """3 to retry later (a failure of the cluster, :class:`InfrastructureError`, or an error whose
+    ``retry_later`` is true: a results file another batch holds), else 2 (the user's to fix)."""
+    later = isinstance(exc, InfrastructureError) or getattr(exc, "retry_later", False)
+    return EXIT_INFRA if later else EXIT_USAGE
 
 
 class Parser(argparse.ArgumentParser):

@@ -20,6 +20,14 @@ A manifest is a TOML file::
 
     [storage_options]                      # optional: fsspec options for URLs (anon = true, ...)
 
+    [run]                                  # optional: tags recorded with every run (strings, numbers)
+    model = "nmf-2.1"
+
+Every store has a *name*: ``group/folder`` (``runs/nmf-3.zarr`` of group
+``nmf`` is ``nmf/nmf-3.zarr``).  The results are kept by these names and the
+stores' content fingerprints, never by absolute paths, so moving the data
+folder with its manifest rescores nothing and keeps one history.
+
 Relative paths and globs are relative to the manifest's folder (so a cron job
 may run from anywhere); ``~`` is expanded; ``file://`` URLs are local paths.
 A glob selects folders locally and any matching prefix for URLs (through
@@ -54,7 +62,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 __all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key", "stored_params"]
 
-TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs")
+TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs", "run")
 PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned")
 _MAGIC = set("*?[")
 
@@ -135,6 +143,14 @@ class Manifest:
     storage_options: dict
     pairs: dict[tuple[str, str], tuple[Request, ...]]
     source: str = "manifest"
+    #: store location -> its name in the manifest, ``group/folder`` (the first group that lists it)
+    names: dict[str, str] = field(default_factory=dict)
+    #: the ``[run]`` table: tags recorded with every run of this manifest
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def name(self, store: str) -> str:
+        """The manifest name of ``store`` (its location when the manifest does not list it)."""
+        return self.names.get(store, store)
 
     @property
     def stores(self) -> list[str]:
@@ -460,6 +476,24 @@ def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
     return sorted(os.path.normpath(p) for p in glob.glob(local, recursive=True) if os.path.isdir(p))
 
 
+def _basename(store: str) -> str:
+    return store.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _check_tags(table, check: _Checker) -> dict[str, str]:
+    """The ``[run]`` table: ``key = string, number or boolean``, each kept as text."""
+    if not isinstance(table, dict):
+        check.error(("run",), "run must be a table of tags, e.g. [run] then model = \"nmf-2.1\"")
+        return {}
+    tags = {}
+    for key, value in table.items():
+        if isinstance(value, (dict, list)) or not isinstance(value, (str, int, float, bool)):
+            check.error(("run", key), f"tag {key!r} in [run] must be a string, a number or a boolean, got {value!r}")
+            continue
+        tags[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return tags
+
+
 def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") -> Manifest:
     """Validate a manifest's text and expand its globs.
 
@@ -485,6 +519,7 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
         check.error(("storage_options",), "storage_options must be a table of fsspec options")
         storage_options = {}
     default_policy = _check_policy(doc.get("unassigned"), ("unassigned",), check) or DEFAULT_POLICY
+    tags = _check_tags(doc.get("run", {}), check)
     groups = _check_groups(doc, check)
     entries = doc.get("pairs")
     if entries is None:
@@ -532,12 +567,18 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
                             requests.append(request)
     if results is not None:
         results = os.path.normpath(os.path.join(base_dir, os.path.expanduser(results)))
+    names: dict[str, str] = {}
+    for (_role, group), stores in expanded.items():
+        for store in stores:
+            names.setdefault(store, f"{group}/{_basename(store)}")
     return Manifest(
         path=None,
         results=results,
         storage_options=dict(storage_options),
         pairs={k: tuple(v) for k, v in pairs.items()},
         source=source,
+        names=names,
+        tags=tags,
     )
 
 
