@@ -258,7 +258,8 @@ def test_latest_is_the_score_of_the_inputs_as_they_are_now(work, client, capsys)
     code, out, _ = run_main(capsys, "results", db, "--latest", "--format", "json")
     latest = json.loads(out)
     assert code == 0 and len(latest) == 1
-    assert latest[0]["value"] == value_a and latest[0]["seen_run"] == again.run_id
+    assert latest[0]["value"] == value_a and latest[0]["last_run"] == again.run_id
+    assert latest[0]["status"] == "current" and latest[0]["pred_name"] == "runs/pred-2.zarr"
     assert len(rows_of(db)) == 2  # both versions are kept
 
 
@@ -522,7 +523,9 @@ def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, 
     daskbicl.save(daskbicl.perturb(truth, 0.5, seed=99), work / "pred-1.zarr", overwrite=True)
     run_batch(m, work / "r.sqlite", client=client)
     fig = plot_results(work / "r.sqlite", measures=["cari", "nce"])
-    assert [ax.get_title() for ax in fig.axes] == ["cari", "nce"]
+    assert [ax.get_title() for ax in fig.axes] == ["cari", "nce (normalizer=corrected)"]
+    assert fig._suptitle.get_text() == "scores against the truth 'truth'"
+    assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == 4  # one legend, one entry per pred
     lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("pred-")]
     assert sorted(ln.get_label() for ln in lines) == [f"pred-{k}" for k in range(4)]
     changed = next(ln for ln in lines if ln.get_label() == "pred-1")
@@ -533,6 +536,12 @@ def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, 
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "history.png", "--measure", "cari")
     assert code == 0, err
     assert (work / "history.png").stat().st_size > 1000 and "figure:" in out
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", "-o", work / "history.svg")
+    assert code == 0 and (work / "history.svg").read_text().startswith("<?xml")  # -o and its format
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot")
+    assert code == 2 and "--plot needs a file" in err
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", "-o", work / "history.txt")
+    assert code == 2 and ".txt" in err
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "nowhere" / "h.png")
     assert code == 2 and "does not exist" in err
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "h.png", "--measure", "e4sc")

@@ -51,7 +51,6 @@ Schema (``PRAGMA user_version`` = 2)::
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import json
 import math
 import os
@@ -59,12 +58,12 @@ import pathlib
 import shutil
 import sqlite3
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .._version import __version__
 from ..errors import DaskbiclError
 from ..io.store import is_remote
+from .names import Pair, matches, measure_matches
 
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "Pair", "SCORE_COLUMNS", "FAILURE_COLUMNS",
            "OBSERVATION_COLUMNS", "RUN_COLUMNS", "matches", "measure_matches", "now"]
@@ -243,37 +242,6 @@ def flatten(name: str, value) -> list[tuple[str, float | None]]:
     return [(name, _value(value))]
 
 
-def _located(pattern: str) -> str:
-    """A path or shell pattern spelled as stores are stored: URLs as given, local paths absolute.
-
-    Relative patterns are relative to the current folder, globs and
-    literals alike (``--pred 'runs/nmf-*.zarr'`` from the folder holding
-    ``runs``).  In a pattern ``*`` also matches ``/``.
-    """
-    if is_remote(pattern):
-        return pattern
-    local = pattern[len("file://") :] if pattern.startswith("file://") else pattern
-    return os.path.abspath(os.path.expanduser(local))
-
-
-def _like(text: str, pattern: str) -> bool:
-    return text == pattern or fnmatch.fnmatchcase(text, pattern)
-
-
-def matches(row: dict, role: str, patterns) -> bool:
-    """``row``'s ``role`` store matches one of ``patterns``: by manifest name, folder name or path.
-
-    A pattern matches the store's manifest name (``nmf/nmf-3.zarr``, when
-    the row has one), its folder name (``nmf-3.zarr``), or its location as a
-    path relative to the current folder (``runs/nmf-*.zarr``) or absolute.
-    """
-    where = row[role]
-    names = [where.rstrip("/").rsplit("/", 1)[-1]]
-    if row.get(f"{role}_name"):
-        names.append(row[f"{role}_name"])
-    return any(_like(n, p) for p in patterns for n in names) or any(_like(where, _located(p)) for p in patterns)
-
-
 def _disk_hint(path: str) -> str:
     """`` (the disk is full: ...)`` when the file system holding ``path`` has (almost) no space left."""
     try:
@@ -434,6 +402,9 @@ class ResultsDB:
             self.conn.close()
             self.conn = None
         if self._lock is not None:
+            # Removed while still held: a process that opened it before is sent to a fresh one (see lock).
+            with contextlib.suppress(OSError):
+                os.unlink(self._lock.name)
             self._lock.close()  # closing the descriptor releases the flock
             self._lock = None
 
@@ -447,9 +418,12 @@ class ResultsDB:
         """Take the file's run lock (``flock`` on ``<path>.lock``) until :meth:`close`.
 
         A batch run holds it from before it plans until it ends, so two runs
-        on one file never do the same work twice.  The lock file is left in
-        place (removing it would race); the lock itself dies with the
-        process, however it ends.
+        on one file never do the same work twice.  The lock file is removed
+        when the run ends (a process killed with SIGKILL leaves it: the lock
+        itself dies with the process, and the next run takes it).  Removing
+        it cannot let two runs in: a lock taken on a file that is no longer
+        the one at the path (removed, or replaced, by the run that ends) is
+        dropped and taken again on the file now there.
 
         Raises
         ------
@@ -465,22 +439,30 @@ class ResultsDB:
         # The lock follows the file, not the path: a symbolic link, a relative path or '..' reach the
         # same lock file as the file's real path.
         lock_path = os.path.realpath(self.path) + ".lock"
-        try:
-            handle = open(lock_path, "a")
-        except OSError as exc:
-            raise ResultsFileError(f"cannot create the lock file {lock_path}: {exc.strerror or exc}") from exc
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise ResultsBusyError(
-                f"another daskbicl batch is using {self.path} (it holds {lock_path}); "
-                "run again when it has finished"
-            ) from None
-        except OSError as exc:
-            handle.close()
-            raise ResultsFileError(f"cannot lock {lock_path}: {exc.strerror or exc}") from exc
-        self._lock = handle
+        while self._lock is None:
+            try:
+                handle = open(lock_path, "a")
+            except OSError as exc:
+                raise ResultsFileError(f"cannot create the lock file {lock_path}: {exc.strerror or exc}") from exc
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                raise ResultsBusyError(
+                    f"another daskbicl batch is using {self.path} (it holds {lock_path}); "
+                    "run again when it has finished"
+                ) from None
+            except OSError as exc:
+                handle.close()
+                raise ResultsFileError(f"cannot lock {lock_path}: {exc.strerror or exc}") from exc
+            try:
+                current = os.stat(lock_path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+            if current:
+                self._lock = handle
+            else:  # the run that held it removed it meanwhile: take the lock on the file now at the path
+                handle.close()
 
     def start_run(self, manifest: str | None, pairs: int, *, tags: dict | None = None,
                   git_commit: str | None = None) -> str:
@@ -584,6 +566,15 @@ class ResultsDB:
                 out.setdefault((base, p), []).append(score_id)
         return out
 
+    def known_pairs(self) -> dict[tuple[str, str], tuple]:
+        """``{(truth name, pred name): (truth, pred, status, (truth_fp, pred_fp))}``: every pair any run saw,
+        as the last run to see it did."""
+        with self._sqlite("read"):
+            rows = self.conn.execute(
+                "SELECT o.truth_name, o.pred_name, o.truth, o.pred, o.status, o.truth_fp, o.pred_fp "
+                "FROM observations o LEFT JOIN runs r ON r.run_id = o.run_id ORDER BY r.started_at, o.id").fetchall()
+        return {(t, p): (tp, pp, status, (tf, pf)) for t, p, tp, pp, status, tf, pf in rows}
+
     def measures(self) -> set[str]:
         """Every measure name in the scores (record fields as ``name.field``)."""
         with self._sqlite("read"):
@@ -658,24 +649,3 @@ class ResultsDB:
         if pred:
             rows = [r for r in rows if matches(r, "pred", pred)]
         return rows
-
-
-def measure_matches(name: str, wanted) -> bool:
-    """``name`` is one of ``wanted`` or a field of one (``ccs.recovery`` for ``ccs``)."""
-    return name in wanted or name.split(".", 1)[0] in wanted
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One (truth, pred) pair as the results know it: manifest names, locations, fingerprints."""
-
-    truth: str
-    pred: str
-    truth_fp: str | None
-    pred_fp: str | None
-    truth_name: str
-    pred_name: str
-
-    def observation(self, run_id, measure, params, status, score_id, reason=None) -> tuple:
-        return (run_id, self.truth_name, self.pred_name, self.truth, self.pred, self.truth_fp, self.pred_fp,
-                measure, params, status, score_id, reason)

@@ -151,7 +151,9 @@ def survey(manifest: Manifest, *, threads: int = 16) -> dict[str, StoreInfo]:
         the kind of a store it pairs (``cari`` needs co-clusterings), naming
         the table's line and the stores.
     """
-    stores = fingerprint_stores(manifest.stores, manifest.storage_options, threads=threads)
+    real = [s for s in manifest.stores if s not in manifest.empty]
+    stores = fingerprint_stores(real, manifest.storage_options, threads=threads)
+    stores.update({path: StoreInfo(path, error=message) for path, message in manifest.empty.items()})
     known = _known_kinds()
     problems: dict[tuple[int, str], list[tuple[str, str]]] = {}
     for (truth, pred), requests in manifest.pairs.items():
@@ -194,7 +196,7 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
         problems = [f"{role}: {info.error}" for role, info in (("truth", t), ("pred", p)) if info.error]
         if problems:
             job.errors = [(r, "; ".join(problems)) for r in requests]
-            job.missing = any(_absent(path) for path in (truth, pred))
+            job.missing = any(path in manifest.empty or _absent(path) for path in (truth, pred))
             continue
         done = {} if force else db.reusable(t.fingerprint, p.fingerprint, versions)
         for request in requests:
@@ -208,7 +210,38 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
             job.reused.extend(i for m, prm in resolved for i in done.get((m.name, params_key(prm)), ()))
             if todo:
                 job.work.append((request, todo))
+    jobs.extend(_gone(manifest, db, jobs))
     return Plan(manifest, stores, jobs, force)
+
+
+def _gone(manifest: Manifest, db: ResultsDB, jobs: list[PairJob]) -> list[PairJob]:
+    """Pairs of this manifest's groups that a run saw and this manifest no longer names: missing, once.
+
+    A pred deleted from a folder a glob lists is not named by the manifest
+    any more (a store taken out of the manifest by hand is not missing: no
+    glob of its group would list it); it is reported missing by the first run that does not find it
+    (then ``--latest`` keeps saying so, and later runs leave it alone).  A
+    pair whose content this run finds under other names was renamed, not lost.
+    """
+    groups = {name.split("/", 1)[0] for name in manifest.names.values()}
+    named = {(j.truth_name, j.pred_name) for j in jobs}
+    contents = {(j.truth_fp, j.pred_fp) for j in jobs if j.truth_fp and j.pred_fp}
+    out = []
+    for (t, p), (truth, pred, status, content) in db.known_pairs().items():
+        if status == "missing" or (t, p) in named or not {t.split("/", 1)[0], p.split("/", 1)[0]} <= groups:
+            continue
+        if content in contents:  # renamed: the same content under another name is here
+            continue
+        absent = [(role, name) for role, name in (("truth", t), ("pred", p)) if name not in manifest.names.values()]
+        if not all(manifest.globbed(role, name) for role, name in absent):
+            continue  # taken out of the manifest by hand, not lost
+        job = PairJob(truth, pred, None, None, truth_name=t, pred_name=p, missing=True)
+        gone = [f"{role} {name} ({path})" for role, name, path in (("truth", t, truth), ("pred", p, pred))
+                if name not in manifest.names.values()]
+        job.errors = [(Request(None), f"{' and '.join(gone) or 'the pair'} is gone: the manifest no longer names "
+                                      "it (deleted, or its glob matches it no more)")]
+        out.append(job)
+    return out
 
 
 # --------------------------------------------------------------------------- execution
