@@ -417,7 +417,7 @@ def test_sql_looking_names_are_data(tmp_path):
     with ResultsDB(tmp_path / "r.sqlite") as db:
         run_id = db.start_run("m", 1)
         truth, pred = next(iter(manifest.pairs))
-        pair = Pair(truth, pred, "fp", "fp", manifest.name(truth), manifest.name(pred))
+        pair = Pair(truth, pred, "fp", "fp", manifest.name(truth, "truth"), manifest.name(pred, "pred"))
         db.record_pair(pair, [("cari", "{}", 1.0, 1)], run_id=run_id)
         assert db.scores(pred=["*' OR '1'='1"]) == []
         assert len(db.scores(pred=[str(tmp_path / "x'); DROP TABLE scores;--.zarr")])) == 1

@@ -254,7 +254,7 @@ def _view(args, db) -> tuple[str, list[dict], tuple]:
         return "failures", db.failures(**filters), FAILURE_COLUMNS
     if args.latest or args.wide or args.format == "metrics":
         return "latest", latest_rows(db, **filters), LATEST_ROW
-    return "scores", db.scores(**filters), SCORE_COLUMNS
+    return "scores", db.scores(**filters), SCORE_COLUMNS + ("truth_name", "pred_name")
 
 
 def _wide(rows: list[dict], view: str) -> tuple[list[dict], tuple]:

@@ -146,8 +146,9 @@ class Manifest:
     storage_options: dict
     pairs: dict[tuple[str, str], tuple[Request, ...]]
     source: str = "manifest"
-    #: store location -> its name in the manifest, ``group/folder`` (the first group that lists it)
-    names: dict[str, str] = field(default_factory=dict)
+    #: (role, store location) -> its name in the manifest, ``group/folder`` (the first group of that role
+    #: that lists it)
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
     #: the ``[run]`` table: tags recorded with every run of this manifest
     tags: dict[str, str] = field(default_factory=dict)
     #: a glob that matches nothing stands in its group as this store, which fails with the message
@@ -160,9 +161,9 @@ class Manifest:
         group, _, folder = name.partition("/")
         return any(fnmatch.fnmatchcase(folder, g) for g in self.globs.get((role, group), ()))
 
-    def name(self, store: str) -> str:
-        """The manifest name of ``store`` (its location when the manifest does not list it)."""
-        return self.names.get(store, store)
+    def name(self, store: str, role: str) -> str:
+        """The manifest name of ``store`` as a ``role`` (its location when the manifest does not list it)."""
+        return self.names.get((role, store), store)
 
     @property
     def stores(self) -> list[str]:
@@ -591,10 +592,10 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
     check.raise_if_any()
     if results is not None:
         results = os.path.normpath(os.path.join(base_dir, os.path.expanduser(results)))
-    names: dict[str, str] = {}
-    for (_role, group), stores in expanded.items():
+    names: dict[tuple[str, str], str] = {}
+    for (role, group), stores in expanded.items():
         for store in stores:
-            names.setdefault(store, f"{group}/{_basename(store)}")
+            names.setdefault((role, store), f"{group}/{_basename(store)}")
     return Manifest(
         path=None,
         results=results,

@@ -581,7 +581,8 @@ class ResultsDB:
             return {r[0] for r in self.conn.execute("SELECT DISTINCT measure FROM scores")}
 
     def scores(self, *, truth=(), pred=(), measure=(), latest: bool = False) -> list[dict]:
-        """Score rows as dicts (columns :data:`SCORE_COLUMNS`), filtered, in a stable order.
+        """Score rows as dicts (columns :data:`SCORE_COLUMNS`, ``truth_name``, ``pred_name``), filtered, in a
+        stable order.
 
         ``truth``/``pred`` are names, paths or shell patterns (see
         :func:`matches`); ``measure`` names match the measure or its fields;
@@ -589,10 +590,13 @@ class ResultsDB:
         inputs a batch run saw most recently (``seen_at``).  Rows are ordered
         by truth, pred, measure, parameters, then time scored.
         """
-        columns = ", ".join(SCORE_COLUMNS)
+        columns = ", ".join(f"s.{c}" for c in SCORE_COLUMNS)
+        names = ("truth_name", "pred_name")  # the names of the run that scored the row
         with self._sqlite("read"):
-            rows = [dict(zip(SCORE_COLUMNS, r)) for r in self.conn.execute(
-                f"SELECT {columns} FROM scores ORDER BY truth, pred, measure, params, scored_at, id").fetchall()]
+            rows = [dict(zip(SCORE_COLUMNS + names, r)) for r in self.conn.execute(
+                f"SELECT {columns}, o.truth_name, o.pred_name FROM scores s LEFT JOIN observations o "
+                "ON o.id = (SELECT min(id) FROM observations WHERE score_id = s.id) "
+                "ORDER BY s.truth, s.pred, s.measure, s.params, s.scored_at, s.id").fetchall()]
         rows = self._filter(rows, truth, pred)
         if measure:
             rows = [r for r in rows if measure_matches(r["measure"], measure)]

@@ -190,8 +190,8 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
     versions = {name: m.version for name, m in REGISTRY.items()}
     for (truth, pred), requests in manifest.pairs.items():
         t, p = stores[truth], stores[pred]
-        job = PairJob(truth, pred, t.fingerprint, p.fingerprint, truth_name=manifest.name(truth),
-                      pred_name=manifest.name(pred))
+        job = PairJob(truth, pred, t.fingerprint, p.fingerprint, truth_name=manifest.name(truth, "truth"),
+                      pred_name=manifest.name(pred, "pred"))
         jobs.append(job)
         problems = [f"{role}: {info.error}" for role, info in (("truth", t), ("pred", p)) if info.error]
         if problems:
@@ -223,21 +223,25 @@ def _gone(manifest: Manifest, db: ResultsDB, jobs: list[PairJob]) -> list[PairJo
     (then ``--latest`` keeps saying so, and later runs leave it alone).  A
     pair whose content this run finds under other names was renamed, not lost.
     """
-    groups = {name.split("/", 1)[0] for name in manifest.names.values()}
+    groups: dict[str, set[str]] = {"truth": set(), "pred": set()}
+    for (role, _), name in manifest.names.items():
+        groups[role].add(name.split("/", 1)[0])
+    present = {(role, name) for (role, _), name in manifest.names.items()}
     named = {(j.truth_name, j.pred_name) for j in jobs}
     contents = {(j.truth_fp, j.pred_fp) for j in jobs if j.truth_fp and j.pred_fp}
     out = []
     for (t, p), (truth, pred, status, content) in db.known_pairs().items():
-        if status == "missing" or (t, p) in named or not {t.split("/", 1)[0], p.split("/", 1)[0]} <= groups:
+        if status == "missing" or (t, p) in named or t.split("/", 1)[0] not in groups["truth"] \
+                or p.split("/", 1)[0] not in groups["pred"]:
             continue
         if content in contents:  # renamed: the same content under another name is here
             continue
-        absent = [(role, name) for role, name in (("truth", t), ("pred", p)) if name not in manifest.names.values()]
+        absent = [(role, name) for role, name in (("truth", t), ("pred", p)) if (role, name) not in present]
         if not all(manifest.globbed(role, name) for role, name in absent):
             continue  # taken out of the manifest by hand, not lost
         job = PairJob(truth, pred, None, None, truth_name=t, pred_name=p, missing=True)
         gone = [f"{role} {name} ({path})" for role, name, path in (("truth", t, truth), ("pred", p, pred))
-                if name not in manifest.names.values()]
+                if (role, name) not in present]
         job.errors = [(Request(None), f"{' and '.join(gone) or 'the pair'} is gone: the manifest no longer names "
                                       "it (deleted, or its glob matches it no more)")]
         out.append(job)
