@@ -24,6 +24,15 @@ against ``daskbicl.score``.
 
 Run:  python benchmarks/batch.py                  (100 preds, 10^6 x 10^4; ~15 minutes)
       python benchmarks/batch.py --quick          (seconds; what the test runs)
+      python benchmarks/batch.py --profile-client --preds 20 --rows 1000000 --cols 1000
+                                                  (one batch run under cProfile: the client's share)
+
+``--profile-client`` runs one batch in this process on the same cluster under
+cProfile and prints, per phase of the client's own work (fingerprinting the
+stores, planning, opening the stores and building the graphs, submitting,
+re-fingerprinting completed pairs, finalizing and committing), its time and
+its share of the run's wall time.  Time the client spends waiting for the
+cluster is not in any phase.
 """
 
 from __future__ import annotations
@@ -74,6 +83,8 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="2 preds of 20,000 x 1,000, no local-cluster ways (what the test runs)")
     parser.add_argument("--dir", help="folder for the stores (default: a temporary folder)")
+    parser.add_argument("--profile-client", action="store_true",
+                        help="only one batch run in this process under cProfile: the client's serial share")
     args = parser.parse_args(argv)
     if args.quick:
         args.preds, args.rows, args.cols, args.no_local = 2, 20_000, 1_000, True
@@ -96,6 +107,9 @@ def main(argv=None) -> None:
                       silence_logs=logging.ERROR) as lc, Client(lc) as client:
         address = lc.scheduler_address
         client.run(lambda: __import__("daskbicl"))  # warm the workers' imports for every way alike
+        if args.profile_client:
+            profile_client(manifest, results, client, args)
+            return
 
         batch_s = cli("batch", manifest, "--scheduler", address, "--results", results)
         rerun_s = cli("batch", manifest, "--scheduler", address, "--results", results)
@@ -136,6 +150,47 @@ def main(argv=None) -> None:
     print(f"\nbatch values equal daskbicl.score; {n_rows} rows; speedup = score_each_s / batch_s")
     if args.quick and not args.dir:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+#: Phases of the client's work: (label, module suffix, function name); cumulative times from cProfile.
+PHASES = (
+    ("fingerprint stores (survey)", "batch/runner.py", "survey"),
+    ("plan (results file)", "batch/runner.py", "plan"),
+    ("open stores", "batch/runner.py", "_open_once"),
+    ("build graphs", "batch/runner.py", "_build"),
+    ("submit (client.compute)", "distributed/client.py", "compute"),
+    ("re-fingerprint completed pairs", "batch/collect.py", "_changed"),
+    ("finalize + commit", "batch/collect.py", "_finish"),
+    ("record reused pairs", "batch/results.py", "reuse"),
+)
+
+
+def profile_client(manifest: str, results: str, client, args) -> None:
+    """One batch run in this process under cProfile: each client phase's time and share of the wall time."""
+    import cProfile
+    import pstats
+
+    from daskbicl.batch import run_batch
+
+    if os.path.exists(results):
+        os.remove(results)
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    report = run_batch(manifest, results, client=client)
+    profiler.disable()
+    wall = time.perf_counter() - start
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    rows, serial = [], 0.0
+    for label, suffix, name in PHASES:
+        cumulative = sum(v[3] for (path, _, func), v in stats.items() if func == name and path.endswith(suffix))
+        serial += cumulative
+        rows.append({"phase": label, "seconds": f"{cumulative:.2f}", "share": f"{cumulative / wall:.1%}"})
+    rows.append({"phase": "client work, all phases", "seconds": f"{serial:.2f}", "share": f"{serial / wall:.1%}"})
+    print(f"machine: {machine()}\nload (uptime): {os.getloadavg()}")
+    print(f"{report.pairs} pairs ({args.rows:,} x {args.cols:,}), {report.rows} rows, {report.tasks} tasks; "
+          f"batch wall time {wall:.2f} s\n")
+    print_table(rows, ["phase", "seconds", "share"])
 
 
 if __name__ == "__main__":

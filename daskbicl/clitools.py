@@ -32,8 +32,10 @@ EXIT_TERMINATED = 128 + 15  # SIGTERM, after cleaning up
 
 
 def exit_status(exc: DaskbiclError) -> int:
-    """3 for a failure of the cluster (:class:`InfrastructureError`: retry later), else 2 (the user's to fix)."""
-    return EXIT_INFRA if isinstance(exc, InfrastructureError) else EXIT_USAGE
+    """3 to retry later (a failure of the cluster, :class:`InfrastructureError`, or an error whose
+    ``retry_later`` is true: a results file another batch holds), else 2 (the user's to fix)."""
+    later = isinstance(exc, InfrastructureError) or getattr(exc, "retry_later", False)
+    return EXIT_INFRA if later else EXIT_USAGE
 
 
 class Parser(argparse.ArgumentParser):
@@ -173,10 +175,36 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
     for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker"):
         logging.getLogger(name).setLevel(level)
     n = workers or min(os.cpu_count() or 1, 4)
-    with LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=level
-    ) as lc, Client(lc) as client:
-        yield client
+    try:
+        with LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=level
+        ) as lc, Client(lc) as client:
+            yield client
+    except KeyboardInterrupt:  # SIGTERM (or Ctrl-C) at any moment, even while the cluster starts
+        _silent_exit()
+        raise
+
+
+def _silent_exit() -> None:
+    """After the command's one line: nothing more on stderr while the interpreter exits.
+
+    A local cluster interrupted while it starts or stops is torn down by
+    distributed's exit handlers and finalizers, which print tracebacks
+    (``AssertionError: Status.init``) after daskbicl has said what happened.
+    Handlers run in reverse order of registration, so this one, registered
+    last, runs first and sends stderr to /dev/null for the ones after it.
+    """
+    import atexit
+
+    def mute():
+        try:
+            sys.stderr.flush()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    atexit.register(mute)
 
 
 def check_figure_path(option: str, path: str) -> None:

@@ -28,6 +28,7 @@ import xarray as xr
 
 import daskbicl
 from daskbicl.batch import ManifestError, ResultsDB, ResultsFileError, load_manifest
+from daskbicl.batch.results import Pair
 from daskbicl.errors import StoreReadError
 
 from .damaged import DAMAGE, make_stores
@@ -393,13 +394,14 @@ def test_cli_with_stdout_closed(tmp_path):
 
 
 def test_a_results_file_locked_by_another_run(s, capfd, tmp_path):
-    """Another process holds the run lock: one line, exit 2, and the lock is the file's, whatever the path."""
+    """Another process holds the run lock: one line, exit 3 (retry later), and the lock is the file's, whatever
+    the path."""
     os.symlink(s / "good.sqlite", tmp_path / "link.sqlite")
     with open(f"{s / 'good.sqlite'}.lock", "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         for path in (s / "good.sqlite", tmp_path / "link.sqlite"):
             code, out, err = run_cli(["batch", str(s / "ok.toml"), "--results", str(path)], tmp_path, capfd)
-            assert code == 2 and err.count("daskbicl: error:") == 1, err
+            assert code == 3 and err.count("daskbicl: error:") == 1, err
             assert "another daskbicl batch is using" in err and "Traceback" not in err
 
 
@@ -414,9 +416,12 @@ def test_sql_looking_names_are_data(tmp_path):
     assert len(manifest.pairs) == 1
     with ResultsDB(tmp_path / "r.sqlite") as db:
         run_id = db.start_run("m", 1)
-        db.record_pair(*next(iter(manifest.pairs)), "fp", "fp", [("cari", "{}", 1.0)], run_id=run_id)
+        truth, pred = next(iter(manifest.pairs))
+        pair = Pair(truth, pred, "fp", "fp", manifest.name(truth, "truth"), manifest.name(pred, "pred"))
+        db.record_pair(pair, [("cari", "{}", 1.0, 1)], run_id=run_id)
         assert db.scores(pred=["*' OR '1'='1"]) == []
         assert len(db.scores(pred=[str(tmp_path / "x'); DROP TABLE scores;--.zarr")])) == 1
+        assert db.observations([run_id])[0]["pred_name"] == "p\" OR 1=1/x'); DROP TABLE scores;--.zarr"
         assert {"scores", "runs", "failures"} <= {r[0] for r in db.conn.execute("SELECT name FROM sqlite_master")}
 
 

@@ -151,8 +151,8 @@ def test_changed_input_is_rescored_and_force_rescores_without_duplicates(work, c
     report = run_batch(m, work / "r.sqlite", client=client)
     assert (report.scored, report.skipped, report.rows) == (1, 3, 3)
     after = rows_of(work / "r.sqlite")
-    assert unseen(after[:12]) == unseen(before)  # history is kept
-    new = {r["measure"]: r["value"] for r in after[12:]}
+    assert unseen([r for r in after if r["run_id"] != report.run_id]) == unseen(before)  # history is kept
+    new = {r["measure"]: r["value"] for r in after if r["run_id"] == report.run_id}
     assert new == daskbicl.score(work / "truth.zarr", work / "pred-2.zarr", measures=["cari", "nce", "ari_rows"])
     assert len(rows_of(work / "r.sqlite", latest=True)) == 12
 
@@ -170,7 +170,7 @@ def test_a_new_measure_or_parameter_scores_only_what_is_new(work, client):
     report = run_batch(manifest(work, measures='["cari", "nce"]', extra=extra), work / "r.sqlite", client=client)
     assert (report.scored, report.rows) == (4, 8)
     rows = rows_of(work / "r.sqlite")
-    assert unseen(rows[:4]) == unseen(first)  # cari was not rewritten
+    assert unseen([r for r in rows if r["run_id"] != report.run_id]) == unseen(first)  # cari was not rewritten
     assert sorted({r["measure"] for r in rows}) == ["cari", "fmeasure", "nce"]
     fm = [r for r in rows if r["measure"] == "fmeasure"]
     from daskbicl.batch.manifest import params_key
@@ -228,9 +228,14 @@ def test_bad_stores_fail_with_a_reason_and_the_others_are_scored(work, client):
     assert runs[-1]["status"] == "failed" and (runs[-1]["scored"], runs[-1]["failed"]) == (2, 5)
 
     # Repaired inputs are scored on the next run; the good pairs are not redone.
-    shutil.copytree(work / "pred-0.zarr", work / "missing.zarr")
+    shutil.copytree(work / "pred-2.zarr", work / "missing.zarr")
     again = run_batch(manifest(work, preds=preds), work / "r.sqlite", client=client)
     assert (again.scored, again.skipped, again.failed) == (1, 2, 4)
+    # identity is by content: a copy of a store already scored against this truth is not rescored
+    shutil.rmtree(work / "missing.zarr")
+    shutil.copytree(work / "pred-0.zarr", work / "missing.zarr")
+    copy = run_batch(manifest(work, preds=preds), work / "r.sqlite", client=client)
+    assert (copy.scored, copy.skipped, copy.failed) == (0, 3, 4)
 
 
 def test_latest_is_the_score_of_the_inputs_as_they_are_now(work, client, capsys):
@@ -253,7 +258,8 @@ def test_latest_is_the_score_of_the_inputs_as_they_are_now(work, client, capsys)
     code, out, _ = run_main(capsys, "results", db, "--latest", "--format", "json")
     latest = json.loads(out)
     assert code == 0 and len(latest) == 1
-    assert latest[0]["value"] == value_a and latest[0]["seen_run"] == again.run_id
+    assert latest[0]["value"] == value_a and latest[0]["last_run"] == again.run_id
+    assert latest[0]["status"] == "current" and latest[0]["pred_name"] == "runs/pred-2.zarr"
     assert len(rows_of(db)) == 2  # both versions are kept
 
 
@@ -323,7 +329,7 @@ def test_one_batch_at_a_time_per_results_file_and_killed_runs_are_marked(work, l
     with open(f"{db}.lock", "a") as held:  # as a batch in progress holds it
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         code, out, err = run_cli("batch", m, "--scheduler", address)
-        assert code == 2, err
+        assert code == 3, err  # retry later
         assert f"another daskbicl batch is using {db}" in err and "Traceback" not in err
     code, out, err = run_cli("batch", m, "--scheduler", address)
     assert code == 0, err
@@ -378,7 +384,8 @@ def test_cli_batch_then_results_in_every_text_format(work, local_cluster, capsys
     table = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(table) == 2 and {r["measure"] for r in table} == {"cari"}
     assert set(table[0]) == {"truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version",
-                             "scored_at", "run_id", "seen_at", "seen_run"}
+                             "scored_at", "run_id", "seen_at", "seen_run", "measure_version",
+                             "truth_name", "pred_name"}
 
     code, out, _ = run_main(capsys, "results", work / "m.sqlite", "--format", "json", "--truth", work / "truth.zarr", "--measure", "nce")
     records = json.loads(out)
@@ -517,7 +524,9 @@ def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, 
     daskbicl.save(daskbicl.perturb(truth, 0.5, seed=99), work / "pred-1.zarr", overwrite=True)
     run_batch(m, work / "r.sqlite", client=client)
     fig = plot_results(work / "r.sqlite", measures=["cari", "nce"])
-    assert [ax.get_title() for ax in fig.axes] == ["cari", "nce"]
+    assert [ax.get_title() for ax in fig.axes] == ["cari", "nce (normalizer=corrected)"]
+    assert fig._suptitle.get_text() == "scores against the truth 'truth'"
+    assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == 4  # one legend, one entry per pred
     lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("pred-")]
     assert sorted(ln.get_label() for ln in lines) == [f"pred-{k}" for k in range(4)]
     changed = next(ln for ln in lines if ln.get_label() == "pred-1")
@@ -528,6 +537,12 @@ def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, 
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "history.png", "--measure", "cari")
     assert code == 0, err
     assert (work / "history.png").stat().st_size > 1000 and "figure:" in out
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", "-o", work / "history.svg")
+    assert code == 0 and (work / "history.svg").read_text().startswith("<?xml")  # -o and its format
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot")
+    assert code == 2 and "--plot needs a file" in err
+    code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", "-o", work / "history.txt")
+    assert code == 2 and ".txt" in err
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "nowhere" / "h.png")
     assert code == 2 and "does not exist" in err
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "h.png", "--measure", "e4sc")

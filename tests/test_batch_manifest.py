@@ -91,8 +91,9 @@ BAD = {
     "unknown measure in a multi-line list": (
         '[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = [\n  "cari",\n  "carri",\n]\n',
         10, "unknown measure 'carri'. Did you mean 'cari'"),
-    "glob matching nothing": ('[truth]\nt = "truth.zarr"\n[pred]\np = [\n  "run-0.zarr",\n  "runs/*.zarr",\n]\n[[pairs]]\ntruth = "t"\npred = "p"\n',
-                              6, "'runs/*.zarr' matches nothing"),
+    "globs matching nothing, nothing left to score": (
+        '[truth]\nt = "truth.zarr"\n[pred]\np = [\n  "none-*.zarr",\n  "runs/*.zarr",\n]\n[[pairs]]\ntruth = "t"\npred = "p"\n',
+        6, "'runs/*.zarr' matches nothing"),
     "undefined group": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n\n[[pairs]]\ntruth = "t"\npred = "p"\n\n[[pairs]]\ntruth = "t"\npred = ["p", "q"]\n',
                         12, "pred 'q' is not defined in [pred] (defined: p)"),
     "parameter out of range": ('[truth]\nt = "truth.zarr"\n[pred]\np = "run-0.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\nmeasures = ["fmeasure"]\nparams = { beta = -1 }\n',
@@ -287,26 +288,39 @@ def test_fingerprint_reports_bad_stores_without_raising(stores, tmp_path):
 # --------------------------------------------------------------------------- results file
 
 
+def _pair(truth, pred, truth_fp, pred_fp):
+    from daskbicl.batch.results import Pair
+
+    return Pair(truth, pred, truth_fp, pred_fp, "t/" + truth.strip("/"), "p/" + pred.strip("/"))
+
+
 def test_results_file_upserts_and_filters(tmp_path):
     path = tmp_path / "r.sqlite"
     with ResultsDB(path) as db:
         assert db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        rows = [("cari", "{}", 0.5), ("nce", "{}", float("nan"))]
-        db.record_pair("/t.zarr", "/p1.zarr", "T1", "P1", rows, run_id="r1")
-        db.record_pair("/t.zarr", "/p1.zarr", "T1", "P1", [("cari", "{}", 0.75)], run_id="r2")  # same key: updated
-        db.record_pair("/t.zarr", "/p1.zarr", "T1", "P2", [("cari", "{}", 0.25)])  # changed pred: new row
-        db.record_pair("/t.zarr", "/p2.zarr", "T1", "Q", [("mocice_bcubed.f1", "{}", 0.9)])
-        assert db.scored("/t.zarr", "/p1.zarr", "T1", "P1") == {("cari", "{}"), ("nce", "{}")}
-        assert db.scored("/t.zarr", "/p2.zarr", "T1", "Q") == {("mocice_bcubed", "{}")}
+        rows = [("cari", "{}", 0.5, 1), ("nce", "{}", float("nan"), 2)]
+        db.record_pair(_pair("/t.zarr", "/p1.zarr", "T1", "P1"), rows, run_id="r1")
+        db.record_pair(_pair("/t.zarr", "/p1.zarr", "T1", "P1"), [("cari", "{}", 0.75, 1)], run_id="r2")  # updated
+        db.record_pair(_pair("/t.zarr", "/p1.zarr", "T1", "P2"), [("cari", "{}", 0.25, 1)])  # changed pred: new row
+        db.record_pair(_pair("/t.zarr", "/p2.zarr", "T1", "Q"), [("mocice_bcubed.f1", "{}", 0.9, 1)])
+        ids = db.reusable("T1", "P1", {"cari": 1, "nce": 2})
+        assert set(ids) == {("cari", "{}"), ("nce", "{}")}
+        assert set(db.reusable("T1", "P1", {"cari": 1, "nce": 3})) == {("cari", "{}")}  # nce of another version
+        assert set(db.reusable("T1", "Q", {})) == {("mocice_bcubed", "{}")}
+        assert db.reusable("T9", "Q", {}) == {}
         everything = db.scores()
         assert len(everything) == 4
-        assert [r["value"] for r in everything[:2]] == [0.75, None]
+        assert [(r["measure"], r["value"]) for r in everything[:3]] == [("cari", 0.75), ("cari", 0.25), ("nce", None)]
         assert len(db.scores(latest=True)) == 3  # the P1 cari row is superseded by the P2 one
         assert {r["pred_fp"] for r in db.scores(latest=True, measure=["cari"], pred=["/p1.zarr"])} == {"P2"}
         assert len(db.scores(pred=["/*p2*"])) == len(db.scores(pred=["/p2.zarr"])) == 1
+        assert len(db.scores(pred=["p2.zarr"])) == 1  # a folder name matches too
         assert len(db.scores(measure=["mocice_bcubed"])) == 1
-        db.record_failure("/t.zarr", "/p3.zarr", "T1", None, "cari", "{}", "pred: no such file", run_id="r3")
+        db.record_failure(_pair("/t.zarr", "/p3.zarr", "T1", None), "cari", "{}", "pred: no such file", run_id="r3",
+                          status="missing")
         assert db.failures(pred=["/p3.zarr"])[0]["reason"] == "pred: no such file"
+        seen = db.observations(["r3"])
+        assert [(o["pred_name"], o["measure"], o["status"]) for o in seen] == [("p/p3.zarr", "*", "missing")]
     con = sqlite3.connect(path)
     with pytest.raises(sqlite3.IntegrityError):  # the UNIQUE key holds whatever writes the file
         con.execute(
@@ -339,11 +353,13 @@ def test_results_file_of_schema_1_is_read_as_is_and_upgraded_by_a_run(tmp_path):
         assert [(r["pred_fp"], r["seen_at"]) for r in db.scores(latest=True)] == [("B", "2025-01-02T00:00:00.000+00:00")]
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
     with ResultsDB(path) as db:  # a batch run: upgraded in place, every row kept
-        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == 3
         assert [(r["value"], r["seen_run"]) for r in db.scores()] == [(0.5, "r1"), (0.25, "r2")]
         run = db.start_run(None, 1)
-        db.mark_seen([("/t.zarr", "/p.zarr", "T", "A")], run_id=run)  # the input went back to version A
+        (a,) = db.reusable("T", "A", {"cari": 1})[("cari", "{}")]
+        db.reuse(_pair("/t.zarr", "/p.zarr", "T", "A"), [a], run_id=run)  # the input went back to version A
         assert [(r["pred_fp"], r["seen_run"]) for r in db.scores(latest=True)] == [("A", run)]
+        assert [(o["status"], o["value"]) for o in db.observations([run])] == [("reused", 0.5)]
 
 
 def test_results_file_errors(tmp_path):

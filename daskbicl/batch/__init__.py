@@ -11,6 +11,9 @@ Modules:
 * :mod:`~daskbicl.batch.manifest`    -- parse and validate the manifest (errors name the line);
 * :mod:`~daskbicl.batch.fingerprint` -- content fingerprints of Zarr stores;
 * :mod:`~daskbicl.batch.results`     -- the SQLite results file;
+* :mod:`~daskbicl.batch.names`       -- how rows name their stores (manifest names, paths) and patterns match;
+* :mod:`~daskbicl.batch.runlog`      -- what each run saw: one run, two runs compared, the latest state;
+* :mod:`~daskbicl.batch.gates`       -- ``--fail-below`` and ``--fail-on-drop`` (exit status 4);
 * :mod:`~daskbicl.batch.runner`      -- survey (fingerprints, kinds), plan (what to score) and
   execute (on a Client);
 * :mod:`~daskbicl.batch.commands`         -- the ``batch`` and ``results`` subcommands.
@@ -19,6 +22,7 @@ Modules:
 from .fingerprint import StoreInfo, fingerprint, fingerprint_stores
 from .history_plot import plot_results
 from .manifest import Manifest, ManifestError, Request, load_manifest, parse_manifest
+from .names import Pair
 from .results import ResultsBusyError, ResultsDB, ResultsFileError
 from .runner import BatchReport, Plan, execute, plan, run_batch, survey
 
@@ -26,6 +30,7 @@ __all__ = [
     "plot_results",
     "BatchReport",
     "Manifest",
+    "Pair",
     "ManifestError",
     "Plan",
     "Request",

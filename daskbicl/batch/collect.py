@@ -81,41 +81,56 @@ class State:
 
     def __init__(self, db: ResultsDB, run_id: str):
         self.db, self.run_id = db, run_id
-        self.pending: dict[tuple[str, str], list[tuple[Request, str, tuple[str, ...] | None]]] = {}
+        self.pending: dict[tuple[str, str], list[tuple[Request, str, tuple[str, ...] | None, str, list]]] = {}
         self.failures: list[tuple[str, str, str]] = []
         self.failed_pairs: set[tuple[str, str]] = set()
         self.committed: set[tuple[str, str]] = set()
         self.rows = self.tasks = 0
 
-    def fail(self, job, request: Request, reason: str, measures: tuple[str, ...] | None = None) -> None:
-        """Note a failure of ``measures`` of ``request`` (None: all of them) for ``job``'s pair."""
-        self.pending.setdefault((job.truth, job.pred), []).append((request, reason, measures))
+    def fail(self, job, request: Request, reason: str, measures: tuple[str, ...] | None = None, *,
+             status: str = "failed", keys: list | None = None) -> None:
+        """Note a failure of ``measures`` of ``request`` (None: all of them) for ``job``'s pair.
+
+        ``status`` is what the run saw (``failed``, ``missing``, ``changed``);
+        ``keys`` the ``(measure, params)`` that failed (default: all of the
+        request's work left, see :func:`work_keys`).
+        """
+        if keys is None:
+            keys = work_keys(job, request)
+        self.pending.setdefault((job.truth, job.pred), []).append((request, reason, measures, status, keys))
 
     def settle(self, job) -> None:
         """Record the pair's failures, if any, as one failure (reasons joined)."""
         problems = self.pending.pop((job.truth, job.pred), None)
         if not problems:
             return
-        reason = "; ".join(dict.fromkeys(reason for _, reason, _ in problems))
-        requests = list(dict.fromkeys(request for request, _, _ in problems))
-        if any(names is None and r.measures is None for r, _, names in problems):
+        reason = "; ".join(dict.fromkeys(p[1] for p in problems))
+        requests = list(dict.fromkeys(p[0] for p in problems))
+        if any(names is None and r.measures is None for r, _, names, _, _ in problems):
             measures = "*"
         else:
-            names = [m for r, _, failed in problems for m in (failed if failed is not None else r.measures)]
+            names = [m for r, _, failed, _, _ in problems for m in (failed if failed is not None else r.measures)]
             measures = ",".join(dict.fromkeys(names))
         params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned)) for r in requests))
         params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
-        self.db.record_failure(job.truth, job.pred, job.truth_fp, job.pred_fp, measures, params_text, reason,
-                               run_id=self.run_id)
+        statuses = {p[3] for p in problems}
+        status = next((s for s in ("missing", "changed") if s in statuses), "failed")
+        keys = list(dict.fromkeys(k for p in problems for k in p[4]))
+        self.db.record_failure(job.pair, measures, params_text, reason, run_id=self.run_id, status=status,
+                               observed=keys)
         self.failures.append((job.truth, job.pred, reason))
         self.failed_pairs.add((job.truth, job.pred))
 
     def commit(self, job, rows: list) -> None:
         """Write the pair's scored rows (one transaction)."""
         if rows:
-            self.rows += self.db.record_pair(job.truth, job.pred, job.truth_fp, job.pred_fp, rows,
-                                             run_id=self.run_id)
+            self.rows += self.db.record_pair(job.pair, rows, run_id=self.run_id)
             self.committed.add((job.truth, job.pred))
+
+
+def work_keys(job, request: Request) -> list[tuple[str, str]]:
+    """The ``(measure, params)`` of ``request`` still to score for ``job``'s pair."""
+    return [(m.name, params_key(prm)) for r, todo in job.work if r == request for m, prm in todo]
 
 
 def _finalize(plan, measures: list, tables: dict) -> tuple[dict, list[tuple[tuple[str, ...], str]]]:
@@ -161,12 +176,14 @@ def _finish(state: State, sub: Submitted, tables: dict) -> None:
             values, failed = {}, [(tuple(m.name for m in usable), reason_of(exc))]
         for reason, names in by_reason.items():
             failed.append((tuple(names), reason))
+        version = {m.name: m.version for m in plan.measures}
         for names, reason in failed:
             whole = set(names) == {m.name for m in plan.measures}
-            state.fail(job, request, reason, None if whole else names)
+            keys = [(n, params_key(stored_params(plan.params[n], request.unassigned))) for n in names]
+            state.fail(job, request, reason, None if whole else names, keys=keys)
         for name, value in values.items():
             key = params_key(stored_params(plan.params[name], request.unassigned))
-            rows.extend((m, key, v) for m, v in flatten(name, value))
+            rows.extend((m, key, v, version[name]) for m, v in flatten(name, value))
     state.commit(job, rows)
     state.settle(job)
 
@@ -284,7 +301,7 @@ def run_pairs(client, submitted: list[Submitted], state: State, *, storage_optio
                 sub = submitted[n]
                 if k in changed:
                     for request, _ in sub.prepared:
-                        state.fail(sub.job, request, changed[k])
+                        state.fail(sub.job, request, changed[k], status="changed")
                     state.settle(sub.job)
                 else:
                     _finish(state, sub, tables.pop(n))

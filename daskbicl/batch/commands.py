@@ -2,11 +2,14 @@
 
 Exit codes a scheduler can act on: 0 every pair scored (or already scored),
 1 some pairs failed (each recorded with its reason; the others scored),
-2 bad manifest or usage, a results file that cannot be used (locked by
-another batch, unwritable, corrupt, disk full, another program's): the
-message names the manifest line or the file; 3 the cluster failed (the
-scheduler unreachable or lost, no worker): retry later.  The results file
-is opened and locked before any cluster is started.
+2 something to fix: a bad manifest or usage, a results file that cannot be
+used (unwritable, corrupt, disk full, another program's): the message names
+the manifest line or the file; 3 retry later: the cluster failed (the
+scheduler unreachable or lost, no worker) or another batch holds the
+results file; 4 a gate failed (``--fail-below``, ``--fail-on-drop``; the
+offending pairs are printed), after everything was scored and recorded.
+4 wins over 1.  The results file is opened and locked before any cluster
+is started.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from ..errors import DaskbiclError, InputError
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
 
-FORMATS = ("table", "csv", "json", "parquet")
+FORMATS = ("table", "csv", "json", "parquet", "metrics")
+EXIT_GATE = 4
 _TABLE_SCORES = ("truth", "pred", "measure", "params", "value", "scored_at")
 _TABLE_FAILURES = ("truth", "pred", "measures", "reason", "failed_at")
 
@@ -75,8 +79,10 @@ def cmd_batch(args) -> int:
     results = args.results or manifest.results
     if args.dry_run:
         return _dry_run(manifest, results, args.force)
+    gates = _gates(args)
+    tags = dict(_tag(t) for t in args.tag or ())
     report = run_batch(manifest, results, connect=lambda: _connect(args), force=args.force,
-                       progress=progress_wanted(args), out=sys.stderr)
+                       progress=progress_wanted(args), out=sys.stderr, tags=tags)
     for truth, pred, reason in report.failures:
         print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
     if args.json:
@@ -88,7 +94,40 @@ def cmd_batch(args) -> int:
         }))
     else:
         print(report.summary())
+    if gates and report.run_id:
+        from .results import ResultsDB
+
+        with ResultsDB(report.results, create=False) as db:
+            if _report_gates(db, report.run_id, gates):
+                return EXIT_GATE
     return report.exit_code
+
+
+def _tag(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise InputError(f"--tag takes KEY=VALUE (e.g. --tag model=nmf-2.1), got {text!r}")
+    return key.strip(), value
+
+
+def _gates(args) -> list:
+    from .gates import parse_gate
+
+    return ([parse_gate(t, "below") for t in args.fail_below or ()]
+            + [parse_gate(t, "drop") for t in args.fail_on_drop or ()])
+
+
+def _report_gates(db, run_id: str, gates: list) -> bool:
+    """Check ``gates`` on run ``run_id``; print each offending pair on stderr.  True when a gate failed."""
+    from .gates import check_gates
+
+    failed = check_gates(db, run_id, gates)
+    for line in failed:
+        print(f"daskbicl: gate failed: {line}", file=sys.stderr)
+    if failed:
+        print(f"daskbicl: {len(failed)} gate failure{'s' * (len(failed) > 1)} in run {run_id} (exit status 4)",
+              file=sys.stderr)
+    return bool(failed)
 
 
 def _cell(value) -> str:
@@ -113,6 +152,7 @@ def _json_value(v):
 
 
 def _write_parquet(rows: list[dict], columns, output: str) -> None:
+    """Parquet with typed columns: timestamps as UTC datetimes, ``params`` as a struct."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -123,7 +163,35 @@ def _write_parquet(rows: list[dict], columns, output: str) -> None:
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=list(columns))
+    for column in frame.columns:
+        if column.endswith("_at"):
+            frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    if "params" in frame.columns:
+        frame["params"] = [_params(p) or None for p in frame["params"]]
     write_output(output, lambda tmp: frame.to_parquet(tmp, index=False))
+
+
+def _params(text):
+    """A ``params`` cell as a dict (``{}`` for none; the list of a failure with several parameter sets as is)."""
+    if not isinstance(text, str) or not text:
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {"sets": value}
+
+
+def short_params(text) -> str:
+    """``{"beta":0.5,"clip":false}`` as ``beta=0.5, clip=false`` (empty for none).
+
+    >>> short_params('{"beta":0.5,"clip":false,"normalizer":"corrected"}')
+    'beta=0.5, clip=false, normalizer=corrected'
+    """
+    return ", ".join(f"{k}={_short(v)}" for k, v in _params(text).items() if k != "sets")
+
+
+def _short(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
 def _check_measures(names, db) -> None:
@@ -136,34 +204,140 @@ def _check_measures(names, db) -> None:
             get(name)  # raises MeasureError naming the available measures
 
 
-def cmd_results(args) -> int:
-    from .results import FAILURE_COLUMNS, SCORE_COLUMNS, ResultsDB
+#: Columns of the ``table`` format, per view.
+_TABLE = {
+    "scores": _TABLE_SCORES,
+    "failures": _TABLE_FAILURES,
+    "latest": ("truth_name", "pred_name", "measure", "params", "value", "status", "last_run"),
+    "run": ("truth_name", "pred_name", "measure", "params", "status", "value"),
+    "diff": ("truth_name", "pred_name", "measure", "params", "before", "after", "change", "status_after"),
+    "runs": ("run_id", "started_at", "finished_at", "status", "pairs", "scored", "skipped", "failed", "tags",
+             "git_commit"),
+}
 
-    if args.plot:
+
+def _view(args, db) -> tuple[str, list[dict], tuple]:
+    """(view name, rows, columns) that ``results`` was asked for."""
+    from .results import FAILURE_COLUMNS, RUN_COLUMNS, SCORE_COLUMNS
+    from .runlog import (
+        DIFF_ROW,
+        LATEST_ROW,
+        RUN_ROW,
+        diff_rows,
+        last_runs,
+        latest_rows,
+        resolve_run,
+        run_rows,
+    )
+
+    filters = dict(truth=args.truth or (), pred=args.pred or (), measure=args.measure or ())
+    if args.runs:
+        return "runs", db.runs(), RUN_COLUMNS
+    if args.diff is not None:
+        if len(args.diff) > 2:
+            raise InputError("--diff takes at most two runs: --diff [BEFORE [AFTER]]")
+        if len(args.diff) == 2:
+            before, after = (resolve_run(db, x) for x in args.diff)
+        else:
+            ids = last_runs(db, 2)
+            if args.diff:  # that run against the one before it
+                every, after = last_runs(db, 1 << 62), resolve_run(db, args.diff[0])
+                ids = every[max(0, every.index(after) - 1): every.index(after) + 1] if after in every else []
+            if len(ids) < 2:
+                raise DaskbiclError(f"--diff needs two runs that recorded pairs; {db.path} has {len(ids)}")
+            before, after = ids
+        print(f"changes from run {before} to run {after}", file=sys.stderr)
+        return "diff", diff_rows(db, before, after, **filters), DIFF_ROW
+    if args.run:
+        return "run", run_rows(db, resolve_run(db, args.run), **filters), RUN_ROW
+    if args.failures:
+        return "failures", db.failures(**filters), FAILURE_COLUMNS
+    if args.latest or args.wide or args.format == "metrics":
+        return "latest", latest_rows(db, **filters), LATEST_ROW
+    return "scores", db.scores(**filters), SCORE_COLUMNS + ("truth_name", "pred_name")
+
+
+def _wide(rows: list[dict], view: str) -> tuple[list[dict], tuple]:
+    """One row per (truth, pred), one column per measure (and parameter set): ``measure`` or ``measure[beta=2]``."""
+    if view not in ("latest", "run"):
+        raise InputError("--wide pivots one value per pair and measure: use it with --latest (the default for "
+                         "--wide) or --run ID")
+    table: dict = {}
+    columns: dict = {}
+    for r in rows:
+        label = r["measure"] + (f"[{short_params(r['params'])}]" if short_params(r["params"]) else "")
+        columns[label] = None
+        table.setdefault((r["truth_name"], r["pred_name"]), {})[label] = r["value"]
+    names = ("truth_name", "pred_name", *sorted(columns))
+    return [{"truth_name": t, "pred_name": p, **{c: v.get(c) for c in columns}}
+            for (t, p), v in sorted(table.items())], names
+
+
+def _metrics(rows: list[dict]) -> dict:
+    """DVC-style metrics: ``{truth name: {pred name: {measure[params]: value}}}``."""
+    out: dict = {}
+    for r in rows:
+        label = r["measure"] + (f"[{short_params(r['params'])}]" if short_params(r["params"]) else "")
+        out.setdefault(r["truth_name"], {}).setdefault(r["pred_name"], {})[label] = _json_value(r["value"])
+    return out
+
+
+def _flat_params(rows: list[dict], columns) -> tuple[list[dict], tuple]:
+    """Rows with one ``param_<name>`` column per parameter (CSV, Parquet: parameters as columns)."""
+    if "params" not in columns:
+        return rows, tuple(columns)
+    names = sorted({k for r in rows for k in _params(r["params"])})
+    extra = tuple(f"param_{k}" for k in names)
+    out = [{**r, **{f"param_{k}": _params(r["params"]).get(k) for k in names}} for r in rows]
+    return out, tuple(columns) + extra
+
+
+def _render(rows: list[dict], columns, args, view: str) -> str:
+    if args.format == "table":
+        shown = columns if args.wide else _TABLE[view]
+        cells = [{**r, "params": short_params(r["params"])} if "params" in r else r for r in rows]
+        if view == "runs":
+            cells = [{**r, "tags": ",".join(f"{k}={v}" for k, v in r["tags"].items()),
+                      "git_commit": (r["git_commit"] or "")[:10]} for r in cells]
+        return _table(cells, shown) if rows else ""
+    if args.format == "metrics":
+        return json.dumps(_metrics(rows), indent=1, sort_keys=True) + "\n"
+    if args.format == "csv":
+        flat, names = _flat_params(rows, columns)
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(names), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows([{k: (json.dumps(v, sort_keys=True) if isinstance(v, dict) else v) for k, v in r.items()}
+                          for r in flat])
+        return buf.getvalue()
+    records = [{k: (_params(v) if k == "params" else _json_value(v)) for k, v in r.items()} for r in rows]
+    return json.dumps(records, indent=1) + "\n"
+
+
+def cmd_results(args) -> int:
+    from .results import ResultsDB
+
+    if args.plot is not None:
         return _plot_results(args)
     if args.format == "parquet" and not args.output:
         raise DaskbiclError("parquet is a binary format: pass --output FILE.parquet")
-    filters = dict(truth=args.truth or (), pred=args.pred or (), measure=args.measure or ())
+    gates = _gates(args)
     with ResultsDB(args.file, create=False) as db:
         _check_measures(args.measure or (), db)
-        if args.failures:
-            rows, columns, table_columns = db.failures(**filters), FAILURE_COLUMNS, _TABLE_FAILURES
-        else:
-            rows, columns, table_columns = db.scores(**filters, latest=args.latest), SCORE_COLUMNS, _TABLE_SCORES
+        view, rows, columns = _view(args, db)
+        if args.wide:
+            rows, columns = _wide(rows, view)
+        gate_failed = False
+        if gates:
+            from .runlog import resolve_run
+
+            gate_failed = _report_gates(db, resolve_run(db, args.run or "last"), gates)
     if args.format == "parquet":
-        _write_parquet(rows, columns, args.output)
+        flat, names = (rows, columns) if args.wide else _flat_params(rows, columns)
+        _write_parquet(flat, names, args.output)
         print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
-        return 0
-    if args.format == "table":
-        text = _table(rows, table_columns) if rows else ""
-    elif args.format == "csv":
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        text = buf.getvalue()
-    else:
-        text = json.dumps([{k: _json_value(v) for k, v in r.items()} for r in rows], indent=1) + "\n"
+        return EXIT_GATE if gate_failed else 0
+    text = _render(rows, columns, args, view)
     if args.output:
         def write(tmp):
             with open(tmp, "w", encoding="utf-8", newline="") as f:
@@ -175,19 +349,33 @@ def cmd_results(args) -> int:
         sys.stdout.write(text)
     if not rows:
         print("no matching rows", file=sys.stderr)
-    return 0
+    return EXIT_GATE if gate_failed else 0
 
 
 def _plot_results(args) -> int:
     """``results FILE --plot OUT``: the history figure, checked writable before reading anything."""
     from .history_plot import plot_results
 
-    check_figure_path("--plot", args.plot)
-    if args.failures or args.latest:
-        raise DaskbiclError("--plot draws every scored row over time; it does not take --latest or --failures")
-    plot_results(args.file, args.plot, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
-    print(f"figure: {args.plot}")
+    if args.plot and args.output and os.path.abspath(args.plot) != os.path.abspath(args.output):
+        raise InputError(f"--plot {args.plot} and -o {args.output} name two files: give one")
+    target = args.plot or args.output
+    if not target:
+        raise InputError("--plot needs a file to draw in: --plot FILE or --plot -o FILE (.png, .svg or .pdf)")
+    check_figure_path("--plot", target)
+    if args.failures or args.latest or args.run or args.diff is not None or args.runs or args.wide:
+        raise DaskbiclError("--plot draws every scored row over time; it does not take --latest, --failures, "
+                            "--run, --diff, --runs or --wide")
+    plot_results(args.file, target, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+    print(f"figure: {target}")
     return 0
+
+
+def _gate_options(p) -> None:
+    p.add_argument("--fail-below", action="append", metavar="MEASURE=VALUE",
+                   help="exit 4 when a pair's MEASURE is below VALUE in the run (repeatable)")
+    p.add_argument("--fail-on-drop", action="append", metavar="MEASURE=DELTA",
+                   help="exit 4 when a pair's MEASURE is worse than its previous value by more than DELTA "
+                   "(repeatable)")
 
 
 def add_parsers(sub, common) -> None:
@@ -197,9 +385,10 @@ def add_parsers(sub, common) -> None:
         help="score every pair a TOML manifest names, in one Dask computation; record results in SQLite",
         description="Score every (truth, pred) pair of MANIFEST. Pairs already scored at the same input "
         "fingerprints and parameters are skipped. Exit status: 0 all scored, 1 some pairs failed "
-        "(recorded with their reason), 2 bad manifest or usage, or the results file cannot be used "
-        "(another batch is using it, unwritable, corrupt), 3 the cluster failed (scheduler unreachable or "
-        "lost, no workers): retry later.",
+        "(recorded with their reason), 2 fix something: bad manifest or usage, or the results file cannot be "
+        "used (unwritable, corrupt, full disk), 3 retry later: the cluster failed (scheduler unreachable or "
+        "lost, no workers) or another batch holds the results file, 4 a gate failed (--fail-below, "
+        "--fail-on-drop).",
     )
     p.add_argument("manifest", help="TOML manifest (see examples/batch/manifest.toml)")
     p.add_argument("--results", metavar="FILE",
@@ -211,6 +400,9 @@ def add_parsers(sub, common) -> None:
     p.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (pairs and tasks done) on stderr (default: when stderr is a terminal)")
+    p.add_argument("--tag", action="append", metavar="KEY=VALUE",
+                   help="a tag recorded with this run (over the manifest's [run] table; repeatable)")
+    _gate_options(p)
     common(p)
     p.set_defaults(func=cmd_batch)
 
@@ -218,17 +410,30 @@ def add_parsers(sub, common) -> None:
     p.add_argument("file", help="SQLite results file")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     p.add_argument("--truth", action="append", metavar="PATTERN",
-                   help="only truth stores matching this path or shell pattern, relative to the current "
-                   "folder like a path ('*' also matches '/'; repeat for several)")
-    p.add_argument("--pred", action="append", metavar="PATTERN", help="only pred stores matching (repeatable)")
+                   help="only truth stores whose manifest name (group/folder), folder name or path matches this "
+                   "shell pattern (paths relative to the current folder; '*' also matches '/'; repeatable)")
+    p.add_argument("--pred", action="append", metavar="PATTERN",
+                   help="only pred stores whose manifest name (group/folder), folder name or path matches "
+                   "(repeatable)")
     p.add_argument("--measure", action="append", metavar="NAME", help="only this measure (repeatable)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--latest", action="store_true",
-                       help="per (truth, pred, measure, params), only the score of the inputs a batch run "
-                       "saw last (what they are now)")
+                       help="per pair (by manifest names), measure and params: the last value, and its status "
+                       "in the last run that named it (current, missing, failed, stale)")
+    which.add_argument("--run", metavar="ID",
+                       help="what run ID saw of every pair (an id, a unique prefix, 'last' or -N: N runs before "
+                       "the last)")
+    which.add_argument("--diff", nargs="*", metavar="RUN",
+                       help="per pair and measure: the value before, after and the change between two runs "
+                       "(default: the last two; one RUN: that run against the one before it)")
+    which.add_argument("--runs", action="store_true", help="list the runs (time, status, counts, tags, commit)")
     which.add_argument("--failures", action="store_true",
                        help="export the recorded failures (every failed attempt) instead of scores")
+    p.add_argument("--wide", action="store_true",
+                   help="one row per pair, one column per measure (with --latest, the default, or --run)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet)")
-    p.add_argument("--plot", metavar="FILE",
-                   help="draw each measure of each pred across runs (PNG, SVG or PDF by suffix) instead of a table")
+    _gate_options(p)
+    p.add_argument("--plot", metavar="FILE", nargs="?", const="",
+                   help="draw each measure of each pred across runs in FILE, or in -o FILE (PNG, SVG or PDF by "
+                   "suffix), instead of a table")
     p.set_defaults(func=cmd_results)

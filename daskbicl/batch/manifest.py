@@ -20,6 +20,14 @@ A manifest is a TOML file::
 
     [storage_options]                      # optional: fsspec options for URLs (anon = true, ...)
 
+    [run]                                  # optional: tags recorded with every run (strings, numbers)
+    model = "nmf-2.1"
+
+Every store has a *name*: ``group/folder`` (``runs/nmf-3.zarr`` of group
+``nmf`` is ``nmf/nmf-3.zarr``).  The results are kept by these names and the
+stores' content fingerprints, never by absolute paths, so moving the data
+folder with its manifest rescores nothing and keeps one history.
+
 Relative paths and globs are relative to the manifest's folder (so a cron job
 may run from anywhere); ``~`` is expanded; ``file://`` URLs are local paths.
 A glob selects folders locally and any matching prefix for URLs (through
@@ -31,12 +39,15 @@ work starts, and every problem is reported with its line: TOML syntax (from
 :mod:`tomllib`), unknown keys, unknown group names, unknown measures,
 parameters no listed measure accepts or of the wrong type or range (each
 distinct request is run once on a tiny in-memory pair, so the measures' own
-checks apply), and globs that match nothing.  :mod:`tomllib` reports no line
+checks apply).  A glob that matches nothing fails its group's pairs, each
+recorded with the reason, and the others are scored; only when no pair is
+left to score at all is it a manifest error.  :mod:`tomllib` reports no line
 for such semantic errors, so :class:`_Locator` finds keys in the source text.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import json
 import os
@@ -54,7 +65,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 __all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key", "stored_params"]
 
-TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs")
+TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs", "run")
 PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned")
 _MAGIC = set("*?[")
 
@@ -135,6 +146,24 @@ class Manifest:
     storage_options: dict
     pairs: dict[tuple[str, str], tuple[Request, ...]]
     source: str = "manifest"
+    #: (role, store location) -> its name in the manifest, ``group/folder`` (the first group of that role
+    #: that lists it)
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: the ``[run]`` table: tags recorded with every run of this manifest
+    tags: dict[str, str] = field(default_factory=dict)
+    #: a glob that matches nothing stands in its group as this store, which fails with the message
+    empty: dict[str, str] = field(default_factory=dict)
+    #: (role, group) -> the last path component of each of the group's globs (``nmf-*.zarr``)
+    globs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+    def globbed(self, role: str, name: str) -> bool:
+        """A store of this ``group/folder`` name would be listed by one of its group's globs, were it there."""
+        group, _, folder = name.partition("/")
+        return any(fnmatch.fnmatchcase(folder, g) for g in self.globs.get((role, group), ()))
+
+    def name(self, store: str, role: str) -> str:
+        """The manifest name of ``store`` as a ``role`` (its location when the manifest does not list it)."""
+        return self.names.get((role, store), store)
 
     @property
     def stores(self) -> list[str]:
@@ -460,6 +489,32 @@ def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
     return sorted(os.path.normpath(p) for p in glob.glob(local, recursive=True) if os.path.isdir(p))
 
 
+def _placeholder(pattern: str, base_dir: str) -> str:
+    """The stand-in store of a glob that matches nothing: the pattern, spelled as stores are."""
+    if is_remote(pattern):
+        return pattern.rstrip("/")
+    local = os.path.expanduser(pattern[len("file://"):] if pattern.startswith("file://") else pattern)
+    return os.path.normpath(local if os.path.isabs(local) else os.path.join(base_dir, local))
+
+
+def _basename(store: str) -> str:
+    return store.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _check_tags(table, check: _Checker) -> dict[str, str]:
+    """The ``[run]`` table: ``key = string, number or boolean``, each kept as text."""
+    if not isinstance(table, dict):
+        check.error(("run",), "run must be a table of tags, e.g. [run] then model = \"nmf-2.1\"")
+        return {}
+    tags = {}
+    for key, value in table.items():
+        if isinstance(value, (dict, list)) or not isinstance(value, (str, int, float, bool)):
+            check.error(("run", key), f"tag {key!r} in [run] must be a string, a number or a boolean, got {value!r}")
+            continue
+        tags[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return tags
+
+
 def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") -> Manifest:
     """Validate a manifest's text and expand its globs.
 
@@ -485,6 +540,7 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
         check.error(("storage_options",), "storage_options must be a table of fsspec options")
         storage_options = {}
     default_policy = _check_policy(doc.get("unassigned"), ("unassigned",), check) or DEFAULT_POLICY
+    tags = _check_tags(doc.get("run", {}), check)
     groups = _check_groups(doc, check)
     entries = doc.get("pairs")
     if entries is None:
@@ -504,6 +560,7 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
 
     base_dir = os.path.abspath(base_dir)
     expanded: dict[tuple[str, str], list[str]] = {}
+    empty: dict[str, tuple[int, str]] = {}
     for role in ("truth", "pred"):
         for name, patterns in groups[role].items():
             stores: list[str] = []
@@ -513,16 +570,16 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
                 except Exception as exc:  # fsspec: unknown protocol, missing backend, no credentials, ...
                     check.error((role, name), f"cannot expand {pattern!r}: {type(exc).__name__}: {exc}", token=pattern)
                     continue
-                if not found:
-                    check.error((role, name), f"{role} {name!r}: {pattern!r} matches nothing", token=pattern)
+                if not found:  # the group's pairs fail (recorded), unless nothing at all is left to score
+                    found = [_placeholder(pattern, base_dir)]
+                    empty[found[0]] = (check.locator.line((role, name), pattern),
+                                       f"{role} {name!r}: {pattern!r} matches nothing")
                 stores.extend(found)
             expanded[(role, name)] = list(dict.fromkeys(stores))
     if results is not None and is_remote(results):
         check.error(("results",), f"results must be a local file (SQLite), got {results!r}")
-    check.raise_if_any()
-
     pairs: dict[tuple[str, str], list[Request]] = {}
-    for truth_names, pred_names, request in checked:
+    for truth_names, pred_names, request in filter(None, checked):
         for tn in truth_names:
             for pn in pred_names:
                 for t in expanded[("truth", tn)]:
@@ -530,14 +587,26 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
                         requests = pairs.setdefault((t, p), [])
                         if request not in requests:
                             requests.append(request)
+    if empty and all(t in empty or p in empty for t, p in pairs):  # nothing to score at all: the manifest is wrong
+        check.errors.extend(empty.values())
+    check.raise_if_any()
     if results is not None:
         results = os.path.normpath(os.path.join(base_dir, os.path.expanduser(results)))
+    names: dict[tuple[str, str], str] = {}
+    for (role, group), stores in expanded.items():
+        for store in stores:
+            names.setdefault((role, store), f"{group}/{_basename(store)}")
     return Manifest(
         path=None,
         results=results,
         storage_options=dict(storage_options),
         pairs={k: tuple(v) for k, v in pairs.items()},
         source=source,
+        names=names,
+        tags=tags,
+        empty={path: message for path, (_, message) in empty.items()},
+        globs={(role, n): [_basename(p) for p in ps if _MAGIC & set(p)]
+               for role in ("truth", "pred") for n, ps in groups[role].items()},
     )
 
 

@@ -51,9 +51,11 @@ Schema (``PRAGMA user_version`` = 2)::
 from __future__ import annotations
 
 import contextlib
-import fnmatch
+import json
 import math
 import os
+import pathlib
+import shutil
 import sqlite3
 import uuid
 from datetime import datetime, timezone
@@ -61,15 +63,22 @@ from datetime import datetime, timezone
 from .._version import __version__
 from ..errors import DaskbiclError
 from ..io.store import is_remote
+from .names import Pair, matches, measure_matches
 
-__all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "SCORE_COLUMNS", "FAILURE_COLUMNS", "now"]
+__all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "Pair", "SCORE_COLUMNS", "FAILURE_COLUMNS",
+           "OBSERVATION_COLUMNS", "RUN_COLUMNS", "matches", "measure_matches", "now"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: ``PRAGMA application_id`` of a daskbicl results file ("DBCL"): another program's database is refused.
 APPLICATION_ID = 0x4442434C
 
 SCORE_COLUMNS = ("truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version", "scored_at",
-                 "run_id", "seen_at", "seen_run")
+                 "run_id", "seen_at", "seen_run", "measure_version")
+#: One row per (run, pair, measure, parameters) the run's manifest named: what the run saw.
+OBSERVATION_COLUMNS = ("run_id", "truth_name", "pred_name", "truth", "pred", "truth_fp", "pred_fp", "measure",
+                       "params", "status", "score_id", "reason")
+RUN_COLUMNS = ("run_id", "manifest", "started_at", "finished_at", "pairs", "scored", "skipped", "failed", "status",
+               "tags", "git_commit")
 FAILURE_COLUMNS = ("truth", "pred", "measures", "params", "reason", "truth_fp", "pred_fp", "version", "failed_at", "run_id")
 
 _SCHEMA = """
@@ -87,7 +96,8 @@ CREATE TABLE IF NOT EXISTS scores (
     run_id    TEXT,
     seen_at   TEXT,
     seen_run  TEXT,
-    UNIQUE (truth, pred, measure, params, truth_fp, pred_fp)
+    measure_version INTEGER NOT NULL DEFAULT 1,
+    UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version)
 );
 CREATE TABLE IF NOT EXISTS failures (
     id        INTEGER PRIMARY KEY,
@@ -111,8 +121,28 @@ CREATE TABLE IF NOT EXISTS runs (
     scored      INTEGER,
     skipped     INTEGER,
     failed      INTEGER,
-    status      TEXT NOT NULL
+    status      TEXT NOT NULL,
+    tags        TEXT,
+    git_commit  TEXT
 );
+CREATE TABLE IF NOT EXISTS observations (
+    id         INTEGER PRIMARY KEY,
+    run_id     TEXT NOT NULL,
+    truth_name TEXT NOT NULL,
+    pred_name  TEXT NOT NULL,
+    truth      TEXT NOT NULL,
+    pred       TEXT NOT NULL,
+    truth_fp   TEXT,
+    pred_fp    TEXT,
+    measure    TEXT NOT NULL,
+    params     TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    score_id   INTEGER,
+    reason     TEXT
+);
+CREATE INDEX IF NOT EXISTS observations_run ON observations (run_id);
+CREATE INDEX IF NOT EXISTS observations_pair ON observations (truth_name, pred_name, measure, params);
+CREATE INDEX IF NOT EXISTS scores_content ON scores (truth_fp, pred_fp);
 CREATE INDEX IF NOT EXISTS failures_pair ON failures (truth, pred);
 CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_fp);
 """
@@ -125,17 +155,63 @@ UPDATE scores SET seen_at = scored_at, seen_run = run_id;
 CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_fp);
 """
 
+#: From schema 2: scores gain measure_version (all rows so far: version 1) and a UNIQUE key with it (the
+#: table is rebuilt); runs gain tags and git_commit; each score row becomes the observations of the runs
+#: that scored it and last saw it (the runs between are not known: schema 2 kept only the last).
+_MIGRATE_2 = """
+CREATE TABLE scores_v3 (
+    id        INTEGER PRIMARY KEY,
+    truth     TEXT NOT NULL,
+    pred      TEXT NOT NULL,
+    measure   TEXT NOT NULL,
+    params    TEXT NOT NULL,
+    truth_fp  TEXT NOT NULL,
+    pred_fp   TEXT NOT NULL,
+    value     REAL,
+    version   TEXT NOT NULL,
+    scored_at TEXT NOT NULL,
+    run_id    TEXT,
+    seen_at   TEXT,
+    seen_run  TEXT,
+    measure_version INTEGER NOT NULL DEFAULT 1,
+    UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version)
+);
+INSERT INTO scores_v3 (id, truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
+                       seen_at, seen_run, measure_version)
+    SELECT id, truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
+           seen_at, seen_run, 1 FROM scores;
+DROP TABLE scores;
+ALTER TABLE scores_v3 RENAME TO scores;
+CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_fp);
+ALTER TABLE runs ADD COLUMN tags TEXT;
+ALTER TABLE runs ADD COLUMN git_commit TEXT
+"""
+
+_OBSERVATIONS_FROM_SCORES = """
+INSERT INTO observations (run_id, truth_name, pred_name, truth, pred, truth_fp, pred_fp, measure, params, status,
+                          score_id)
+    SELECT run_id, truth, pred, truth, pred, truth_fp, pred_fp, measure, params, 'scored', id
+    FROM scores WHERE run_id IS NOT NULL
+    UNION ALL
+    SELECT seen_run, truth, pred, truth, pred, truth_fp, pred_fp, measure, params, 'reused', id
+    FROM scores WHERE seen_run IS NOT NULL AND seen_run IS NOT run_id
+"""
+
 _UPSERT = """
 INSERT INTO scores (truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
-                    seen_at, seen_run)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (truth, pred, measure, params, truth_fp, pred_fp) DO UPDATE SET
+                    seen_at, seen_run, measure_version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (truth, pred, measure, params, truth_fp, pred_fp, measure_version) DO UPDATE SET
     value = excluded.value, version = excluded.version,
     scored_at = excluded.scored_at, run_id = excluded.run_id,
     seen_at = excluded.seen_at, seen_run = excluded.seen_run
 """
 
-_SEEN = "UPDATE scores SET seen_at = ?, seen_run = ? WHERE truth = ? AND pred = ? AND truth_fp = ? AND pred_fp = ?"
+_SEEN = "UPDATE scores SET seen_at = ?, seen_run = ? WHERE id = ?"
+
+_OBSERVE = f"""
+INSERT INTO observations ({", ".join(OBSERVATION_COLUMNS)}) VALUES ({", ".join("?" * len(OBSERVATION_COLUMNS))})
+"""
 
 
 class ResultsFileError(DaskbiclError, OSError):
@@ -143,7 +219,9 @@ class ResultsFileError(DaskbiclError, OSError):
 
 
 class ResultsBusyError(ResultsFileError):
-    """Another batch run holds the results file's lock."""
+    """Another batch run holds the results file's lock: run again later (exit status 3)."""
+
+    retry_later = True
 
 
 
@@ -164,21 +242,15 @@ def flatten(name: str, value) -> list[tuple[str, float | None]]:
     return [(name, _value(value))]
 
 
-def _located(pattern: str) -> str:
-    """A path or shell pattern spelled as stores are stored: URLs as given, local paths absolute.
-
-    Relative patterns are relative to the current folder, globs and
-    literals alike (``--pred 'runs/nmf-*.zarr'`` from the folder holding
-    ``runs``).  In a pattern ``*`` also matches ``/``.
-    """
-    if is_remote(pattern):
-        return pattern
-    local = pattern[len("file://") :] if pattern.startswith("file://") else pattern
-    return os.path.abspath(os.path.expanduser(local))
-
-
-def _matches(text: str, patterns) -> bool:
-    return any(text == p or fnmatch.fnmatchcase(text, p) for p in map(_located, patterns))
+def _disk_hint(path: str) -> str:
+    """`` (the disk is full: ...)`` when the file system holding ``path`` has (almost) no space left."""
+    try:
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+    except OSError:
+        return ""
+    if free < 1 << 20:
+        return f" (the disk holding it is full: {free} bytes free; free some space and run again)"
+    return ""
 
 
 class ResultsDB:
@@ -208,7 +280,7 @@ class ResultsDB:
         if not os.path.isdir(folder):
             raise DaskbiclError(f"cannot create the results file {self.path}: folder {folder} does not exist")
         try:
-            self.conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self.conn = self._connect(create)
             self.conn.execute("PRAGMA busy_timeout = 60000")
             self.schema = self.conn.execute("PRAGMA user_version").fetchone()[0]
             self._check_ours()
@@ -226,12 +298,33 @@ class ResultsDB:
                 tables = self._tables()
                 if "scores" not in tables:
                     raise ResultsFileError(f"{self.path} is not a daskbicl results file (no scores table)")
+                if self.schema < SCHEMA_VERSION:  # read an older file as it would be migrated; leave it as is
+                    memory = sqlite3.connect(":memory:", isolation_level=None)
+                    self.conn.backup(memory)
+                    self.conn.close()
+                    self.conn = memory
+                    self._upgrade()
         except sqlite3.DatabaseError as exc:
             self.close()
             raise ResultsFileError(f"{self.path} is not a usable SQLite results file: {exc}") from exc
         except BaseException:
             self.close()
             raise
+
+    def _connect(self, create: bool) -> sqlite3.Connection:
+        """A connection; to read only, one that writes nothing, even on read-only storage.
+
+        A reader opens the file read-only; when the file or its folder is not
+        writable (a read-only mount, an archive), SQLite cannot make the side
+        files of WAL mode, so the file is opened as immutable: read as it is
+        on disk, without locks (nothing may be writing it there).
+        """
+        if create or self.path == ":memory:":
+            return sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        real = os.path.abspath(self.path)
+        writable = os.access(real, os.W_OK) and os.access(os.path.dirname(real), os.W_OK)
+        uri = pathlib.Path(real).as_uri() + ("?mode=ro" if writable else "?immutable=1")
+        return sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
 
     def _tables(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -260,12 +353,18 @@ class ResultsDB:
         with self._transaction():  # racing creators: the second one finds the work done
             version = self.conn.execute("PRAGMA user_version").fetchone()[0]
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if version == 1 and "scores" in tables:
+            old = "scores" in tables and version < SCHEMA_VERSION
+            if version == 1 and old:
                 for statement in filter(str.strip, _MIGRATE_1.split(";")):
+                    self.conn.execute(statement)
+            if version in (1, 2) and old:
+                for statement in filter(str.strip, _MIGRATE_2.split(";")):
                     self.conn.execute(statement)
             if version < SCHEMA_VERSION:
                 for statement in filter(str.strip, _SCHEMA.split(";")):  # every statement is IF NOT EXISTS
                     self.conn.execute(statement)
+                if old:
+                    self.conn.execute(_OBSERVATIONS_FROM_SCORES)
                 self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         self.schema = SCHEMA_VERSION
@@ -280,6 +379,8 @@ class ResultsDB:
             hint = ""
             if "locked" in str(exc) or "busy" in str(exc):
                 hint = " (another process held a write lock on it for more than 60 s)"
+            elif "full" in str(exc) or "disk I/O" in str(exc):
+                hint = _disk_hint(self.path)
             raise ResultsFileError(f"cannot {doing} the results file {self.path}: {exc}{hint}") from exc
 
     # ----------------------------------------------------------------- writing
@@ -301,6 +402,9 @@ class ResultsDB:
             self.conn.close()
             self.conn = None
         if self._lock is not None:
+            # Removed while still held: a process that opened it before is sent to a fresh one (see lock).
+            with contextlib.suppress(OSError):
+                os.unlink(self._lock.name)
             self._lock.close()  # closing the descriptor releases the flock
             self._lock = None
 
@@ -314,9 +418,12 @@ class ResultsDB:
         """Take the file's run lock (``flock`` on ``<path>.lock``) until :meth:`close`.
 
         A batch run holds it from before it plans until it ends, so two runs
-        on one file never do the same work twice.  The lock file is left in
-        place (removing it would race); the lock itself dies with the
-        process, however it ends.
+        on one file never do the same work twice.  The lock file is removed
+        when the run ends (a process killed with SIGKILL leaves it: the lock
+        itself dies with the process, and the next run takes it).  Removing
+        it cannot let two runs in: a lock taken on a file that is no longer
+        the one at the path (removed, or replaced, by the run that ends) is
+        dropped and taken again on the file now there.
 
         Raises
         ------
@@ -332,24 +439,33 @@ class ResultsDB:
         # The lock follows the file, not the path: a symbolic link, a relative path or '..' reach the
         # same lock file as the file's real path.
         lock_path = os.path.realpath(self.path) + ".lock"
-        try:
-            handle = open(lock_path, "a")
-        except OSError as exc:
-            raise ResultsFileError(f"cannot create the lock file {lock_path}: {exc.strerror or exc}") from exc
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise ResultsBusyError(
-                f"another daskbicl batch is using {self.path} (it holds {lock_path}); "
-                "run again when it has finished"
-            ) from None
-        except OSError as exc:
-            handle.close()
-            raise ResultsFileError(f"cannot lock {lock_path}: {exc.strerror or exc}") from exc
-        self._lock = handle
+        while self._lock is None:
+            try:
+                handle = open(lock_path, "a")
+            except OSError as exc:
+                raise ResultsFileError(f"cannot create the lock file {lock_path}: {exc.strerror or exc}") from exc
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                raise ResultsBusyError(
+                    f"another daskbicl batch is using {self.path} (it holds {lock_path}); "
+                    "run again when it has finished"
+                ) from None
+            except OSError as exc:
+                handle.close()
+                raise ResultsFileError(f"cannot lock {lock_path}: {exc.strerror or exc}") from exc
+            try:
+                current = os.stat(lock_path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+            if current:
+                self._lock = handle
+            else:  # the run that held it removed it meanwhile: take the lock on the file now at the path
+                handle.close()
 
-    def start_run(self, manifest: str | None, pairs: int) -> str:
+    def start_run(self, manifest: str | None, pairs: int, *, tags: dict | None = None,
+                  git_commit: str | None = None) -> str:
         """Take the run lock, mark runs left ``running`` by a killed process as ``killed``, record a new run."""
         self.lock()
         run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
@@ -358,8 +474,9 @@ class ResultsDB:
             # We hold the lock, and every run holds it while it runs: a 'running' run is a dead one.
             self.conn.execute("UPDATE runs SET status = 'killed' WHERE status = 'running'")
             self.conn.execute(
-                "INSERT INTO runs (run_id, manifest, started_at, pairs, status) VALUES (?, ?, ?, ?, 'running')",
-                (run_id, manifest, stamp, pairs),
+                "INSERT INTO runs (run_id, manifest, started_at, pairs, status, tags, git_commit) "
+                "VALUES (?, ?, ?, ?, 'running', ?, ?)",
+                (run_id, manifest, stamp, pairs, json.dumps(tags or {}, sort_keys=True), git_commit),
             )
         return run_id
 
@@ -370,51 +487,93 @@ class ResultsDB:
                 (now(), scored, skipped, failed, status, run_id),
             )
 
-    def mark_seen(self, inputs, *, run_id: str | None = None) -> None:
-        """Record that this run found each ``(truth, pred, truth_fp, pred_fp)`` of ``inputs`` (one transaction).
+    def reuse(self, pair: Pair, score_ids, *, run_id: str) -> None:
+        """Record that this run found ``pair``'s inputs as already scored: the rows ``score_ids`` (one transaction).
 
-        Every score row of those inputs gets ``seen_at`` = now: they are the
-        scores of the inputs as they are now (see ``latest`` in :meth:`scores`).
+        Each row gets ``seen_at`` = now and an observation ``reused`` of this run.
         """
         stamp = now()
         with self._sqlite("write to"), self._transaction():
-            self.conn.executemany(_SEEN, [(stamp, run_id, *key) for key in inputs])
+            self.conn.executemany(_SEEN, [(stamp, run_id, i) for i in score_ids])
+            found = self.conn.execute(
+                f"SELECT id, measure, params FROM scores WHERE id IN ({', '.join('?' * len(score_ids))})",
+                list(score_ids)).fetchall()
+            self.conn.executemany(_OBSERVE, [pair.observation(run_id, m, p, "reused", i) for i, m, p in found])
 
-    def record_pair(self, truth: str, pred: str, truth_fp: str, pred_fp: str,
-                    rows: list[tuple[str, str, float | None]], *, run_id: str | None = None) -> int:
-        """Write every ``(measure, params, value)`` row of one pair in one transaction."""
+    def record_pair(self, pair: Pair, rows: list[tuple[str, str, float | None, int]], *,
+                    run_id: str | None = None) -> int:
+        """Write every ``(measure, params, value, measure version)`` row of one pair in one transaction.
+
+        Each row is also this run's observation ``scored`` of the pair.
+        """
         stamp = now()
         with self._sqlite("write to"), self._transaction():
-            self.conn.executemany(
-                _UPSERT,
-                [(truth, pred, m, p, truth_fp, pred_fp, v, __version__, stamp, run_id, stamp, run_id)
-                 for m, p, v in rows],
-            )
+            for m, p, v, mv in rows:
+                self.conn.execute(_UPSERT, (pair.truth, pair.pred, m, p, pair.truth_fp, pair.pred_fp, v,
+                                            __version__, stamp, run_id, stamp, run_id, mv))
+                (score_id,) = self.conn.execute(
+                    "SELECT id FROM scores WHERE truth = ? AND pred = ? AND measure = ? AND params = ? "
+                    "AND truth_fp = ? AND pred_fp = ? AND measure_version = ?",
+                    (pair.truth, pair.pred, m, p, pair.truth_fp, pair.pred_fp, mv)).fetchone()
+                if run_id is not None:
+                    self.conn.execute(_OBSERVE, pair.observation(run_id, m, p, "scored", score_id))
         return len(rows)
 
-    def record_failure(self, truth: str, pred: str, truth_fp: str | None, pred_fp: str | None,
-                       measures: str, params: str, reason: str, *, run_id: str | None = None) -> None:
+    def record_failure(self, pair: Pair, measures: str, params: str, reason: str, *, run_id: str | None = None,
+                       status: str = "failed", observed: list[tuple[str, str]] = ()) -> None:
+        """One failure row; and, for a run, an observation ``status`` per ``(measure, params)`` of ``observed``.
+
+        ``observed`` empty: the measures and parameters this pair's name last
+        had a score for (a pred now missing is missing for each of them), or
+        one observation ``*`` when it never had one.
+        """
         with self._sqlite("write to"), self._transaction():
             self.conn.execute(
                 "INSERT INTO failures (truth, pred, measures, params, truth_fp, pred_fp, reason, version, "
                 "failed_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (truth, pred, measures, params, truth_fp, pred_fp, reason, __version__, now(), run_id),
+                (pair.truth, pair.pred, measures, params, pair.truth_fp, pair.pred_fp, reason, __version__, now(),
+                 run_id),
             )
+            if run_id is None:
+                return
+            keys = list(observed) or [tuple(r) for r in self.conn.execute(
+                "SELECT DISTINCT measure, params FROM observations "
+                "WHERE truth_name = ? AND pred_name = ? AND score_id IS NOT NULL ORDER BY measure, params",
+                (pair.truth_name, pair.pred_name))] or [("*", params)]
+            self.conn.executemany(_OBSERVE, [pair.observation(run_id, m, p, status, None, reason) for m, p in keys])
 
     # ----------------------------------------------------------------- reading
 
-    def scored(self, truth: str, pred: str, truth_fp: str, pred_fp: str) -> set[tuple[str, str]]:
-        """``{(measure, params)}`` already scored for this pair at these fingerprints.
+    def reusable(self, truth_fp: str, pred_fp: str, versions: dict[str, int]) -> dict[tuple[str, str], list[int]]:
+        """``{(measure, params): [score ids]}`` already scored for inputs of this content, wherever they were.
 
-        A record-valued measure counts by its name (its rows are ``name.field``).
+        Identity is by content: the stores' fingerprints, not their paths (a
+        moved folder is not rescored).  Rows of a measure version other than
+        ``versions[measure]`` (the registry's, 1 when absent) are not
+        reusable.  A record-valued measure counts by its name (its rows are
+        ``name.field``), with every field's row.
         """
         with self._sqlite("read"):
             rows = self.conn.execute(
-                "SELECT DISTINCT measure, params FROM scores "
-                "WHERE truth = ? AND pred = ? AND truth_fp = ? AND pred_fp = ?",
-                (truth, pred, truth_fp, pred_fp),
+                "SELECT max(id), measure, params, measure_version FROM scores "
+                "WHERE truth_fp = ? AND pred_fp = ? GROUP BY measure, params, measure_version",
+                (truth_fp, pred_fp),
             ).fetchall()
-        return {(m.split(".", 1)[0], p) for m, p in rows}
+        out: dict[tuple[str, str], list[int]] = {}
+        for score_id, m, p, mv in rows:
+            base = m.split(".", 1)[0]
+            if mv == versions.get(base, 1):
+                out.setdefault((base, p), []).append(score_id)
+        return out
+
+    def known_pairs(self) -> dict[tuple[str, str], tuple]:
+        """``{(truth name, pred name): (truth, pred, status, (truth_fp, pred_fp))}``: every pair any run saw,
+        as the last run to see it did."""
+        with self._sqlite("read"):
+            rows = self.conn.execute(
+                "SELECT o.truth_name, o.pred_name, o.truth, o.pred, o.status, o.truth_fp, o.pred_fp "
+                "FROM observations o LEFT JOIN runs r ON r.run_id = o.run_id ORDER BY r.started_at, o.id").fetchall()
+        return {(t, p): (tp, pp, status, (tf, pf)) for t, p, tp, pp, status, tf, pf in rows}
 
     def measures(self) -> set[str]:
         """Every measure name in the scores (record fields as ``name.field``)."""
@@ -422,27 +581,28 @@ class ResultsDB:
             return {r[0] for r in self.conn.execute("SELECT DISTINCT measure FROM scores")}
 
     def scores(self, *, truth=(), pred=(), measure=(), latest: bool = False) -> list[dict]:
-        """Score rows as dicts (columns :data:`SCORE_COLUMNS`), filtered.
+        """Score rows as dicts (columns :data:`SCORE_COLUMNS`, ``truth_name``, ``pred_name``), filtered, in a
+        stable order.
 
-        ``truth``/``pred`` are paths or shell patterns matched against the
-        stored location (relative ones are relative to the current folder);
-        ``measure`` names match the measure or its fields; ``latest`` keeps,
-        per (truth, pred, measure, params), the row whose inputs a batch run
-        saw most recently (``seen_at``): the score of the inputs as they are.
+        ``truth``/``pred`` are names, paths or shell patterns (see
+        :func:`matches`); ``measure`` names match the measure or its fields;
+        ``latest`` keeps, per (truth, pred, measure, params), the row whose
+        inputs a batch run saw most recently (``seen_at``).  Rows are ordered
+        by truth, pred, measure, parameters, then time scored.
         """
-        # A schema-1 file opened read-only has no seen_* columns: a row was seen when it was scored.
-        old = {"seen_at": "scored_at", "seen_run": "run_id"} if self.schema < 2 else {}
-        columns = ", ".join(old.get(c, c) for c in SCORE_COLUMNS)
+        columns = ", ".join(f"s.{c}" for c in SCORE_COLUMNS)
+        names = ("truth_name", "pred_name")  # the names of the run that scored the row
         with self._sqlite("read"):
-            rows = [dict(zip(SCORE_COLUMNS, r))
-                    for r in self.conn.execute(f"SELECT {columns} FROM scores ORDER BY id").fetchall()]
+            rows = [dict(zip(SCORE_COLUMNS + names, r)) for r in self.conn.execute(
+                f"SELECT {columns}, o.truth_name, o.pred_name FROM scores s LEFT JOIN observations o "
+                "ON o.id = (SELECT min(id) FROM observations WHERE score_id = s.id) "
+                "ORDER BY s.truth, s.pred, s.measure, s.params, s.scored_at, s.id").fetchall()]
         rows = self._filter(rows, truth, pred)
         if measure:
-            wanted = set(measure)
-            rows = [r for r in rows if r["measure"] in wanted or r["measure"].split(".", 1)[0] in wanted]
+            rows = [r for r in rows if measure_matches(r["measure"], measure)]
         if latest:
             last: dict = {}
-            for r in rows:  # in id order: on equal seen_at the later row wins
+            for r in rows:  # in time order: on equal seen_at the later row wins
                 key = (r["truth"], r["pred"], r["measure"], r["params"])
                 seen = r["seen_at"] or r["scored_at"]
                 if key not in last or seen >= (last[key]["seen_at"] or last[key]["scored_at"]):
@@ -461,15 +621,35 @@ class ResultsDB:
         return rows
 
     def runs(self) -> list[dict]:
-        cols = ("run_id", "manifest", "started_at", "finished_at", "pairs", "scored", "skipped", "failed", "status")
+        """Every run, oldest first; ``tags`` as a dict."""
         with self._sqlite("read"):
-            cur = self.conn.execute(f"SELECT {', '.join(cols)} FROM runs ORDER BY started_at").fetchall()
-        return [dict(zip(cols, r)) for r in cur]
+            cur = self.conn.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY started_at, rowid").fetchall()
+        out = [dict(zip(RUN_COLUMNS, r)) for r in cur]
+        for r in out:
+            r["tags"] = json.loads(r["tags"]) if r["tags"] else {}
+        return out
+
+    def observations(self, run_ids=None) -> list[dict]:
+        """Observations (columns :data:`OBSERVATION_COLUMNS` + ``value``, ``measure_version``, ``started_at``),
+        of the runs ``run_ids`` (all when None), oldest run first."""
+        where, args = "", []
+        if run_ids is not None:
+            run_ids = list(run_ids)
+            where, args = f"WHERE o.run_id IN ({', '.join('?' * len(run_ids))})", run_ids
+        cols = ", ".join(f"o.{c}" for c in OBSERVATION_COLUMNS)
+        names = OBSERVATION_COLUMNS + ("value", "measure_version", "started_at")
+        with self._sqlite("read"):
+            cur = self.conn.execute(
+                f"SELECT {cols}, s.value, s.measure_version, r.started_at FROM observations o "
+                "LEFT JOIN scores s ON s.id = o.score_id LEFT JOIN runs r ON r.run_id = o.run_id "
+                f"{where} ORDER BY r.started_at, o.run_id, o.truth_name, o.pred_name, o.measure, o.params, o.id",
+                args).fetchall()
+        return [dict(zip(names, r)) for r in cur]
 
     @staticmethod
     def _filter(rows: list[dict], truth, pred) -> list[dict]:
         if truth:
-            rows = [r for r in rows if _matches(r["truth"], truth)]
+            rows = [r for r in rows if matches(r, "truth", truth)]
         if pred:
-            rows = [r for r in rows if _matches(r["pred"], pred)]
+            rows = [r for r in rows if matches(r, "pred", pred)]
         return rows

@@ -30,19 +30,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError, MeasureError
-from ..io.store import open_store
-from ..measures import PROVIDERS, ScorePlan
+from ..io.store import is_remote, open_store
+from ..measures import PROVIDERS, REGISTRY, ScorePlan
 from ..measures.plan import plan_graphs
 from ..scheduling import active_client
 from .collect import State, Submitted, run_pairs
 from .fingerprint import StoreInfo, fingerprint_stores
 from .manifest import Manifest, ManifestError, Request, load_manifest, params_key
-from .results import ResultsDB
+from .results import Pair, ResultsDB
 
 __all__ = ["PairJob", "Plan", "BatchReport", "survey", "plan", "execute", "run_batch"]
 
@@ -61,6 +62,17 @@ class PairJob:
     errors: list[tuple[Request, str]] = field(default_factory=list)
     #: number of (measure, params) already in the results file
     done: int = 0
+    truth_name: str = ""
+    pred_name: str = ""
+    #: ids of the score rows this run stands on without scoring (the inputs' content was scored before)
+    reused: list[int] = field(default_factory=list)
+    #: a store of the pair does not exist (any more)
+    missing: bool = False
+
+    @property
+    def pair(self) -> Pair:
+        return Pair(self.truth, self.pred, self.truth_fp, self.pred_fp, self.truth_name or self.truth,
+                    self.pred_name or self.pred)
 
 
 @dataclass
@@ -115,6 +127,13 @@ class BatchReport:
         return text
 
 
+def _absent(path: str) -> bool:
+    """A local store that does not exist (a remote one is never said missing: it may be unreachable)."""
+    if is_remote(path):
+        return False
+    return not os.path.exists(path[len("file://"):] if path.startswith("file://") else path)
+
+
 def _known_kinds() -> set[str]:
     return {kind for provider in PROVIDERS.values() for kind in provider.kinds}
 
@@ -132,7 +151,9 @@ def survey(manifest: Manifest, *, threads: int = 16) -> dict[str, StoreInfo]:
         the kind of a store it pairs (``cari`` needs co-clusterings), naming
         the table's line and the stores.
     """
-    stores = fingerprint_stores(manifest.stores, manifest.storage_options, threads=threads)
+    real = [s for s in manifest.stores if s not in manifest.empty]
+    stores = fingerprint_stores(real, manifest.storage_options, threads=threads)
+    stores.update({path: StoreInfo(path, error=message) for path, message in manifest.empty.items()})
     known = _known_kinds()
     problems: dict[tuple[int, str], list[tuple[str, str]]] = {}
     for (truth, pred), requests in manifest.pairs.items():
@@ -166,15 +187,18 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
     if stores is None:
         stores = survey(manifest, threads=threads)
     jobs = []
+    versions = {name: m.version for name, m in REGISTRY.items()}
     for (truth, pred), requests in manifest.pairs.items():
         t, p = stores[truth], stores[pred]
-        job = PairJob(truth, pred, t.fingerprint, p.fingerprint)
+        job = PairJob(truth, pred, t.fingerprint, p.fingerprint, truth_name=manifest.name(truth, "truth"),
+                      pred_name=manifest.name(pred, "pred"))
         jobs.append(job)
         problems = [f"{role}: {info.error}" for role, info in (("truth", t), ("pred", p)) if info.error]
         if problems:
             job.errors = [(r, "; ".join(problems)) for r in requests]
+            job.missing = any(path in manifest.empty or _absent(path) for path in (truth, pred))
             continue
-        done = set() if force else db.scored(truth, pred, t.fingerprint, p.fingerprint)
+        done = {} if force else db.reusable(t.fingerprint, p.fingerprint, versions)
         for request in requests:
             try:
                 resolved = request.resolve(t.kind, p.kind)
@@ -183,9 +207,45 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
                 continue
             todo = [(m, prm) for m, prm in resolved if (m.name, params_key(prm)) not in done]
             job.done += len(resolved) - len(todo)
+            job.reused.extend(i for m, prm in resolved for i in done.get((m.name, params_key(prm)), ()))
             if todo:
                 job.work.append((request, todo))
+    jobs.extend(_gone(manifest, db, jobs))
     return Plan(manifest, stores, jobs, force)
+
+
+def _gone(manifest: Manifest, db: ResultsDB, jobs: list[PairJob]) -> list[PairJob]:
+    """Pairs of this manifest's groups that a run saw and this manifest no longer names: missing, once.
+
+    A pred deleted from a folder a glob lists is not named by the manifest
+    any more (a store taken out of the manifest by hand is not missing: no
+    glob of its group would list it); it is reported missing by the first run that does not find it
+    (then ``--latest`` keeps saying so, and later runs leave it alone).  A
+    pair whose content this run finds under other names was renamed, not lost.
+    """
+    groups: dict[str, set[str]] = {"truth": set(), "pred": set()}
+    for (role, _), name in manifest.names.items():
+        groups[role].add(name.split("/", 1)[0])
+    present = {(role, name) for (role, _), name in manifest.names.items()}
+    named = {(j.truth_name, j.pred_name) for j in jobs}
+    contents = {(j.truth_fp, j.pred_fp) for j in jobs if j.truth_fp and j.pred_fp}
+    out = []
+    for (t, p), (truth, pred, status, content) in db.known_pairs().items():
+        if status == "missing" or (t, p) in named or t.split("/", 1)[0] not in groups["truth"] \
+                or p.split("/", 1)[0] not in groups["pred"]:
+            continue
+        if content in contents:  # renamed: the same content under another name is here
+            continue
+        absent = [(role, name) for role, name in (("truth", t), ("pred", p)) if (role, name) not in present]
+        if not all(manifest.globbed(role, name) for role, name in absent):
+            continue  # taken out of the manifest by hand, not lost
+        job = PairJob(truth, pred, None, None, truth_name=t, pred_name=p, missing=True)
+        gone = [f"{role} {name} ({path})" for role, name, path in (("truth", t, truth), ("pred", p, pred))
+                if (role, name) not in present]
+        job.errors = [(Request(None), f"{' and '.join(gone) or 'the pair'} is gone: the manifest no longer names "
+                                      "it (deleted, or its glob matches it no more)")]
+        out.append(job)
+    return out
 
 
 # --------------------------------------------------------------------------- execution
@@ -299,11 +359,13 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
     status = "interrupted"
     todo = plan.to_score
     try:
-        # These inputs are as scored before: their rows are the current scores (for --latest).
-        db.mark_seen([(j.truth, j.pred, j.truth_fp, j.pred_fp) for j in plan.jobs if j.done], run_id=run_id)
+        # These inputs are as scored before: this run stands on their rows (for --latest, --run, --diff).
+        for job in plan.jobs:
+            if job.reused:
+                db.reuse(job.pair, list(dict.fromkeys(job.reused)), run_id=run_id)
         for job in plan.jobs:
             for request, reason in job.errors:
-                state.fail(job, request, reason)
+                state.fail(job, request, reason, status="missing" if job.missing else "failed")
             if not job.work:
                 state.settle(job)
 
@@ -359,8 +421,21 @@ def _client(client, connect):
         yield client
 
 
+def git_commit(folder: str | None) -> str | None:
+    """The commit checked out in the git repository holding ``folder`` (None outside one, or without git)."""
+    if not folder:
+        return None
+    try:
+        done = subprocess.run(["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None
+
+
 def run_batch(manifest, results=None, *, client=None, connect=None, force: bool = False,
-              progress: bool = False, progress_every: float = 5.0, out=None) -> BatchReport:
+              progress: bool = False, progress_every: float = 5.0, out=None, tags: dict | None = None) -> BatchReport:
     """Load ``manifest`` (a path or a :class:`Manifest`), survey, plan and execute it.
 
     ``results`` defaults to the manifest's ``results`` key, else
@@ -372,7 +447,9 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     :class:`~daskbicl.batch.results.ResultsFileError`); the plan is made
     (and written to ``out`` when given); a cluster is used (``client``, or
     entered from ``connect``, see :func:`execute`) only when some pair needs
-    computing.
+    computing.  The run records ``tags`` over the manifest's ``[run]``
+    table, and the git commit of the manifest's folder when it is in a
+    repository.
     """
     if not isinstance(manifest, Manifest):
         manifest = load_manifest(manifest)
@@ -381,7 +458,9 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
         raise DaskbiclError("no results file: pass results=... or set 'results' in the manifest")
     stores = survey(manifest)
     with ResultsDB(os.fspath(path)) as db:
-        run_id = db.start_run(manifest.path, len(manifest.pairs))  # takes the lock: before planning
+        commit = git_commit(os.path.dirname(manifest.path)) if manifest.path else None
+        run_id = db.start_run(manifest.path, len(manifest.pairs), tags={**manifest.tags, **(tags or {})},
+                              git_commit=commit)  # takes the lock: before planning
         try:
             the_plan = plan(manifest, db, force=force, stores=stores)
         except BaseException:

@@ -145,6 +145,7 @@ register(
             "'corrected': divide CE by its largest value 1 − 1/(HL) (NCE in [0, 1]); 'printed': the published "
             "1/H + 1/L − 1/(HL), which goes below 0 when H or L exceeds 2 (to reproduce published numbers).",
         )},
+        version=2,  # the normaliser changed (was the printed one): batch rescores older rows
         doc=r"""
 .. math::
     \mathrm{NCE} = 1 - \frac{\mathrm{CE}}{1 - 1/(HL)},\quad

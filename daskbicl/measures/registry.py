@@ -219,6 +219,9 @@ class Measure:
         The value when pred is a biclustering with no bicluster at all (an
         algorithm that found nothing; docs/guide/data-model.md): 0 for every similarity, 1 for
         the micro CE and RNIA errors.  None: the measure does not accept it.
+    version : int
+        The version of the measure's definition: bump when a measure's
+        definition changes; batch never reuses rows of another version.
     """
 
     name: str
@@ -236,6 +239,7 @@ class Measure:
     provider_options: Mapping = field(default_factory=dict)
     empty_pred: object = None
     default: bool = True
+    version: int = 1
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))

@@ -1,0 +1,161 @@
+"""What the runs saw: one run's scores, two runs compared, the latest state of every pair.
+
+Every batch run records, for every (truth, pred, measure, parameters) its
+manifest names, an *observation* (table ``observations`` of the results
+file): its status and, when it has one, the score row it stands on.
+
+========  ==============================================================
+status    meaning
+========  ==============================================================
+scored    computed by this run
+reused    the inputs' content was scored before (by fingerprint): that row
+missing   a store of the pair does not exist (deleted, or a glob that
+          matched nothing)
+failed    the pair, or this measure of it, could not be scored
+changed   a store changed while it was being read; nothing was recorded
+========  ==============================================================
+
+Pairs are known by the manifest names of their stores (``group/folder``,
+see :mod:`~daskbicl.batch.manifest`), so one pair keeps one history when
+the data folder moves.
+"""
+
+from __future__ import annotations
+
+from ..errors import DaskbiclError
+from .results import ResultsDB, matches, measure_matches
+
+__all__ = ["RUN_ROW", "DIFF_ROW", "LATEST_ROW", "resolve_run", "last_runs", "run_rows", "diff_rows", "latest_rows"]
+
+#: Columns of :func:`run_rows`.
+RUN_ROW = ("run_id", "truth_name", "pred_name", "measure", "params", "status", "value", "measure_version",
+           "truth", "pred", "truth_fp", "pred_fp", "scored_at", "reason")
+#: Columns of :func:`diff_rows`.
+DIFF_ROW = ("truth_name", "pred_name", "measure", "params", "before", "after", "change", "status_before",
+            "status_after")
+#: Columns of :func:`latest_rows`.
+LATEST_ROW = ("truth_name", "pred_name", "measure", "params", "value", "status", "last_run", "scored_at",
+              "measure_version", "truth", "pred", "truth_fp", "pred_fp", "reason")
+
+_QUERY = """
+SELECT o.run_id, o.truth_name, o.pred_name, o.measure, o.params, o.status, s.value, s.measure_version,
+       o.truth, o.pred, o.truth_fp, o.pred_fp, s.scored_at, o.reason
+FROM observations o LEFT JOIN scores s ON s.id = o.score_id LEFT JOIN runs r ON r.run_id = o.run_id
+{where}
+ORDER BY r.started_at, o.run_id, o.truth_name, o.pred_name, o.measure, o.params, o.id
+"""
+
+
+def _query(db: ResultsDB, where: str = "", args=()) -> list[dict]:
+    with db._sqlite("read"):
+        rows = db.conn.execute(_QUERY.format(where=where), list(args)).fetchall()
+    return [dict(zip(RUN_ROW, r)) for r in rows]
+
+
+def _filtered(rows: list[dict], truth=(), pred=(), measure=()) -> list[dict]:
+    if truth:
+        rows = [r for r in rows if matches(r, "truth", truth)]
+    if pred:
+        rows = [r for r in rows if matches(r, "pred", pred)]
+    if measure:
+        rows = [r for r in rows if measure_matches(r["measure"], measure)]
+    return rows
+
+
+def resolve_run(db: ResultsDB, spec: str) -> str:
+    """The run id ``spec`` names: an id, a unique prefix of one, ``last`` or ``-N`` (N runs before the last)."""
+    ids = [r["run_id"] for r in db.runs()]
+    if not ids:
+        raise DaskbiclError(f"{db.path} records no batch run yet")
+    if spec == "last":
+        return ids[-1]
+    if spec.startswith("-") and spec[1:].isdigit():
+        back = int(spec[1:])
+        if back >= len(ids):
+            raise DaskbiclError(f"run {spec}: {db.path} records only {len(ids)} runs")
+        return ids[-1 - back]
+    found = [i for i in ids if i == spec] or [i for i in ids if i.startswith(spec)]
+    if len(found) != 1:
+        listed = ", ".join(ids[-5:])
+        what = "no run" if not found else f"{len(found)} runs"
+        raise DaskbiclError(f"{what} of {db.path} match {spec!r} (the last runs: {listed}; "
+                            "'daskbicl results FILE --runs' lists them all)")
+    return found[0]
+
+
+def last_runs(db: ResultsDB, n: int) -> list[str]:
+    """The ids of the last ``n`` runs that recorded observations, oldest first."""
+    with db._sqlite("read"):
+        rows = db.conn.execute(
+            "SELECT r.run_id FROM runs r WHERE EXISTS (SELECT 1 FROM observations o WHERE o.run_id = r.run_id) "
+            "ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?", (n,)).fetchall()
+    return [r[0] for r in reversed(rows)]
+
+
+def run_rows(db: ResultsDB, run_id: str, *, truth=(), pred=(), measure=()) -> list[dict]:
+    """What run ``run_id`` saw of every pair its manifest named (columns :data:`RUN_ROW`).
+
+    ``value`` is the score it stands on (scored or reused), None when the
+    pair was missing or failed.
+    """
+    return _filtered(_query(db, "WHERE o.run_id = ?", [run_id]), truth, pred, measure)
+
+
+def _key(row: dict) -> tuple:
+    return row["truth_name"], row["pred_name"], row["measure"], row["params"]
+
+
+def diff_rows(db: ResultsDB, before: str, after: str, *, truth=(), pred=(), measure=()) -> list[dict]:
+    """Per pair and measure named by either run: the value before, after, and the change (columns :data:`DIFF_ROW`).
+
+    ``change`` is ``after - before`` when both runs have a value, else None
+    (the statuses say why).  Rows are sorted by pair, measure, parameters.
+    """
+    a = {_key(r): r for r in run_rows(db, before, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
+    b = {_key(r): r for r in run_rows(db, after, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
+    out = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key, {}), b.get(key, {})
+        vx, vy = x.get("value"), y.get("value")
+        out.append(dict(zip(DIFF_ROW, (*key, vx, vy, None if vx is None or vy is None else vy - vx,
+                                       x.get("status", "absent"), y.get("status", "absent")))))
+    return out
+
+
+def latest_rows(db: ResultsDB, *, truth=(), pred=(), measure=()) -> list[dict]:
+    """Per pair (by manifest names), measure and parameters: the last value and what the last run saw.
+
+    ``status`` (columns :data:`LATEST_ROW`):
+
+    * ``current``: the last run that named it scored or reused it;
+    * ``missing`` / ``failed``: the last run found a store missing, or could
+      not score it (``failed`` also when a store changed while read);
+      ``value`` is the last value it had, if any;
+    * ``stale``: its value was scored with another version of the measure's
+      definition than this daskbicl's (a run rescores it).
+    """
+    from ..measures import REGISTRY
+
+    last: dict = {}
+    valued: dict = {}
+    for r in _filtered(_query(db), truth, pred, measure):
+        if r["measure"] == "*":
+            continue
+        last[_key(r)] = r
+        if r["value"] is not None or r["status"] in ("scored", "reused"):
+            valued[_key(r)] = r
+    out = []
+    for key in sorted(last):
+        seen, had = last[key], valued.get(key, {})
+        if seen["status"] in ("scored", "reused"):
+            current = REGISTRY.get(key[2].split(".", 1)[0])
+            status = "stale" if current is not None and seen["measure_version"] != current.version else "current"
+        else:
+            status = "missing" if seen["status"] == "missing" else "failed"
+        out.append(dict(
+            truth_name=key[0], pred_name=key[1], measure=key[2], params=key[3], value=had.get("value"), status=status,
+            last_run=seen["run_id"], scored_at=had.get("scored_at"), measure_version=had.get("measure_version"),
+            truth=seen["truth"], pred=seen["pred"], truth_fp=had.get("truth_fp", seen["truth_fp"]),
+            pred_fp=had.get("pred_fp", seen["pred_fp"]), reason=seen["reason"],
+        ))
+    return out
