@@ -135,8 +135,9 @@ def multiset_of_cells(rows, cols):
 # kernel == oracle
 # --------------------------------------------------------------------------
 @SETTINGS
-@given(problems(), st.sampled_from([(16, 1 << 22), (1, 1 << 22), (3, 4), (2, 1)]))
-def test_bcubed_equals_oracle_exactly(p, split):
+@given(problems(), st.sampled_from([(16, 1 << 22), (1, 1 << 22), (3, 4), (2, 1)]),
+       st.sampled_from(["family", "classes", None]))
+def test_bcubed_equals_oracle_exactly(p, split, method):
     """Exact MOCICE-BCubed equals the pair-by-pair oracle, however the walk is split.
 
     ``(tasks, budget)``: the parts dealt into 1-16 tasks, and a budget of
@@ -145,14 +146,14 @@ def test_bcubed_equals_oracle_exactly(p, split):
     """
     n_tasks, budget = split
     try:
-        want = agree(partial(bcubed, *p, n_tasks=n_tasks, budget=budget),
+        want = agree(partial(bcubed, *p, n_tasks=n_tasks, budget=budget, method=method),
                      partial(oracle.mocice_bcubed, *p))
     except TooLargeError as err:
-        assert budget < 10 and "daskbicl.micro_budget" in str(err)
+        assert method != "classes" and budget < 10 and "daskbicl.micro_budget" in str(err)
         return
     if want is None:
         return
-    t = tables(*p, n_tasks=n_tasks, budget=budget)
+    t = tables(*p, n_tasks=n_tasks, budget=budget, method=method)
     got = mocice_bcubed(t)
     np.testing.assert_allclose(got, [float(x) for x in want], rtol=1e-13, atol=1e-15)
     assert 0 <= t.bcubed_error < 1e-10  # duplicated biclusters cancel: kappa ~ 2**(copies)
@@ -192,6 +193,8 @@ def test_coverage_equals_brute_force_cells(p, n_tasks):
     for how in ("family", "pairs", None):
         assert tables(*p, n_tasks=n_tasks, coverage_by=how).coverage == want
     assert tables(*p, budget=1, coverage_by="family").coverage == want
+    for method in ("family", "classes"):
+        assert tables(*p, n_tasks=n_tasks, method=method).coverage == want
 
 
 @SETTINGS
@@ -272,9 +275,9 @@ def test_tasks_and_budget_do_not_change_the_result():
     want = bcubed(tr, tc, pr, pc)
     assert want == oracle.mocice_bcubed(tr, tc, pr, pc)
     for n_tasks, budget in ((1, 1 << 22), (16, 1 << 22), (4, 10), (2, 5)):
-        assert bcubed(tr, tc, pr, pc, n_tasks=n_tasks, budget=budget) == want
+        assert bcubed(tr, tc, pr, pc, n_tasks=n_tasks, budget=budget, method="family") == want
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, union_budget=1 << 22)
+    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, union_budget=1 << 22, method="family")
     assert any(len(p.required) > 1 for p in plan.parts), plan.parts  # the plan split parts
     jac, tab = jaccard_table(tables(tr, tc, pr, pc).overlap, exact=True), union_tables(rows, cols)
     results = [run_task(plan, i, rows, cols, jac, tab, exact=True) for i in range(len(plan.tasks))]
@@ -819,19 +822,19 @@ def test_budget_error_names_the_config_key():
     rng = np.random.default_rng(1)
     tr, tc = rng.random((3, 40)) < 0.7, rng.random((3, 40)) < 0.7
     with pytest.raises(TooLargeError, match="daskbicl.micro_budget") as info:
-        _ = tables(tr, tc, tr, tc, budget=2).bcubed
+        _ = tables(tr, tc, tr, tc, budget=2, method="family").bcubed
     assert "DASK_DASKBICL__MICRO_BUDGET=" in str(info.value)
     assert tables(tr, tc, tr, tc, budget=2).coverage  # coverage stores nothing: no budget
 
 
 @SETTINGS
-@given(problems(max_n=6, max_k=4))
-def test_float_error_within_the_computed_bound(p):
+@given(problems(max_n=6, max_k=4), st.sampled_from(["family", "classes"]))
+def test_float_error_within_the_computed_bound(p, method):
     """Relative error of P and R (float64) below the bound each run computes."""
     if not (covers(p[0], p[1]) or covers(p[2], p[3])):
         return
-    want = mocice_bcubed(tables(*p, exact=True))
-    t = tables(*p, n_tasks=3)
+    want = mocice_bcubed(tables(*p, exact=True, method=method))
+    t = tables(*p, n_tasks=3, method=method)
     got, bound = mocice_bcubed(t), t.bcubed_error
     assert 0 <= bound < 1e-10  # 0: a result of exactly 0 or 1 by convention
     for g, w in zip(got[:2], want[:2]):
