@@ -15,6 +15,9 @@ from numba import njit
 
 __all__ = ["bcubed_of_classes", "classes_of_pairs", "pair_weights"]
 
+#: Classes of at most this many elements count their traces in a dense table.
+_DENSE_BITS = 16
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -123,40 +126,66 @@ def _elements(key):
 
 
 @njit(cache=True, nogil=True)
-def _traces(elems, sig, cnt):
-    """Distinct non-empty traces of the signatures on the class ``elems``, with their counts."""
-    n = sig.shape[0]
-    codes = np.zeros(n, np.int64)
-    for i in range(n):
-        c = 0
-        for j in range(elems.shape[0]):
-            e = elems[j]
-            if (sig[i, e >> 6] >> np.uint64(e & 63)) & np.uint64(1):
-                c |= 1 << j
-        codes[i] = c
-    order = np.argsort(codes, kind="mergesort")
-    out_c = np.zeros(n, np.int64)
-    out_n = np.zeros(n, np.int64)
-    m = -1
+def _traces(elems, eptr, esig, cnt, code, touched, dense):
+    """Distinct non-empty traces of the signatures on the class ``elems``, with their counts.
+
+    ``eptr``/``esig`` list the signatures containing each element, so only
+    the signatures meeting the class are read; ``code`` (zeros, one per
+    signature), ``touched`` and ``dense`` (zeros, 2^16) are work buffers,
+    left as found.
+    """
+    m = 0
+    for j in range(elems.shape[0]):
+        e = elems[j]
+        for t in range(eptr[e], eptr[e + 1]):
+            i = esig[t]
+            if code[i] == 0:
+                touched[m] = i
+                m += 1
+            code[i] |= 1 << j
+    if elems.shape[0] <= _DENSE_BITS:  # counts by code in a table of 2^d entries: no sort
+        out_c = np.zeros(m, np.int64)
+        k = 0
+        for t in range(m):
+            i = touched[t]
+            c = code[i]
+            if dense[c] == 0:
+                out_c[k] = c
+                k += 1
+            dense[c] += cnt[i]
+            code[i] = 0
+        out_n = np.zeros(k, np.int64)
+        for t in range(k):
+            out_n[t] = dense[out_c[t]]
+            dense[out_c[t]] = 0
+        return out_c[:k], out_n
+    vals = np.zeros(m, np.int64)
+    for t in range(m):
+        vals[t] = code[touched[t]]
+    order = np.argsort(vals, kind="mergesort")
+    out_c = np.zeros(m, np.int64)
+    out_n = np.zeros(m, np.int64)
+    k = -1
     prev = -1
-    for t in range(n):
-        i = order[t]
-        if codes[i] == 0:
-            continue
-        if codes[i] != prev:
-            m += 1
-            out_c[m] = codes[i]
-            prev = codes[i]
-        out_n[m] += cnt[i]
-    return out_c[: m + 1], out_n[: m + 1]
+    for t in range(m):
+        i = touched[order[t]]
+        if vals[order[t]] != prev:
+            k += 1
+            prev = vals[order[t]]
+            out_c[k] = prev
+        out_n[k] += cnt[i]
+    for t in range(m):
+        code[touched[t]] = 0
+    return out_c[: k + 1], out_n[: k + 1]
 
 
 @njit(cache=True, nogil=True)
-def pair_weights(key, rsig, rcnt, csig, ccnt):
+def pair_weights(key, rptr, rsig, rcnt, cptr, csig, ccnt):
     """(elements of S, distinct Q = a ∩ b ≠ ∅ as local bits, cells y with S ∩ S(y) = Q)."""
     elems = _elements(key)
-    ra, na = _traces(elems, rsig, rcnt)
-    cb, nb = _traces(elems, csig, ccnt)
+    dense = np.zeros(1 << _DENSE_BITS, np.int64)
+    ra, na = _traces(elems, rptr, rsig, rcnt, np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64), dense)
+    cb, nb = _traces(elems, cptr, csig, ccnt, np.zeros(len(ccnt), np.int64), np.zeros(len(ccnt), np.int64), dense)
     qs = np.zeros(len(ra) * len(cb), np.int64)
     ws = np.zeros(len(ra) * len(cb), np.int64)
     m = 0
@@ -241,7 +270,7 @@ def _superset_sums(f, d, sign):
 
 
 @njit(cache=True, nogil=True)
-def _one_class(key, rsig, rcnt, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums):
+def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums, buf):
     elems = _elements(key)
     d = elems.shape[0]
     tl = 0
@@ -258,8 +287,8 @@ def _one_class(key, rsig, rcnt, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums):
     for j in range(d):
         for i in range(d):
             jl[j, i] = jac[elems[j], elems[i]]
-    ra, na = _traces(elems, rsig, rcnt)
-    cb, nb = _traces(elems, csig, ccnt)
+    ra, na = _traces(elems, rptr, rsig, rcnt, buf[0], buf[1], buf[4])
+    cb, nb = _traces(elems, cptr, csig, ccnt, buf[2], buf[3], buf[4])
     direct = float(len(ra)) * float(len(cb)) * (1.0 + d / 8.0)
     transform = float(1 << min(d, 40)) * max(d, 1) if d <= 20 else 1e300
     if mode == 1 or (mode == 0 and direct <= transform) or d > 20:
@@ -287,13 +316,18 @@ def _one_class(key, rsig, rcnt, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums):
 
 
 @njit(cache=True, nogil=True)
-def bcubed_of_classes(keys, counts, lo, hi, rsig, rcnt, csig, ccnt, tm, pm, mult, jac, mode):
-    """(Σ n(S) Σς / |E_G(S)|, Σ n(S) Στ / |E_C(S)|) over the classes lo:hi, compensated."""
+def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode):
+    """(Σ n(S) Σς / |E_G(S)|, Σ n(S) Στ / |E_C(S)|) over the classes lo:hi, compensated.
+
+    ``rptr``/``rsig`` (``cptr``/``csig``): the row (column) signatures containing each element.
+    """
     total = np.zeros((2, 2), np.float64)
+    buf = [np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64),
+           np.zeros(len(ccnt), np.int64), np.zeros(len(ccnt), np.int64), np.zeros(1 << _DENSE_BITS, np.int64)]
     for s in range(lo, hi):
         cnt = np.zeros(2, np.int64)
         sums = np.zeros((2, 2), np.float64)
-        _one_class(keys[s], rsig, rcnt, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums)
+        _one_class(keys[s], rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums, buf)
         n_s = float(counts[s])
         if cnt[0]:
             _add(total[0], n_s * ((sums[0, 0] + sums[0, 1]) / float(cnt[0])))

@@ -33,6 +33,7 @@ tables in rational arithmetic (tests, ``exact=True``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from fractions import Fraction
 
 import numpy as np
@@ -56,7 +57,7 @@ UNIT_SIG_PAIR, UNIT_TRACE, UNIT_TRACE_PAIR, UNIT_SUBSET = 0.5, 0.3, 0.8, 0.4
 UNIT_CLASS = 20.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Merged:
     """Biclusters with identical cell sets merged (one side at a time).
 
@@ -80,10 +81,26 @@ class Merged:
         """64-bit words per signature."""
         return int(self.rows.shape[1])
 
+    @cached_property
+    def row_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """The row signatures containing each element (CSR: ``ptr``, signatures)."""
+        return _element_index(self.rows, self.n_truth + self.n_pred)
+
+    @cached_property
+    def col_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """The column signatures containing each element."""
+        return _element_index(self.cols, self.n_truth + self.n_pred)
+
     def side_masks(self) -> tuple[np.ndarray, np.ndarray]:
         """Bit words of the truth elements and of the pred elements."""
         n = self.n_truth + self.n_pred
         return _mask(np.arange(self.n_truth), self.words), _mask(np.arange(self.n_truth, n), self.words)
+
+
+def _element_index(sig: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    lists = [np.flatnonzero((sig[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)) for e in range(n)]
+    ptr = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
+    return ptr, (np.concatenate(lists) if n else np.zeros(0)).astype(np.int64)
 
 
 def _mask(elements, words: int) -> np.ndarray:
@@ -221,18 +238,24 @@ def covered(merged: Merged, table: ClassTable) -> tuple[int, int]:
 def class_work(merged: Merged, table: ClassTable | None) -> np.ndarray | float:
     """Estimated work units of each class's sums (or, without classes, of enumerating them).
 
-    A class of d elements costs its traces, (signatures) x d, plus the
-    cheaper of min(#rows, 2^d) x min(#cols, 2^d) trace pairs (an upper
-    bound on the distinct traces) and the 2^d d transform.
+    A class S costs its traces, the signatures listed under its elements
+    (sum over e in S of the row and column signatures containing e), plus
+    the cheaper of min(#rows, 2^d) x min(#cols, 2^d) pairs of traces (an
+    upper bound on the distinct traces, d = |S|) and the 2^d d transform.
     """
     nr, nc = len(merged.row_cnt), len(merged.col_cnt)
     if table is None:
         return UNIT_SIG_PAIR * nr * nc * merged.words
+    listed = np.zeros(len(table), np.float64)
+    r_ptr, c_ptr = merged.row_index[0], merged.col_index[0]
+    for e in np.flatnonzero(merged.mult > 0).tolist():
+        on = (table.keys[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)
+        listed += on.astype(np.float64) * float(r_ptr[e + 1] - r_ptr[e] + c_ptr[e + 1] - c_ptr[e])
     d = table.sizes.astype(np.float64)
     sub = np.exp2(np.minimum(d, 200.0))
     pairs = np.minimum(nr, sub) * np.minimum(nc, sub) * UNIT_TRACE_PAIR * (1 + d / 8)
-    transform = UNIT_SUBSET * sub * np.maximum(d, 1.0)
-    return UNIT_CLASS + UNIT_TRACE * (nr + nc) * d + np.minimum(pairs, transform)
+    transform = np.where(d <= 20, UNIT_SUBSET * sub * np.maximum(d, 1.0), np.inf)
+    return UNIT_CLASS + UNIT_TRACE * listed + np.minimum(pairs, transform)
 
 
 def _local_jaccard(merged: Merged, jaccard) -> np.ndarray:
@@ -256,8 +279,9 @@ def class_bcubed(merged: Merged, table: ClassTable, jaccard, lo: int = 0, hi: in
 
     hi = len(table) if hi is None else hi
     tm, pm = merged.side_masks()
-    out = bcubed_of_classes(table.keys, table.counts, lo, hi, merged.rows, merged.row_cnt, merged.cols,
-                            merged.col_cnt, tm, pm, merged.mult, _local_jaccard(merged, jaccard), mode)
+    out = bcubed_of_classes(table.keys, table.counts, lo, hi, *merged.row_index, merged.row_cnt,
+                            *merged.col_index, merged.col_cnt, tm, pm, merged.mult,
+                            _local_jaccard(merged, jaccard), mode)
     return float(out[0]), float(out[1]), int(table.sizes[lo:hi].max(initial=0))
 
 
@@ -269,7 +293,8 @@ def class_bcubed_exact(merged: Merged, table: ClassTable, jaccard, lo: int = 0,
     k = merged.n_truth
     p_num = r_num = Fraction(0)
     for s in range(lo, len(table) if hi is None else hi):
-        elems, qs, ws = pair_weights(table.keys[s], merged.rows, merged.row_cnt, merged.cols, merged.col_cnt)
+        elems, qs, ws = pair_weights(table.keys[s], *merged.row_index, merged.row_cnt, *merged.col_index,
+                                     merged.col_cnt)
         elems = elems.tolist()
         eg = er = 0
         sp = sr = Fraction(0)
