@@ -1052,3 +1052,18 @@ def test_plan_takes_the_cheaper_method():
     plan = plan_micro(rows, cols, coverage=True, bcubed=True)
     assert plan.method == "family", plan.notes
     assert rows.n_signatures * cols.n_signatures > 1e8
+
+
+def test_redundant_outputs_on_a_local_cluster_equal_the_exact_classes(client):
+    """daskbicl.score on two worker processes (the class method's tasks) == the Fraction result."""
+    import daskbicl
+
+    tr, tc, pr, pc = redundant(400, 300, 4, 5, 0.3, seed=4)
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    assert plan_micro(rows, cols, coverage=True, bcubed=True).method == "classes"
+    want = MicroTables(rows, cols, exact=True)
+    got = daskbicl.score(daskbicl.biclustering(tr, tc), daskbicl.biclustering(pr, pc),
+                         measures=["mocice_bcubed", "micro_rnia"])
+    for g, w in zip(got["mocice_bcubed"], mocice_bcubed(want)):
+        assert abs(Fraction(g) - w) <= 1e-13 * w
+    assert got["micro_rnia"] == float(rnia(want, exact=True))
