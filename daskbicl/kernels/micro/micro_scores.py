@@ -12,10 +12,13 @@ measure reads only the table it needs:
 * MOCICE-BCubed: the family walk with superset sums
   (:mod:`daskbicl.kernels.micro.family_tasks`).
 
-The coverage counts and MOCICE-BCubed come from the *family* of bicluster
-sets that share a cell (:mod:`daskbicl.kernels.micro.family_walk`), walked in parts
-(:mod:`daskbicl.kernels.micro.planner`): never from pairs of row and column
-signatures, so the cost does not grow with their product.
+The coverage counts and MOCICE-BCubed come from one of two exact methods,
+the cheaper by the plan's estimates (:mod:`daskbicl.kernels.micro.planner`):
+the *family* of bicluster sets that share a cell
+(:mod:`daskbicl.kernels.micro.family_walk`, walked in parts; its cost does not
+grow with the pairs of row and column signatures), or the *cell classes* and
+their traces (:mod:`daskbicl.kernels.micro.class_traces`; its cost does not
+grow with the number of biclusters sharing a cell, copies merged).
 
 Measures
 --------

@@ -1,4 +1,9 @@
-"""Planning the family walk: parts, their estimated cost, the work limit, tasks (numpy; numba for the estimate).
+"""Planning the exact micro-object step: which method, its parts, estimated cost, the work limit, tasks.
+
+:func:`plan_micro` first estimates the cell-class method
+(:mod:`~daskbicl.kernels.micro.class_traces`: merged copies, classes of cells,
+traces), then, unless that is clearly cheap, the family walk below, and
+takes the cheaper; :func:`exact_cost` returns the cheaper estimate.
 
 The family F (every set of biclusters that shares a cell) is walked in
 independent *parts*, one per required set B (the parts of a prefix tree:
