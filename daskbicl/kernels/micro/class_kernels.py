@@ -334,3 +334,17 @@ def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, 
         if cnt[1]:
             _add(total[1], n_s * ((sums[1, 0] + sums[1, 1]) / float(cnt[1])))
     return np.array([total[0, 0] + total[0, 1], total[1, 0] + total[1, 1]])
+
+
+@njit(cache=True, nogil=True)
+def trace_pairs(keys, idx, rptr, rsig, rcnt, cptr, csig, ccnt):
+    """(distinct row traces) x (distinct column traces) of the classes ``idx`` (the plan's sample)."""
+    out = np.zeros(len(idx), np.float64)
+    buf = [np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64),
+           np.zeros(len(ccnt), np.int64), np.zeros(len(ccnt), np.int64), np.zeros(1 << _DENSE_BITS, np.int64)]
+    for t in range(len(idx)):
+        elems = _elements(keys[idx[t]])
+        ra, _ = _traces(elems, rptr, rsig, rcnt, buf[0], buf[1], buf[4])
+        cb, _ = _traces(elems, cptr, csig, ccnt, buf[2], buf[3], buf[4])
+        out[t] = float(len(ra)) * float(len(cb))
+    return out

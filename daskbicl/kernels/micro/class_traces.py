@@ -253,9 +253,32 @@ def class_work(merged: Merged, table: ClassTable | None) -> np.ndarray | float:
         listed += on.astype(np.float64) * float(r_ptr[e + 1] - r_ptr[e] + c_ptr[e + 1] - c_ptr[e])
     d = table.sizes.astype(np.float64)
     sub = np.exp2(np.minimum(d, 200.0))
-    pairs = np.minimum(nr, sub) * np.minimum(nc, sub) * UNIT_TRACE_PAIR * (1 + d / 8)
+    pairs = np.minimum(nr, sub) * np.minimum(nc, sub) * _trace_ratio(merged, table, sub) * \
+        UNIT_TRACE_PAIR * (1 + d / 8)
     transform = np.where(d <= 20, UNIT_SUBSET * sub * np.maximum(d, 1.0), np.inf)
     return UNIT_CLASS + UNIT_TRACE * listed + np.minimum(pairs, transform)
+
+
+#: Classes whose distinct traces the estimate counts (a seeded sample).
+TRACE_SAMPLE = 512
+
+
+def _trace_ratio(merged: Merged, table: ClassTable, sub: np.ndarray) -> np.ndarray:
+    """Per class: distinct trace pairs / their upper bound, measured on a sample, by class size."""
+    from .class_kernels import trace_pairs
+
+    n = len(table)
+    if n == 0:
+        return np.ones(0)
+    idx = np.random.default_rng(n).choice(n, min(n, TRACE_SAMPLE), replace=False).astype(np.int64)
+    bound = np.minimum(len(merged.row_cnt), sub[idx]) * np.minimum(len(merged.col_cnt), sub[idx])
+    got = trace_pairs(table.keys, idx, *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt)
+    ratio = np.minimum(got / np.maximum(bound, 1.0), 1.0)
+    out = np.full(n, float(ratio.max(initial=1.0)))  # sizes never sampled: the largest ratio seen
+    sizes = table.sizes[idx]
+    for size in np.unique(sizes).tolist():
+        out[table.sizes == size] = float(ratio[sizes == size].mean())
+    return out
 
 
 def _local_jaccard(merged: Merged, jaccard) -> np.ndarray:
