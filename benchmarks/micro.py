@@ -28,6 +28,12 @@ seconds of ``daskbicl.score`` on the default (threads) scheduler; "cpu_s"
 is the process's CPU time over all threads, "est_cpu_s" the plan's
 estimate of the family walk alone (work units x 10 ns).
 
+* ``issue 24``  — the table of issue 24 (redundant outputs: each bicluster
+                  returned several times, slightly perturbed; dense copies) and the
+                  grid I x biclusters x density x pred kind: the exact method the
+                  plan picks ("classes" or "family"), its estimate, time, peak RSS;
+                  ``--issue24 [ROWS]`` and ``--grid [I ...]`` run only those.
+
 Run:  python benchmarks/micro.py            (full, about 15 minutes)
       python benchmarks/micro.py --quick    (seconds; what the test runs)
       python benchmarks/micro.py --cluster  (adds the 1.5 GB two-worker case)
@@ -162,6 +168,101 @@ def run_growth(quick: bool):
     return out
 
 
+# --------------------------------------------------------------------------
+# issue 24: redundant and dense biclusterings, the exact method the plan picks
+# --------------------------------------------------------------------------
+def flipped(m, density, rng, rate):
+    """Each membership dropped with probability ``rate``, as many added on average."""
+    return np.where(m, rng.random(m.shape) >= rate, rng.random(m.shape) < rate * density / max(1 - density, 1e-9))
+
+
+def issue_pair(n_rows, n_cols, k, density, kind, copies=5, seed=0):
+    """The issue's shapes: "copy" (3 % flipped + 2 extra), "indep", "redundant" (each returned ``copies`` times)."""
+    rng = np.random.default_rng(seed)
+    tr, tc = masks(k, n_rows, density, rng), masks(k, n_cols, density, rng)
+    if kind == "copy":
+        pr = np.concatenate([flipped(tr, density, rng, 0.03), masks(2, n_rows, density, rng)])
+        pc = np.concatenate([flipped(tc, density, rng, 0.03), masks(2, n_cols, density, rng)])
+    elif kind == "indep":
+        pr, pc = masks(k, n_rows, density, rng), masks(k, n_cols, density, rng)
+    else:  # slightly perturbed copies: no two identical
+        pr = np.concatenate([flipped(tr, density, rng, 0.01) for _ in range(copies)])
+        pc = np.concatenate([flipped(tc, density, rng, 0.01) for _ in range(copies)])
+    return (tr, tc), (pr, pc)
+
+
+def chosen(truth, pred, measures):
+    """(method, estimated CPU s, planning s) of the plan, or ("refused", nan, s)."""
+    from daskbicl.kernels.micro.budget import SECONDS_PER_UNIT
+    from daskbicl.kernels.micro.memberships import signature_counts
+    from daskbicl.kernels.micro.planner import plan_micro
+
+    rows, cols = signature_counts(truth[0], pred[0]), signature_counts(truth[1], pred[1])
+    start = time.perf_counter()
+    try:
+        plan = plan_micro(rows, cols, coverage=bool({"micro_ce", "micro_rnia"} & set(measures)),
+                          bcubed="mocice_bcubed" in measures)
+    except daskbicl.TooLargeError:
+        return "refused", float("nan"), time.perf_counter() - start
+    return plan.method, plan.work * SECONDS_PER_UNIT, time.perf_counter() - start
+
+
+def issue_row(label, truth, pred, measures=("mocice_bcubed",)):
+    measures = list(measures)
+    method, est, plan_s = chosen(truth, pred, measures)
+    load = f"{os.getloadavg()[0]:.1f}"
+    row = {"case": label, "K+L": f"{len(truth[0])}+{len(pred[0])}", "method": method,
+           "est_cpu_s": f"{est:.1f}", "plan_s": f"{plan_s:.1f}"}
+    m, cpu, err = run(truth, pred, measures)
+    if m is None:
+        row.update({"seconds": "TooLargeError", "cpu_s": f"{cpu:.1f}", "peak_MB": "", "value": "", "load": load})
+        return row
+    first = m.result[measures[0]]
+    value = first.f1 if hasattr(first, "f1") else first
+    row.update({"seconds": f"{m.seconds:.2f}", "cpu_s": f"{cpu:.1f}", "peak_MB": f"{m.peak_mb:.0f}",
+                "value": f"{value:.4f}", "load": f"{load}/{os.getloadavg()[0]:.1f}"})
+    return row
+
+
+#: The issue's table: (label, I, J, K, density, kind, measures).
+ISSUE_TABLE = [
+    ("10^3 x 10^3, 10 x 5 redundant, d 0.2", 1000, 1000, 10, 0.2, "redundant", ["mocice_bcubed"]),
+    ("10^3 x 10^3, 50+52 copy, d 0.2", 1000, 1000, 50, 0.2, "copy", ["mocice_bcubed"]),
+    ("10^3 x 10^3, 100+100 indep, d 0.2", 1000, 1000, 100, 0.2, "indep", ["mocice_bcubed"]),
+    ("5000 x 500, 20 x 5 redundant, d 0.05", 5000, 500, 20, 0.05, "redundant", ["mocice_bcubed"]),
+    ("10^4 x 10^4, 20+22 copy, d 0.2", 10**4, 10**4, 20, 0.2, "copy", ["mocice_bcubed"]),
+    ("3.10^4 x 3.10^4, 100+102 copy, d 0.05", 3 * 10**4, 3 * 10**4, 100, 0.05, "copy", ["mocice_bcubed"]),
+    ("10^5 x 10^5, 20+20 indep, d 0.2", 10**5, 10**5, 20, 0.2, "indep", ["mocice_bcubed"]),
+    ("10^5 x 10^5, 100+100 indep, d 0.2", 10**5, 10**5, 100, 0.2, "indep", ["micro_ce", "micro_rnia"]),
+]
+
+
+def run_issue(quick: bool, only=None):
+    if quick:
+        return [issue_row("300 x 200, 4 x 5 redundant, d 0.2", *issue_pair(300, 200, 4, 0.2, "redundant")),
+                issue_row("500 x 500, 10+12 copy, d 0.2", *issue_pair(500, 500, 10, 0.2, "copy"))]
+    return [issue_row(label, *issue_pair(i, j, k, d, kind), measures=ms)
+            for n, (label, i, j, k, d, kind, ms) in enumerate(ISSUE_TABLE) if only is None or n in only]
+
+
+def run_grid(quick: bool, sizes=(10**3, 10**4, 10**5)):
+    """I = J in ``sizes``, K in {5, 20, 50, 100}, density {0.05, 0.2}, copy / indep / redundant (3-5 copies)."""
+    if quick:
+        return [issue_row("grid 10^3, 5, d 0.05, redundant x3",
+                          *issue_pair(1000, 1000, 5, 0.05, "redundant", copies=3))]
+    out = []
+    for n in sizes:
+        for k in (5, 20, 50, 100):
+            for d in (0.05, 0.2):
+                for kind, copies in (("copy", 0), ("indep", 0), ("redundant", 3), ("redundant", 5)):
+                    if kind == "redundant" and k * copies > 250:
+                        continue
+                    label = f"{n:.0e}, {k}, d {d}, {kind}{f' x{copies}' if copies else ''}"
+                    out.append(issue_row(label, *issue_pair(n, n, k, d, kind, copies=copies or 5)))
+                    print(out[-1], flush=True)
+    return out
+
+
 def run_cluster():
     """200 + 200 at density 0.01 over 10^6 x 10^5 on two 1.5 GB worker processes."""
     import dask
@@ -273,12 +374,20 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--cluster", action="store_true", help="add the two 1.5 GB worker processes case")
+    ap.add_argument("--issue24", nargs="*", type=int, default=None,
+                    help="only the issue-24 table (row numbers, default all) and, with --grid, the grid")
+    ap.add_argument("--grid", nargs="*", type=float, default=None, help="the issue-24 grid for these I (default all)")
     args = ap.parse_args(argv)
+    if args.issue24 is not None or args.grid is not None:
+        return issue24_main(args)
     print(f"machine: {machine()}\nversions: {versions()}\nload: {os.getloadavg()}\n")
     # compile (or load the cached) numba kernels first: not part of any timing
     start = time.perf_counter()
     daskbicl.score(*(daskbicl.biclustering(*x) for x in pair(60, 60, 3, 0.3)), measures=MICRO)
     print(f"numba kernels ready in {time.perf_counter() - start:.1f} s (first run compiles, then cached)\n")
+    issue = run_issue(args.quick) + run_grid(args.quick)
+    print("== issue 24: the exact method the plan picks (mocice_bcubed)")
+    print_table(issue, list(issue[0]))
     targets = run_targets(args.quick)
     growth = run_growth(args.quick)
     if args.quick:
@@ -315,6 +424,22 @@ def main(argv=None):
             print_table(rows, list(rows[0]))
         else:
             print("not installed: pip install bcubed biclustlib munkres (biclustlib with --no-deps)")
+    return 0
+
+
+def issue24_main(args):
+    print(f"machine: {machine()}\nversions: {versions()}\nload: {os.getloadavg()}\n")
+    start = time.perf_counter()
+    daskbicl.score(*(daskbicl.biclustering(*x) for x in pair(60, 60, 3, 0.3)), measures=MICRO)
+    print(f"numba kernels ready in {time.perf_counter() - start:.1f} s\n")
+    if args.issue24 is not None:
+        rows = run_issue(args.quick, set(args.issue24) or None)
+        print("== issue 24 table (times: daskbicl.score, threads; est: the plan's CPU estimate)")
+        print_table(rows, list(rows[0]))
+    if args.grid is not None:
+        rows = run_grid(args.quick, tuple(int(x) for x in args.grid) or (10**3, 10**4, 10**5))
+        print("\n== issue 24 grid")
+        print_table(rows, list(rows[0]))
     return 0
 
 

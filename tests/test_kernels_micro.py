@@ -135,8 +135,9 @@ def multiset_of_cells(rows, cols):
 # kernel == oracle
 # --------------------------------------------------------------------------
 @SETTINGS
-@given(problems(), st.sampled_from([(16, 1 << 22), (1, 1 << 22), (3, 4), (2, 1)]))
-def test_bcubed_equals_oracle_exactly(p, split):
+@given(problems(), st.sampled_from([(16, 1 << 22), (1, 1 << 22), (3, 4), (2, 1)]),
+       st.sampled_from(["family", "classes", None]))
+def test_bcubed_equals_oracle_exactly(p, split, method):
     """Exact MOCICE-BCubed equals the pair-by-pair oracle, however the walk is split.
 
     ``(tasks, budget)``: the parts dealt into 1-16 tasks, and a budget of
@@ -145,14 +146,14 @@ def test_bcubed_equals_oracle_exactly(p, split):
     """
     n_tasks, budget = split
     try:
-        want = agree(partial(bcubed, *p, n_tasks=n_tasks, budget=budget),
+        want = agree(partial(bcubed, *p, n_tasks=n_tasks, budget=budget, method=method),
                      partial(oracle.mocice_bcubed, *p))
     except TooLargeError as err:
-        assert budget < 10 and "daskbicl.micro_budget" in str(err)
+        assert method != "classes" and budget < 10 and "daskbicl.micro_budget" in str(err)
         return
     if want is None:
         return
-    t = tables(*p, n_tasks=n_tasks, budget=budget)
+    t = tables(*p, n_tasks=n_tasks, budget=budget, method=method)
     got = mocice_bcubed(t)
     np.testing.assert_allclose(got, [float(x) for x in want], rtol=1e-13, atol=1e-15)
     assert 0 <= t.bcubed_error < 1e-10  # duplicated biclusters cancel: kappa ~ 2**(copies)
@@ -192,6 +193,8 @@ def test_coverage_equals_brute_force_cells(p, n_tasks):
     for how in ("family", "pairs", None):
         assert tables(*p, n_tasks=n_tasks, coverage_by=how).coverage == want
     assert tables(*p, budget=1, coverage_by="family").coverage == want
+    for method in ("family", "classes"):
+        assert tables(*p, n_tasks=n_tasks, method=method).coverage == want
 
 
 @SETTINGS
@@ -272,9 +275,9 @@ def test_tasks_and_budget_do_not_change_the_result():
     want = bcubed(tr, tc, pr, pc)
     assert want == oracle.mocice_bcubed(tr, tc, pr, pc)
     for n_tasks, budget in ((1, 1 << 22), (16, 1 << 22), (4, 10), (2, 5)):
-        assert bcubed(tr, tc, pr, pc, n_tasks=n_tasks, budget=budget) == want
+        assert bcubed(tr, tc, pr, pc, n_tasks=n_tasks, budget=budget, method="family") == want
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, union_budget=1 << 22)
+    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, union_budget=1 << 22, method="family")
     assert any(len(p.required) > 1 for p in plan.parts), plan.parts  # the plan split parts
     jac, tab = jaccard_table(tables(tr, tc, pr, pc).overlap, exact=True), union_tables(rows, cols)
     results = [run_task(plan, i, rows, cols, jac, tab, exact=True) for i in range(len(plan.tasks))]
@@ -819,19 +822,19 @@ def test_budget_error_names_the_config_key():
     rng = np.random.default_rng(1)
     tr, tc = rng.random((3, 40)) < 0.7, rng.random((3, 40)) < 0.7
     with pytest.raises(TooLargeError, match="daskbicl.micro_budget") as info:
-        _ = tables(tr, tc, tr, tc, budget=2).bcubed
+        _ = tables(tr, tc, tr, tc, budget=2, method="family").bcubed
     assert "DASK_DASKBICL__MICRO_BUDGET=" in str(info.value)
     assert tables(tr, tc, tr, tc, budget=2).coverage  # coverage stores nothing: no budget
 
 
 @SETTINGS
-@given(problems(max_n=6, max_k=4))
-def test_float_error_within_the_computed_bound(p):
+@given(problems(max_n=6, max_k=4), st.sampled_from(["family", "classes"]))
+def test_float_error_within_the_computed_bound(p, method):
     """Relative error of P and R (float64) below the bound each run computes."""
     if not (covers(p[0], p[1]) or covers(p[2], p[3])):
         return
-    want = mocice_bcubed(tables(*p, exact=True))
-    t = tables(*p, n_tasks=3)
+    want = mocice_bcubed(tables(*p, exact=True, method=method))
+    t = tables(*p, n_tasks=3, method=method)
     got, bound = mocice_bcubed(t), t.bcubed_error
     assert 0 <= bound < 1e-10  # 0: a result of exactly 0 or 1 by convention
     for g, w in zip(got[:2], want[:2]):
@@ -885,3 +888,182 @@ def test_ce_assignment_and_block_table_are_bounded(monkeypatch):
     with pytest.raises(TooLargeError, match="MOCICE-BCubed and RNIA do not need it"):
         coclustering_overlap(rows, cols)
     assert 0 < coclustering_bcubed(rows, cols).f1 < 1
+
+
+# --------------------------------------------------------------------------
+# the cell-class method (kernels/micro/class_traces.py) and the choice of method
+# --------------------------------------------------------------------------
+@st.composite
+def overlapping_problems(draw, max_n=6, max_k=4):
+    """Biclusterings with duplicated, nested, empty and covering-everything biclusters on both sides."""
+    n_i, n_j = draw(st.integers(1, max_n)), draw(st.integers(1, max_n))
+
+    def side():
+        k = draw(st.integers(1, max_k))
+        r, c = bool_matrix(draw, k, n_i), bool_matrix(draw, k, n_j)
+        extra_r, extra_c = [], []
+        for kind in draw(st.lists(st.sampled_from(["dup", "nested", "empty", "all"]), max_size=4)):
+            a = draw(st.integers(0, k - 1))
+            if kind == "dup":
+                nr, nc = r[a], c[a]
+            elif kind == "nested":  # a sub-rectangle of bicluster a
+                nr, nc = r[a] & bool_matrix(draw, 1, n_i)[0], c[a] & bool_matrix(draw, 1, n_j)[0]
+            elif kind == "empty":
+                nr, nc = r[a], np.zeros(n_j, bool)
+            else:
+                nr, nc = np.ones(n_i, bool), np.ones(n_j, bool)
+            extra_r.append(nr)
+            extra_c.append(nc)
+        return (np.concatenate([r, np.reshape(np.array(extra_r, bool), (-1, n_i))]),
+                np.concatenate([c, np.reshape(np.array(extra_c, bool), (-1, n_j))]))
+
+    tr, tc = side()
+    pr, pc = side()
+    return tr, tc, pr, pc
+
+
+@SETTINGS
+@given(overlapping_problems(), st.integers(1, 4))
+def test_class_method_equals_oracle_exactly(p, n_tasks):
+    """Exact (Fractions) classes == the SPEC oracle: MOCICE-BCubed and the coverage counts."""
+    want = agree(partial(bcubed, *p, method="classes", n_tasks=n_tasks), partial(oracle.mocice_bcubed, *p))
+    cov = coverage_from_histogram(cell_histogram(*p), len(p[0]), len(p[2]))
+    assert tables(*p, method="classes", n_tasks=n_tasks).coverage == cov
+    if want is not None:
+        t = tables(*p, method="classes", n_tasks=n_tasks)
+        got = mocice_bcubed(t)
+        for g, w in zip(got[:2], want[:2]):
+            assert abs(Fraction(g) - w) <= t.bcubed_error * w
+
+
+def test_class_method_large_classes_and_both_inner_sums():
+    """Classes of more than 16 distinct biclusters (sorted traces) and both inner sums agree."""
+    from daskbicl.kernels.micro.class_traces import (
+        class_bcubed,
+        class_bcubed_exact,
+        covered,
+        enumerate_classes,
+        merge_identical,
+    )
+    from daskbicl.kernels.micro.micro_scores import bicluster_overlap
+
+    rng = np.random.default_rng(5)
+    n_i, n_j, k = 5, 4, 11
+    tr, tc, pr, pc = (rng.random((k, n)) < 0.75 for n in (n_i, n_j, n_i, n_j))
+    for m in (tr, tc, pr, pc):
+        m[:, 0] = True  # cell (0, 0) is in every bicluster: a class of 22
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    merged = merge_identical(rows, cols)
+    table = enumerate_classes(merged)
+    assert table is not None and table.sizes.max() > 16  # beyond the dense trace table
+    ov = bicluster_overlap(rows, cols)
+    pe, re_ = class_bcubed_exact(merged, table, jaccard_table(ov, exact=True))
+    up, ut = covered(merged, table)
+    want = oracle.mocice_bcubed(tr, tc, pr, pc)
+    assert (pe / up, re_ / ut) == want[:2]
+    for mode in (0, 1, 2):  # the cheaper, pairs of traces, the transform
+        p, r, _ = class_bcubed(merged, table, jaccard_table(ov), mode=mode)
+        assert p / up == pytest.approx(float(want[0]), rel=1e-13)
+        assert r / ut == pytest.approx(float(want[1]), rel=1e-13)
+
+
+def test_identical_biclusters_are_merged_with_multiplicities():
+    """Five copies of a bicluster are one element of multiplicity 5: classes stay small."""
+    from daskbicl.kernels.micro.class_traces import enumerate_classes, merge_identical
+
+    rng = np.random.default_rng(7)
+    tr, tc = rng.random((3, 30)) < 0.4, rng.random((3, 20)) < 0.4
+    pr, pc = np.repeat(tr, 5, axis=0), np.repeat(tc, 5, axis=0)
+    pc[-1] = False  # an empty bicluster has no cell: dropped
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    merged = merge_identical(rows, cols)
+    assert merged.mult[3:].tolist() == [5, 0, 0, 0, 0, 5, 0, 0, 0, 0, 4, 0, 0, 0, 0]
+    assert merged.rep[-1] == -1
+    table = enumerate_classes(merged)
+    assert table is not None and table.sizes.max() <= 6  # never more than 3 truth + 3 pred
+    small = tuple(x[:, :12] for x in (tr, tc, pr, pc))
+    assert bcubed(*small, method="classes") == oracle.mocice_bcubed(*small)
+
+
+def redundant(n_i, n_j, k, copies, density, seed):
+    """Truth of k random biclusters; pred returns each `copies` times, 1 % of memberships flipped."""
+    rng = np.random.default_rng(seed)
+    tr, tc = rng.random((k, n_i)) < density, rng.random((k, n_j)) < density
+
+    def flip(m):
+        return np.where(m, rng.random(m.shape) >= 0.01, rng.random(m.shape) < 0.01 * density)
+
+    pr = np.concatenate([flip(tr) for _ in range(copies)])
+    pc = np.concatenate([flip(tc) for _ in range(copies)])
+    return tr, tc, pr, pc
+
+
+def test_redundant_5000_by_500_no_longer_runs_minutes():
+    """The issue's 5000 x 500, 20 + 100 (5 copies) case ran 241 s, then refused: now an exact answer."""
+    tr, tc, pr, pc = redundant(5000, 500, 20, 5, 0.05, seed=0)
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    start = time.perf_counter()
+    plan = plan_micro(rows, cols, coverage=True, bcubed=True)
+    assert time.perf_counter() - start < 20  # the plan alone: seconds
+    assert plan.method == "classes"
+    t = MicroTables(rows, cols)
+    p, r, f1 = mocice_bcubed(t)
+    assert 0 < p < 1 and 0 < r <= 1 and t.coverage.union > 0
+    assert time.perf_counter() - start < 120  # minutes before: 241 s on an idle machine
+    # the same pair on a few rows and columns agrees with the oracle (copies, perturbed copies)
+    small = redundant(7, 6, 3, 3, 0.5, seed=1)
+    assert bcubed(*small, method="classes") == oracle.mocice_bcubed(*small)
+
+
+def test_plan_refuses_within_seconds_and_exact_cost_is_cheap():
+    """Both methods beyond max_work: TooLargeError from the plan, naming both, within seconds."""
+    from daskbicl.kernels.micro.planner import exact_cost
+
+    rng = np.random.default_rng(0)
+    tr, tc, pr, pc = (rng.random((40, 3000)) < 0.3 for _ in range(4))
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    start = time.perf_counter()
+    with pytest.raises(TooLargeError, match="daskbicl.max_work") as info:
+        plan_micro(rows, cols, coverage=True, bcubed=True, max_work=1e6)
+    assert "cell classes" in str(info.value)
+    assert exact_cost(rows, cols, {"bcubed"}, max_work=1e6) == float("inf")
+    tr, tc, pr, pc = (rng.random((20, 600)) < 0.3 for _ in range(4))
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    cost = exact_cost(rows, cols, {"coverage", "bcubed"}, max_work=1e12)
+    assert 1e5 < cost < 1e12
+    assert exact_cost(rows, cols, {"overlap"}) == 0.0
+    assert time.perf_counter() - start < 60
+    with pytest.raises(InputError, match="method must be one of"):
+        plan_micro(rows, cols, method="walk")
+
+
+def test_plan_takes_the_cheaper_method():
+    """Redundant outputs go to the classes; the family walk stays for sparse, many-signature inputs."""
+    tr, tc, pr, pc = redundant(300, 300, 6, 5, 0.3, seed=2)
+    plan = plan_micro(signature_counts(tr, pr), signature_counts(tc, pc), bcubed=True)
+    assert plan.method == "classes"
+    with pytest.raises(TooLargeError, match="daskbicl.micro_budget"):  # 2^copies sets per cell
+        plan_micro(signature_counts(tr, pr), signature_counts(tc, pc), bcubed=True, method="family",
+                   max_work=1e15)
+    # random biclusters over many rows and columns: too many pairs of signatures for the classes
+    rng = np.random.default_rng(3)
+    tr, tc, pr, pc = (rng.random((20, 30_000)) < 0.1 for _ in range(4))
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    plan = plan_micro(rows, cols, coverage=True, bcubed=True)
+    assert plan.method == "family", plan.notes
+    assert rows.n_signatures * cols.n_signatures > 1e8
+
+
+def test_redundant_outputs_on_a_local_cluster_equal_the_exact_classes(client):
+    """daskbicl.score on two worker processes (the class method's tasks) == the Fraction result."""
+    import daskbicl
+
+    tr, tc, pr, pc = redundant(400, 300, 4, 5, 0.3, seed=4)
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    assert plan_micro(rows, cols, coverage=True, bcubed=True).method == "classes"
+    want = MicroTables(rows, cols, exact=True)
+    got = daskbicl.score(daskbicl.biclustering(tr, tc), daskbicl.biclustering(pr, pc),
+                         measures=["mocice_bcubed", "micro_rnia"])
+    for g, w in zip(got["mocice_bcubed"], mocice_bcubed(want)):
+        assert abs(Fraction(g) - w) <= 1e-13 * w
+    assert got["micro_rnia"] == float(rnia(want, exact=True))

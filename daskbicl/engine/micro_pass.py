@@ -93,8 +93,8 @@ def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_t
 
 
 def _union_tables(plan, rows, cols, size: int):
-    # after the plan: its work and budget checks come first
-    return union_tables(rows, cols, budget=size, seed=plan.seed)
+    # after the plan: its work and budget checks come first; the class method needs none
+    return union_tables(rows, cols, budget=size, seed=plan.seed) if plan.method == "family" else None
 
 
 def _task(plan, index: int, rows, cols, jac=None, tables=None):

@@ -272,6 +272,8 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
     """Walk the parts of task ``index`` of ``plan`` (``jaccard`` and ``tables`` for MOCICE-BCubed parts)."""
     if not 0 <= index < len(plan.tasks):
         raise InputError(f"task {index} outside 0:{len(plan.tasks)}")
+    if plan.method == "classes":
+        return _class_task(plan, index, jaccard, exact)
     acc: dict[str, Any] = {"moments": np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), "p": [], "r": [],
            "pa": [], "ra": [], "depth": 0, "nodes": 0, "deliveries": 0}
     for part in plan.tasks[index]:
@@ -289,6 +291,52 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
                       acc["nodes"], acc["deliveries"], hist)
 
 
+def _class_task(plan: MicroPlan, index: int, jaccard, exact: bool) -> TaskResult:
+    """The MOCICE-BCubed sums of the classes of task ``index`` (the class method)."""
+    from .class_traces import class_bcubed, class_bcubed_exact
+
+    zero = np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object)
+    if not plan.bcubed or plan.class_ranges is None:
+        return TaskResult(zero, 0.0, 0.0, 0.0, 0.0, 0, 0, 0)
+    if jaccard is None:
+        raise InputError("MOCICE-BCubed's classes need the Jaccard table")
+    assert plan.merged is not None and plan.classes is not None
+    lo, hi = plan.class_ranges[index]
+    depth = int(plan.classes.sizes[lo:hi].max(initial=0))
+    if exact:
+        pe, re_ = class_bcubed_exact(plan.merged, plan.classes, jaccard, lo, hi)
+        return TaskResult(zero, pe, re_, 0.0, 0.0, depth, hi - lo, 0)
+    p, r, depth = class_bcubed(plan.merged, plan.classes, jaccard, lo, hi)
+    return TaskResult(zero, p, r, p, r, depth, hi - lo, 0)
+
+
+def _finish_classes(plan: MicroPlan, results, exact: bool, identical: bool):
+    from .class_traces import class_coverage, covered
+
+    assert plan.merged is not None and plan.classes is not None
+    coverage = class_coverage(plan.merged, plan.classes) if plan.coverage else None
+    if not plan.bcubed:
+        return coverage, None, None
+    up, ut = covered(plan.merged, plan.classes)
+    if up == 0 and ut == 0:
+        raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
+    zero = Fraction(0) if exact else 0.0
+    if up == 0 or ut == 0:  # documented convention: the 0/0 side counts as 0
+        return coverage, PRF(zero, zero, zero), 0.0
+    if identical and not exact:
+        return coverage, PRF(1.0, 1.0, 1.0), 0.0
+    if exact:
+        p = sum((t.p_num for t in results), Fraction(0)) / up
+        r = sum((t.r_num for t in results), Fraction(0)) / ut
+        return coverage, PRF(p, r, _hmean(p, r)), 0.0
+    p = math.fsum(t.p_num for t in results) / up
+    r = math.fsum(t.r_num for t in results) / ut
+    depth = max((t.depth for t in results), default=0)
+    # positive terms only: ς and τ within (d + 6) u, compensated sums, four roundings
+    error = (4 * depth + 16) * _U
+    return coverage, PRF(p, r, float(_hmean(Fraction(p), Fraction(r)))), error
+
+
 def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact: bool = False,
            identical: bool = False):
     """(coverage, MOCICE-BCubed, its error bound) from the task results; None for what was not asked.
@@ -298,6 +346,8 @@ def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact
     exactly 1 and reported so in float mode too.
     """
     results = list(results)
+    if plan.method == "classes":
+        return _finish_classes(plan, results, exact, identical)
     coverage = bcubed = error = None
     if plan.coverage and plan.row_ranges is not None:
         hist = sum((t.histogram.astype(object) for t in results), np.zeros_like(plan.moments, dtype=object))

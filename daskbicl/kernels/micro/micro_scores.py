@@ -12,10 +12,13 @@ measure reads only the table it needs:
 * MOCICE-BCubed: the family walk with superset sums
   (:mod:`daskbicl.kernels.micro.family_tasks`).
 
-The coverage counts and MOCICE-BCubed come from the *family* of bicluster
-sets that share a cell (:mod:`daskbicl.kernels.micro.family_walk`), walked in parts
-(:mod:`daskbicl.kernels.micro.planner`): never from pairs of row and column
-signatures, so the cost does not grow with their product.
+The coverage counts and MOCICE-BCubed come from one of two exact methods,
+the cheaper by the plan's estimates (:mod:`daskbicl.kernels.micro.planner`):
+the *family* of bicluster sets that share a cell
+(:mod:`daskbicl.kernels.micro.family_walk`, walked in parts; its cost does not
+grow with the pairs of row and column signatures), or the *cell classes* and
+their traces (:mod:`daskbicl.kernels.micro.class_traces`; its cost does not
+grow with the number of biclusters sharing a cell, copies merged).
 
 Measures
 --------
@@ -115,7 +118,10 @@ merge_memberships`) of the same K truth and L pred biclusters.
     union_budget : int, optional
         Largest one-sided family of the normalisers (default: ``budget``).
     coverage_by : {None, "family", "pairs"}, optional
-        How the coverage counts are made (default: the cheaper).
+        How the coverage counts are made by the family walk (default: the cheaper).
+    method : {None, "family", "classes"}, optional
+        The exact method (default: the cheaper by the plan's estimates;
+        :func:`~daskbicl.kernels.micro.planner.plan_micro`).
 
     Attributes
     ----------
@@ -129,7 +135,8 @@ merge_memberships`) of the same K truth and L pred biclusters.
 
     def __init__(self, rows: Memberships, cols: Memberships, *, max_work: float = DEFAULT_MAX_WORK,
                  budget: int = DEFAULT_BUDGET, exact: bool = False, n_tasks: int = 4,
-                 union_budget: int | None = None, coverage_by: str | None = None) -> None:
+                 union_budget: int | None = None, coverage_by: str | None = None,
+                 method: str | None = None) -> None:
         if (rows.n_truth, rows.n_pred) != (cols.n_truth, cols.n_pred):
             raise InputError(
                 f"row signatures have {rows.n_truth}+{rows.n_pred} biclusters but "
@@ -139,6 +146,7 @@ merge_memberships`) of the same K truth and L pred biclusters.
         self.budget, self.exact, self.n_tasks = int(budget), bool(exact), int(n_tasks)
         self.union_budget = int(budget if union_budget is None else union_budget)
         self.coverage_by = coverage_by
+        self.method = method
 
     @property
     def n_truth(self) -> int:
@@ -158,11 +166,12 @@ merge_memberships`) of the same K truth and L pred biclusters.
     def _walk(self, coverage: bool, bcubed: bool):
         plan = plan_micro(self.rows, self.cols, coverage=coverage, bcubed=bcubed, max_work=self.max_work,
                           budget=self.budget, n_tasks=self.n_tasks, coverage_by=self.coverage_by,
-                          union_budget=self.union_budget)
+                          union_budget=self.union_budget, method=self.method)
         jac = tables = None
         if bcubed:
             jac = jaccard_table(self.overlap, exact=self.exact)
-            tables = union_tables(self.rows, self.cols, budget=self.union_budget)
+            if plan.method == "family":
+                tables = union_tables(self.rows, self.cols, budget=self.union_budget)
         results = [run_task(plan, i, self.rows, self.cols, jac, tables, exact=self.exact)
                    for i in range(len(plan.tasks))]
         return finish(plan, results, tables, exact=self.exact,

@@ -1,4 +1,9 @@
-"""Planning the family walk: parts, their estimated cost, the work limit, tasks (numpy; numba for the estimate).
+"""Planning the exact micro-object step: which method, its parts, estimated cost, the work limit, tasks.
+
+:func:`plan_micro` first estimates the cell-class method
+(:mod:`~daskbicl.kernels.micro.class_traces`: merged copies, classes of cells,
+traces), then, unless that is clearly cheap, the family walk below, and
+takes the cheaper; :func:`exact_cost` returns the cheaper estimate.
 
 The family F (every set of biclusters that shares a cell) is walked in
 independent *parts*, one per required set B (the parts of a prefix tree:
@@ -46,9 +51,17 @@ from .budget import (
     budget_error,
     too_large,
 )
+from .class_traces import ClassEstimate, ClassTable, Merged, class_estimate, class_ranges
 from .memberships import Memberships, one_side, subproblem
 
-__all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "pairs_work", "plan_micro", "part_inputs"]
+__all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "METHODS", "exact_cost", "pairs_work", "plan_micro", "part_inputs"]
+
+#: The exact methods :func:`plan_micro` chooses from.
+METHODS = ("family", "classes")
+
+#: Estimated work (units) below which the class method is taken without
+#: estimating the family walk (~0.5 s).
+QUICK_CLASSES = 5e7
 
 #: Rows x columns of a node below which a coverage walk finishes the node's
 #: subtree from its pairs (see :func:`~daskbicl.kernels.micro.family_walk.enumerate_family`).
@@ -100,6 +113,10 @@ class MicroPlan:
     seed: int = 0
     notes: list = field(default_factory=list)
     row_ranges: tuple | None = None
+    method: str = "family"
+    merged: Merged | None = None
+    classes: ClassTable | None = None
+    class_ranges: tuple | None = None
 
     @property
     def parts(self) -> list[Part]:
@@ -170,9 +187,93 @@ def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max
             "of measures to score them." if bcubed else "E4SC does not need it.")
 
 
+def _class_plan(rows: Memberships, ce: ClassEstimate, coverage: bool, bcubed: bool, budget: int,
+                n_tasks: int, seed: int, note: str) -> MicroPlan:
+    assert ce.table is not None
+    n_tasks = max(1, n_tasks)
+    moments = np.zeros((rows.n_truth + 1, rows.n_pred + 1), dtype=object)
+    return MicroPlan(rows.n_truth, rows.n_pred, coverage, bcubed, tuple(() for _ in range(n_tasks)), moments,
+                     float(len(ce.table)), ce.work, int(budget), seed, [note], None, "classes", ce.merged,
+                     ce.table, class_ranges(ce.merged, ce.table, n_tasks) if bcubed else None)
+
+
 def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
-               seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None) -> MicroPlan:
+               seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None,
+               method: str | None = None) -> MicroPlan:
+    """The cheapest exact method, its parts and tasks (module docstring).
+
+    ``method`` forces the exact method ("family": the family walk;
+    "classes": the cell classes and their traces,
+    :mod:`~daskbicl.kernels.micro.class_traces`); by default the plan takes
+    the class method when it is estimated below :data:`QUICK_CLASSES`, else
+    estimates the family walk (stopping as soon as it is dearer than the
+    class method) and takes the cheaper.  Raises
+    :class:`~daskbicl.errors.TooLargeError` when both exceed ``max_work``,
+    within seconds.
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.micro.cell_records import example_memberships
+    >>> plan_micro(*example_memberships(), bcubed=True, n_tasks=2).method
+    'classes'
+    """
+    if method not in (None, *METHODS):
+        raise InputError(f"method must be one of {METHODS} or None, got {method!r}")
+    if rows.n_items * cols.n_items >= 2**62:
+        raise TooLargeError(
+            f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
+            "(limit 2**62 cells; no setting raises it).")
+    kw = dict(coverage=coverage, bcubed=bcubed, budget=budget, n_tasks=n_tasks, seed=seed,
+              coverage_by=coverage_by, union_budget=union_budget)
+    if method == "family" or coverage_by is not None or not (coverage or bcubed):
+        return _family_plan(rows, cols, max_work=max_work, **kw)  # type: ignore[arg-type]
+    ce = class_estimate(rows, cols, coverage, bcubed)
+    if method == "classes" and ce.table is None:
+        raise too_large(f"the class method does not apply ({ce.why}), which", None, max_work)
+    fits = ce.table is not None and ce.work <= max_work
+    if method == "classes" or (fits and ce.work <= QUICK_CLASSES):
+        if ce.work > max_work:
+            raise too_large(f"the exact class method ({len(ce.table or ()):,} cell classes) of "
+                            f"{rows.n_truth}+{rows.n_pred} biclusters", ce.work, max_work)
+        return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: quick")
+    try:  # the family walk, refused as soon as it is dearer than the classes
+        fam = _family_plan(rows, cols, max_work=min(max_work, ce.work), **kw)  # type: ignore[arg-type]
+    except TooLargeError as err:
+        if fits:
+            return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: family dearer")
+        why = ce.why or f"~{ce.work:.3g} work units"
+        raise TooLargeError(f"{err} (The other exact method, by cell classes, needs {why}.)") from None
+    return fam
+
+
+def exact_cost(rows: Memberships, cols: Memberships, parts, *, max_work: float = DEFAULT_MAX_WORK) -> float:
+    """Estimated work units (as ``daskbicl.max_work``) of the cheapest exact method for ``parts``.
+
+    ``parts`` names what is needed ("coverage", "bcubed"; "overlap" is
+    free).  Returns ``inf`` when no exact method fits ``max_work`` or the
+    memory budget.  Runs the planning estimates only: a few seconds at most.
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.micro.cell_records import example_memberships
+    >>> 0 < exact_cost(*example_memberships(), {"bcubed"}) < 1e4
+    True
+    """
+    parts = frozenset(parts)
+    if not parts & {"coverage", "bcubed"}:
+        return 0.0
+    try:
+        plan = plan_micro(rows, cols, coverage="coverage" in parts, bcubed="bcubed" in parts,
+                          max_work=max_work, n_tasks=1)
+    except TooLargeError:
+        return float("inf")
+    return float(plan.work)
+
+
+def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
+                 max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
+                 seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None) -> MicroPlan:
     """Parts, estimates and tasks of the family walk (module docstring).
 
     ``coverage_by`` forces how the coverage counts are made: "family" (the
@@ -183,10 +284,10 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
     Examples
     --------
     >>> from daskbicl.kernels.micro.cell_records import example_memberships
-    >>> plan = plan_micro(*example_memberships(), coverage=False, bcubed=True, n_tasks=2)
+    >>> plan = plan_micro(*example_memberships(), coverage=False, bcubed=True, n_tasks=2, method="family")
     >>> [(p.required, p.closure) for p in sorted(plan.parts, key=lambda p: p.required)]
     [((0,), True), ((1,), True)]
-    >>> plan_micro(*example_memberships(), n_tasks=2).row_ranges   # 4 x 3 signatures: pairs are cheaper
+    >>> plan_micro(*example_memberships(), n_tasks=2, method="family").row_ranges   # pairs are cheaper
     ((0, 2), (2, 4))
     """
     k, n = rows.n_truth, rows.n_elem
