@@ -126,6 +126,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.micro.family_walk",
     "daskbicl.kernels.micro.family_leaf",
     "daskbicl.kernels.micro.family_estimate",
+    "daskbicl.kernels.micro.sampling",
     "daskbicl.kernels.coclustering.string_codes",
 }
 
