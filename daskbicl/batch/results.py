@@ -1,9 +1,9 @@
 """The results file: one SQLite database (standard library), safe to kill at any moment.
 
-Schema (``PRAGMA user_version`` = 2)::
+Schema (``PRAGMA user_version`` = 3)::
 
     scores(id, truth, pred, measure, params, truth_fp, pred_fp, value,
-           version, scored_at, run_id, seen_at, seen_run,
+           version, scored_at, run_id, seen_at, seen_run, exact, half_width,
            UNIQUE (truth, pred, measure, params, truth_fp, pred_fp))
     failures(id, truth, pred, measures, params, truth_fp, pred_fp, reason,
              version, failed_at, run_id)
@@ -18,6 +18,10 @@ Schema (``PRAGMA user_version`` = 2)::
   are store fingerprints (:mod:`~daskbicl.batch.fingerprint`); ``value`` is a
   float (NULL for NaN); a record-valued measure gets one row per field,
   named ``measure.field``; timestamps are ISO 8601 UTC.
+* ``exact`` is 1 for an exact value and 0 for a sampled one (a
+  :class:`~daskbicl.Estimate`, MOCICE-BCubed's ``method``), whose 95 %
+  half-width is ``half_width`` (NULL for exact values).  Files of schema 2
+  gain the two columns on their first write (existing rows: exact).
 * ``seen_at``/``seen_run`` say when a batch run last found the inputs at
   these fingerprints: set when the row is scored, and again by every later
   run that skips the pair because it is already scored.  ``--latest`` picks,
@@ -61,15 +65,16 @@ from datetime import datetime, timezone
 from .._version import __version__
 from ..errors import DaskbiclError
 from ..io.store import is_remote
+from ..kernels.micro.estimates import Estimate
 
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "SCORE_COLUMNS", "FAILURE_COLUMNS", "now"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: ``PRAGMA application_id`` of a daskbicl results file ("DBCL"): another program's database is refused.
 APPLICATION_ID = 0x4442434C
 
-SCORE_COLUMNS = ("truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version", "scored_at",
-                 "run_id", "seen_at", "seen_run")
+SCORE_COLUMNS = ("truth", "pred", "measure", "params", "value", "exact", "half_width", "truth_fp", "pred_fp",
+                 "version", "scored_at", "run_id", "seen_at", "seen_run")
 FAILURE_COLUMNS = ("truth", "pred", "measures", "params", "reason", "truth_fp", "pred_fp", "version", "failed_at", "run_id")
 
 _SCHEMA = """
@@ -87,6 +92,8 @@ CREATE TABLE IF NOT EXISTS scores (
     run_id    TEXT,
     seen_at   TEXT,
     seen_run  TEXT,
+    exact     INTEGER NOT NULL DEFAULT 1,
+    half_width REAL,
     UNIQUE (truth, pred, measure, params, truth_fp, pred_fp)
 );
 CREATE TABLE IF NOT EXISTS failures (
@@ -125,12 +132,18 @@ UPDATE scores SET seen_at = scored_at, seen_run = run_id;
 CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_fp);
 """
 
+#: From schema 2: scores gain exact/half_width (sampled values, MOCICE-BCubed's method).
+_MIGRATE_2 = """
+ALTER TABLE scores ADD COLUMN exact INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE scores ADD COLUMN half_width REAL
+"""
+
 _UPSERT = """
 INSERT INTO scores (truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
-                    seen_at, seen_run)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    seen_at, seen_run, exact, half_width)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (truth, pred, measure, params, truth_fp, pred_fp) DO UPDATE SET
-    value = excluded.value, version = excluded.version,
+    value = excluded.value, exact = excluded.exact, half_width = excluded.half_width, version = excluded.version,
     scored_at = excluded.scored_at, run_id = excluded.run_id,
     seen_at = excluded.seen_at, seen_run = excluded.seen_run
 """
@@ -153,8 +166,17 @@ def now() -> str:
 
 
 def _value(v):
+    if isinstance(v, Estimate):  # kept whole: record_pair stores its half-width
+        return v
     v = float(v)
     return None if math.isnan(v) else v
+
+
+def _interval(v) -> tuple[float | None, int, float | None]:
+    """(value, exact, half_width) of one stored value."""
+    if isinstance(v, Estimate):
+        return float(v), 0, v.half_width
+    return v, 1, None
 
 
 def flatten(name: str, value) -> list[tuple[str, float | None]]:
@@ -262,6 +284,9 @@ class ResultsDB:
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if version == 1 and "scores" in tables:
                 for statement in filter(str.strip, _MIGRATE_1.split(";")):
+                    self.conn.execute(statement)
+            if version in (1, 2) and "scores" in tables:
+                for statement in filter(str.strip, _MIGRATE_2.split(";")):
                     self.conn.execute(statement)
             if version < SCHEMA_VERSION:
                 for statement in filter(str.strip, _SCHEMA.split(";")):  # every statement is IF NOT EXISTS
@@ -387,8 +412,8 @@ class ResultsDB:
         with self._sqlite("write to"), self._transaction():
             self.conn.executemany(
                 _UPSERT,
-                [(truth, pred, m, p, truth_fp, pred_fp, v, __version__, stamp, run_id, stamp, run_id)
-                 for m, p, v in rows],
+                [(truth, pred, m, p, truth_fp, pred_fp, value, __version__, stamp, run_id, stamp, run_id, exact, hw)
+                 for m, p, v in rows for value, exact, hw in [_interval(v)]],
             )
         return len(rows)
 
@@ -432,6 +457,8 @@ class ResultsDB:
         """
         # A schema-1 file opened read-only has no seen_* columns: a row was seen when it was scored.
         old = {"seen_at": "scored_at", "seen_run": "run_id"} if self.schema < 2 else {}
+        if self.schema < 3:  # read-only older file: every value exact
+            old.update({"exact": "1", "half_width": "NULL"})
         columns = ", ".join(old.get(c, c) for c in SCORE_COLUMNS)
         with self._sqlite("read"):
             rows = [dict(zip(SCORE_COLUMNS, r))
