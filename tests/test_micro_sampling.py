@@ -188,6 +188,19 @@ def test_coverage_stays_exact_beside_a_sampled_bcubed(medium):
     assert isinstance(both["mocice_bcubed"].f1, Estimate)
 
 
+def test_auto_keeps_coverage_exact_when_only_bcubed_is_too_large(medium):
+    """Under a limit that the walk with MOCICE-BCubed exceeds but the coverage walk fits."""
+    t, p = medium
+    rnia = daskbicl.micro_rnia(t, p)
+    with dask.config.set({"daskbicl.max_work": 1e5}):
+        with pytest.raises(TooLargeError):
+            daskbicl.mocice_bcubed(t, p, method="exact")
+        got = daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"])
+    assert got["micro_rnia"] == rnia and isinstance(got["mocice_bcubed"].precision, Estimate)
+    with dask.config.set({"daskbicl.max_work": 2e3}), pytest.raises(TooLargeError, match="coverage counts"):
+        daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"])  # CE and RNIA are never sampled
+
+
 def test_conventions_are_exact_not_sampled():
     t, _ = _ds(CASES[0])
     assert _fields(daskbicl.mocice_bcubed(t, t, method="sample")) == (1.0, 1.0, 1.0)

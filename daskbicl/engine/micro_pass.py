@@ -308,11 +308,13 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
     coverage = bcubed = error = None
     exact_only = method == "exact" or not want_bcubed
     plan = None
-    if exact_only and ("coverage" in parts or want_bcubed):
-        plan = task(_plan)(rows, cols, "coverage" in parts, want_bcubed, limit, size, n_tasks)
-    elif method == "sample" and "coverage" in parts:
-        plan = task(_plan)(rows, cols, True, False, limit, size, n_tasks)
-    elif method == "auto":
+    if exact_only:
+        if "coverage" in parts or want_bcubed:
+            plan = task(_plan)(rows, cols, "coverage" in parts, want_bcubed, limit, size, n_tasks)
+    elif method == "sample":
+        if "coverage" in parts:
+            plan = task(_plan)(rows, cols, True, False, limit, size, n_tasks)
+    else:
         plan = task(_plan_auto)(rows, cols, "coverage" in parts, limit, size, n_tasks)
     if plan is not None:
         jac = tables = None
