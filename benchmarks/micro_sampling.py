@@ -82,7 +82,7 @@ QUICK = [
 
 def _text(v) -> str:
     if isinstance(v, Estimate):
-        return f"≈ {float(v):.4f} ± {v.half_width:.4f}"
+        return str(v)
     return f"{float(v):.6f}"
 
 
@@ -131,7 +131,11 @@ def main(argv=None) -> None:
     daskbicl.mocice_bcubed(*(daskbicl.biclustering(*x) for x in pair(50, 40, 3, 0.3, "indep", 0)),
                            method="sample")  # compile the kernels outside the timings
     cases = QUICK if args.quick else [TABLE[i] for i in (args.rows or range(len(TABLE)))]
-    rows = [row(c, s, args.check) for c in cases for s in args.seed]
+    rows = []
+    for c in cases:
+        for s in args.seed:
+            rows.append(row(c, s, args.check))
+            print(rows[-1], flush=True)  # as it comes: long rows under load
     print_table(rows, ["I x J", "K+L", "pred", "d", "seed", "measure", "method", "seconds", "peak_MB", "value",
                        "pairs/side", "exact_s", "covers", "load"])
 

@@ -75,11 +75,7 @@ def format_table(results: dict) -> str:
 
 def _value_text(value) -> str:
     """An exact value to 6 decimals; a sampled one as "≈ 0.4312 ± 0.0008" (decimals enough for its half-width)."""
-    if not isinstance(value, Estimate):
-        return f"{value:.6f}"
-    hw = value.half_width
-    digits = 4 if not hw > 0 or hw >= 5e-5 else min(8, 1 - math.floor(math.log10(hw)))
-    return f"≈ {float(value):.{digits}f} ± {hw:.{digits}f}"
+    return str(value) if isinstance(value, Estimate) else f"{value:.6f}"
 
 
 # --------------------------------------------------------------------------- commands

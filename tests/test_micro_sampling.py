@@ -129,6 +129,7 @@ def test_estimate_is_a_labelled_float():
     back = pickle.loads(pickle.dumps(e))
     assert isinstance(back, Estimate) and back.half_width == 0.0008 and back.samples == 1000
     assert str(e) == "≈ 0.4312 ± 0.0008"
+    assert str(Estimate(0.00331, 0.0000212, 10)) == "≈ 0.003310 ± 0.000021"  # never "± 0.0000"
     assert json.loads(json.dumps(e.as_dict())) == {"value": 0.4312, "exact": False, "half_width": 0.0008,
                                                    "samples": 1000}
 
@@ -272,7 +273,7 @@ def test_cli_shows_a_sampled_value_with_its_interval(stores, medium):
     code, out, err = _cli("score", t, p, "--measure", "mocice_bcubed", "--param", "method=sample")
     assert code == 0, err
     line = next(x for x in out.splitlines() if x.startswith("mocice_bcubed.f1"))
-    assert f"≈ {float(expected.f1):.4f} ± {expected.f1.half_width:.4f}" in line
+    assert str(expected.f1) in line
     assert "sampled estimate, 95 % interval" in out
     code, out, err = _cli("score", t, p, "--measure", "mocice_bcubed", "--json")
     assert code == 0 and isinstance(json.loads(out)["mocice_bcubed"]["f1"], float)

@@ -37,6 +37,8 @@ class Estimate(float):
     (0.4312, 0.0008, False, 250000)
     >>> print(e)
     ≈ 0.4312 ± 0.0008
+    >>> print(Estimate(0.0033171, 0.0000212, 65536))
+    ≈ 0.003317 ± 0.000021
     """
 
     half_width: float
@@ -66,7 +68,10 @@ class Estimate(float):
         return f"Estimate({float(self)!r}, half_width={self.half_width!r}, samples={self.samples})"
 
     def __str__(self) -> str:
-        return f"≈ {float(self):.4f} ± {self.half_width:.4f}"
+        """``≈ value ± half-width``: 4 decimals, more when the half-width needs them (never "± 0.0000")."""
+        hw = self.half_width
+        digits = 4 if not 0 < hw < 5e-5 else min(12, 1 - math.floor(math.log10(hw)))
+        return f"≈ {float(self):.{digits}f} ± {hw:.{digits}f}"
 
     def as_dict(self) -> dict:
         """``{"value", "exact", "half_width", "samples"}`` (the JSON form)."""
