@@ -17,6 +17,7 @@ come from ``--seed`` (several seeds: the numbers hold for other draws).
 Run:  python benchmarks/micro_sampling.py                 (the table, a few minutes)
       python benchmarks/micro_sampling.py --quick         (small rows, seconds)
       python benchmarks/micro_sampling.py --seed 0 1 2    (other input draws)
+      python benchmarks/micro_sampling.py --rows 4 5 6 --method sample   (what sampling costs there)
 """
 
 from __future__ import annotations
@@ -90,14 +91,15 @@ def _load() -> str:
     return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
-def row(case, seed: int, check: bool) -> dict:
+def row(case, seed: int, check: bool, method: str = "auto") -> dict:
     n_rows, n_cols, k, pred, density, measures = case
     truth, pred_masks = pair(n_rows, n_cols, k, density, pred, seed)
     t, p = daskbicl.biclustering(*truth), daskbicl.biclustering(*pred_masks)
     out = {"I x J": f"{n_rows:.0e}x{n_cols:.0e}", "K+L": f"{k}+{len(pred_masks[0])}", "pred": pred,
            "d": density, "seed": seed, "measure": ",".join(measures), "load": _load()}
     try:
-        m = measure(lambda: daskbicl.score(t, p, measures=measures))
+        params = {"method": method} if "mocice_bcubed" in measures else {}
+        m = measure(lambda: daskbicl.score(t, p, measures=measures, **params))
     except daskbicl.TooLargeError as err:
         out.update({"method": "TooLargeError", "value": str(err)[:60]})
         return out
@@ -126,6 +128,8 @@ def main(argv=None) -> None:
     ap.add_argument("--check", action="store_true", help="also the exact value where the planner allows it")
     ap.add_argument("--seed", type=int, nargs="+", default=[0])
     ap.add_argument("--rows", type=int, nargs="+", help="indices of TABLE rows to run (default: all)")
+    ap.add_argument("--method", default="auto", choices=("auto", "exact", "sample"),
+                    help="MOCICE-BCubed's method (default auto)")
     args = ap.parse_args(argv)
     print(f"# {machine()}\n# {versions()}")
     daskbicl.mocice_bcubed(*(daskbicl.biclustering(*x) for x in pair(50, 40, 3, 0.3, "indep", 0)),
@@ -134,7 +138,7 @@ def main(argv=None) -> None:
     rows = []
     for c in cases:
         for s in args.seed:
-            rows.append(row(c, s, args.check))
+            rows.append(row(c, s, args.check, args.method))
             print(rows[-1], flush=True)  # as it comes: long rows under load
     print_table(rows, ["I x J", "K+L", "pred", "d", "seed", "measure", "method", "seconds", "peak_MB", "value",
                        "pairs/side", "exact_s", "covers", "load"])
