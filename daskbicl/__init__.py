@@ -47,6 +47,7 @@ from .io.inputs import (
 )
 from .io.store import open_store as open
 from .io.validate import as_dataset as _validated
+from .kernels.micro.estimates import Estimate
 from .measures import REGISTRY as _REGISTRY
 from .measures import Contingency, contingency, score
 from .measures.bicluster import pair_scores
@@ -167,6 +168,7 @@ def biclustering(row_mask, col_mask, *, bicluster=None, row=None, col=None):
 
 __all__ = [
     "MEASURES",
+    "Estimate",
     "Contingency",
     "contingency",
     "null",

@@ -40,6 +40,7 @@ from .clitools import (
 from .errors import DaskbiclError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
+from .kernels.micro.estimates import Estimate
 
 # --------------------------------------------------------------------------- cluster
 
@@ -61,10 +62,20 @@ def format_table(results: dict) -> str:
         else:
             rows.append((name, value, summary))
     width = max(len("measure"), *(len(r[0]) for r in rows))
-    lines = [f"{'measure':<{width}}  {'value':>10}  description", f"{'-' * width}  {'-' * 10}  {'-' * 11}"]
-    for name, value, summary in rows:
-        lines.append(f"{name:<{width}}  {value:>10.6f}  {summary}")
+    texts = [_value_text(value) for _, value, _ in rows]
+    vw = max(10, *(len(t) for t in texts))
+    lines = [f"{'measure':<{width}}  {'value':>{vw}}  description", f"{'-' * width}  {'-' * vw}  {'-' * 11}"]
+    for (name, _, summary), text in zip(rows, texts):
+        lines.append(f"{name:<{width}}  {text:>{vw}}  {summary}")
+    if any(isinstance(value, Estimate) for _, value, _ in rows):
+        lines.append("\n≈ v ± h: sampled estimate, 95 % interval [v - h, v + h] (method=exact insists on the exact "
+                     "value; docs: measures/micro, \"Exact or sampled\")")
     return "\n".join(lines)
+
+
+def _value_text(value) -> str:
+    """An exact value to 6 decimals; a sampled one as "≈ 0.4312 ± 0.0008" (decimals enough for its half-width)."""
+    return str(value) if isinstance(value, Estimate) else f"{value:.6f}"
 
 
 # --------------------------------------------------------------------------- commands

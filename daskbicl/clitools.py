@@ -16,6 +16,7 @@ import tempfile
 
 from . import config
 from .errors import DaskbiclError, InfrastructureError, InputError
+from .kernels.micro.estimates import Estimate
 
 __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE",
@@ -253,6 +254,8 @@ def write_output(path: str, write) -> None:
 
 
 def jsonable(value):
+    if isinstance(value, Estimate):  # a sampled value says so: {"value", "exact": false, "half_width", "samples"}
+        return value.as_dict()
     if hasattr(value, "_asdict"):
         return {k: jsonable(v) for k, v in value._asdict().items()}
     if isinstance(value, dict):

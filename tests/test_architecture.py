@@ -127,6 +127,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.micro.family_leaf",
     "daskbicl.kernels.micro.family_estimate",
     "daskbicl.kernels.micro.class_kernels",
+    "daskbicl.kernels.micro.sampling",
     "daskbicl.kernels.coclustering.string_codes",
 }
 

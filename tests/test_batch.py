@@ -383,9 +383,10 @@ def test_cli_batch_then_results_in_every_text_format(work, local_cluster, capsys
                            "--pred", f"{work}/pred-[01].zarr")
     table = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(table) == 2 and {r["measure"] for r in table} == {"cari"}
-    assert set(table[0]) == {"truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version",
-                             "scored_at", "run_id", "seen_at", "seen_run", "measure_version",
+    assert set(table[0]) == {"truth", "pred", "measure", "params", "value", "exact", "half_width", "truth_fp",
+                             "pred_fp", "version", "scored_at", "run_id", "seen_at", "seen_run", "measure_version",
                              "truth_name", "pred_name"}
+    assert {(r["exact"], r["half_width"]) for r in table} == {("1", "")}  # CARI is exact
 
     code, out, _ = run_main(capsys, "results", work / "m.sqlite", "--format", "json", "--truth", work / "truth.zarr", "--measure", "nce")
     records = json.loads(out)

@@ -20,6 +20,7 @@ from daskbicl.batch import (
     parse_manifest,
 )
 from daskbicl.batch.manifest import Request, _Locator, params_key
+from daskbicl.batch.results import SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -353,7 +354,7 @@ def test_results_file_of_schema_1_is_read_as_is_and_upgraded_by_a_run(tmp_path):
         assert [(r["pred_fp"], r["seen_at"]) for r in db.scores(latest=True)] == [("B", "2025-01-02T00:00:00.000+00:00")]
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
     with ResultsDB(path) as db:  # a batch run: upgraded in place, every row kept
-        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert [(r["value"], r["seen_run"]) for r in db.scores()] == [(0.5, "r1"), (0.25, "r2")]
         run = db.start_run(None, 1)
         (a,) = db.reusable("T", "A", {"cari": 1})[("cari", "{}")]

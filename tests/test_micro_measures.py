@@ -155,7 +155,7 @@ def _task_names(graph) -> set[str]:
         ("e4sc", {"bicluster_overlap"}, {"_plan", "_task", "_finish", "_union_tables", "jaccard_table"}),
         ("micro_rnia", {"_plan", "_task", "_finish"}, {"bicluster_overlap", "_union_tables", "jaccard_table"}),
         ("micro_ce", {"bicluster_overlap", "_plan", "_task", "_finish"}, {"_union_tables", "jaccard_table"}),
-        ("mocice_bcubed", {"_plan", "_task", "_finish", "_union_tables", "jaccard_table"}, set()),
+        ("mocice_bcubed", {"_plan_auto", "_task", "_finish", "_union_tables", "jaccard_table", "_sampler"}, set()),
     ],
 )
 def test_each_measure_builds_only_what_it_reads(name, built, not_built):
@@ -182,7 +182,7 @@ def test_heavy_overlap_does_not_take_down_the_other_measures():
     assert got["micro_rnia"] == rnia(t) and got["micro_ce"] == micro_ce(t) and got["e4sc"] == e4sc(t)
     assert 0 <= got["micro_ce"] <= 1
     with pytest.raises(daskbicl.TooLargeError) as info:
-        daskbicl.mocice_bcubed(truth, pred)
+        daskbicl.mocice_bcubed(truth, pred, method="exact")
     assert "dask.config.set({'daskbicl.max_work'" in str(info.value)
     assert "sets of biclusters that share a cell" in str(info.value)
 
@@ -193,7 +193,7 @@ def test_max_work_is_a_dask_config_key():
     expected = daskbicl.mocice_bcubed(t, p)
     with dask.config.set({"daskbicl.max_work": 1.0}):
         with pytest.raises(daskbicl.TooLargeError, match="max_work=1 "):
-            daskbicl.mocice_bcubed(t, p)
+            daskbicl.mocice_bcubed(t, p, method="exact")
     with dask.config.set({"daskbicl.max_work": 1e12}):
         assert daskbicl.mocice_bcubed(t, p) == expected
     with dask.config.set({"daskbicl.max_work": "lots"}):
@@ -344,7 +344,8 @@ def test_cli_follows_the_max_work_advice(tmp_path):
 
     t = daskbicl.save(_ds(([[1, 1, 0, 1], [0, 1, 1, 1]], [[1, 1, 0], [0, 1, 1]])), tmp_path / "t.zarr")
     p = daskbicl.save(_ds(([[1, 0, 1, 1], [1, 1, 1, 0]], [[1, 0, 1], [1, 1, 1]])), tmp_path / "p.zarr")
-    cmd = [sys.executable, "-m", "daskbicl", "score", t, p, "--json", "--measure", "mocice_bcubed", "--workers", "1"]
+    cmd = [sys.executable, "-m", "daskbicl", "score", t, p, "--json", "--measure", "mocice_bcubed", "--workers", "1",
+           "--param", "method=exact"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
                           env={**os.environ, "DASK_DASKBICL__MAX_WORK": "1"})
     assert proc.returncode == 2 and "DASK_DASKBICL__MAX_WORK=" in proc.stderr, proc.stderr

@@ -53,7 +53,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ..errors import DaskbiclError
+from ..errors import DaskbiclError, MeasureError
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY, POLICIES
 from ..measures import check_request, get, select_measures
@@ -383,6 +383,13 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
             check.error(ppath + (k,), f"parameter {k!r} is not accepted by {', '.join(measures)} "
                         f"(they accept: {accepted})", token=k)
             ok = False
+        elif isinstance(defaults[k], str):  # a word parameter (MOCICE-BCubed's method): its own check
+            constraint = next(get(n).params[k] for n in measures or [] if k in get(n).params)
+            try:
+                constraint.validate(k, v)
+            except MeasureError as exc:
+                check.error(ppath + (k,), str(exc), token=k)
+                ok = False
         elif isinstance(defaults[k], bool) and not isinstance(v, bool):
             check.error(ppath + (k,), f"parameter {k!r} must be true or false, got {v!r}", token=k)
             ok = False

@@ -1,14 +1,17 @@
 """The results file: one SQLite database (standard library), safe to kill at any moment.
 
-Schema (``PRAGMA user_version`` = 2)::
+Schema (``PRAGMA user_version`` = 3)::
 
     scores(id, truth, pred, measure, params, truth_fp, pred_fp, value,
-           version, scored_at, run_id, seen_at, seen_run,
-           UNIQUE (truth, pred, measure, params, truth_fp, pred_fp))
+           version, scored_at, run_id, seen_at, seen_run, measure_version,
+           exact, half_width,
+           UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version))
     failures(id, truth, pred, measures, params, truth_fp, pred_fp, reason,
              version, failed_at, run_id)
     runs(run_id, manifest, started_at, finished_at, pairs, scored, skipped,
-         failed, status)
+         failed, status, tags, git_commit)
+    observations(id, run_id, truth_name, pred_name, truth, pred, truth_fp,
+                 pred_fp, measure, params, status, score_id, reason)
 
 * ``truth``/``pred`` are absolute local paths or URLs; ``params`` is the
   canonical JSON of the measure's full parameter set (defaults included,
@@ -18,6 +21,15 @@ Schema (``PRAGMA user_version`` = 2)::
   are store fingerprints (:mod:`~daskbicl.batch.fingerprint`); ``value`` is a
   float (NULL for NaN); a record-valued measure gets one row per field,
   named ``measure.field``; timestamps are ISO 8601 UTC.
+* ``measure_version`` is the version of the measure's definition
+  (``Measure.version``): a row of another version is never reused.
+* ``exact`` is 1 for an exact value and 0 for a sampled one (a
+  :class:`~daskbicl.Estimate`, MOCICE-BCubed's ``method``), whose 95 %
+  half-width is ``half_width`` (NULL for exact values).
+* ``observations`` holds, per run, what it saw of every pair and measure its
+  manifest named (``scored``, ``reused``, ``missing``, ``failed``,
+  ``changed``) and the score row it stands on: any run's scores can be
+  listed and two runs compared.
 * ``seen_at``/``seen_run`` say when a batch run last found the inputs at
   these fingerprints: set when the row is scored, and again by every later
   run that skips the pair because it is already scored.  ``--latest`` picks,
@@ -63,6 +75,7 @@ from datetime import datetime, timezone
 from .._version import __version__
 from ..errors import DaskbiclError
 from ..io.store import is_remote
+from ..kernels.micro.estimates import Estimate
 from .names import Pair, matches, measure_matches
 
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "Pair", "SCORE_COLUMNS", "FAILURE_COLUMNS",
@@ -72,8 +85,8 @@ SCHEMA_VERSION = 3
 #: ``PRAGMA application_id`` of a daskbicl results file ("DBCL"): another program's database is refused.
 APPLICATION_ID = 0x4442434C
 
-SCORE_COLUMNS = ("truth", "pred", "measure", "params", "value", "truth_fp", "pred_fp", "version", "scored_at",
-                 "run_id", "seen_at", "seen_run", "measure_version")
+SCORE_COLUMNS = ("truth", "pred", "measure", "params", "value", "exact", "half_width", "truth_fp", "pred_fp",
+                 "version", "scored_at", "run_id", "seen_at", "seen_run", "measure_version")
 #: One row per (run, pair, measure, parameters) the run's manifest named: what the run saw.
 OBSERVATION_COLUMNS = ("run_id", "truth_name", "pred_name", "truth", "pred", "truth_fp", "pred_fp", "measure",
                        "params", "status", "score_id", "reason")
@@ -97,6 +110,8 @@ CREATE TABLE IF NOT EXISTS scores (
     seen_at   TEXT,
     seen_run  TEXT,
     measure_version INTEGER NOT NULL DEFAULT 1,
+    exact     INTEGER NOT NULL DEFAULT 1,
+    half_width REAL,
     UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version)
 );
 CREATE TABLE IF NOT EXISTS failures (
@@ -156,7 +171,8 @@ CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_
 """
 
 #: From schema 2: scores gain measure_version (all rows so far: version 1) and a UNIQUE key with it (the
-#: table is rebuilt); runs gain tags and git_commit; each score row becomes the observations of the runs
+#: table is rebuilt), and exact/half_width (a sampled value, MOCICE-BCubed's ``method``; all rows so far exact);
+#: runs gain tags and git_commit; each score row becomes the observations of the runs
 #: that scored it and last saw it (the runs between are not known: schema 2 kept only the last).
 _MIGRATE_2 = """
 CREATE TABLE scores_v3 (
@@ -174,6 +190,8 @@ CREATE TABLE scores_v3 (
     seen_at   TEXT,
     seen_run  TEXT,
     measure_version INTEGER NOT NULL DEFAULT 1,
+    exact     INTEGER NOT NULL DEFAULT 1,
+    half_width REAL,
     UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version)
 );
 INSERT INTO scores_v3 (id, truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
@@ -199,10 +217,10 @@ INSERT INTO observations (run_id, truth_name, pred_name, truth, pred, truth_fp, 
 
 _UPSERT = """
 INSERT INTO scores (truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
-                    seen_at, seen_run, measure_version)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    seen_at, seen_run, measure_version, exact, half_width)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (truth, pred, measure, params, truth_fp, pred_fp, measure_version) DO UPDATE SET
-    value = excluded.value, version = excluded.version,
+    value = excluded.value, exact = excluded.exact, half_width = excluded.half_width, version = excluded.version,
     scored_at = excluded.scored_at, run_id = excluded.run_id,
     seen_at = excluded.seen_at, seen_run = excluded.seen_run
 """
@@ -231,8 +249,17 @@ def now() -> str:
 
 
 def _value(v):
+    if isinstance(v, Estimate):  # kept whole: record_pair stores its half-width
+        return v
     v = float(v)
     return None if math.isnan(v) else v
+
+
+def _interval(v) -> tuple[float | None, int, float | None]:
+    """(value, exact, half_width) of one stored value."""
+    if isinstance(v, Estimate):
+        return float(v), 0, v.half_width
+    return v, 1, None
 
 
 def flatten(name: str, value) -> list[tuple[str, float | None]]:
@@ -509,8 +536,9 @@ class ResultsDB:
         stamp = now()
         with self._sqlite("write to"), self._transaction():
             for m, p, v, mv in rows:
-                self.conn.execute(_UPSERT, (pair.truth, pair.pred, m, p, pair.truth_fp, pair.pred_fp, v,
-                                            __version__, stamp, run_id, stamp, run_id, mv))
+                value, exact, half_width = _interval(v)
+                self.conn.execute(_UPSERT, (pair.truth, pair.pred, m, p, pair.truth_fp, pair.pred_fp, value,
+                                            __version__, stamp, run_id, stamp, run_id, mv, exact, half_width))
                 (score_id,) = self.conn.execute(
                     "SELECT id FROM scores WHERE truth = ? AND pred = ? AND measure = ? AND params = ? "
                     "AND truth_fp = ? AND pred_fp = ? AND measure_version = ?",

@@ -28,6 +28,25 @@ co-clustering measures; :func:`daskbicl.kernels.micro.family_tasks.coclustering_
 The work limit is the dask config key ``daskbicl.max_work`` and the memory
 budget ``daskbicl.micro_budget``, read when the graph is built, so workers
 use the client's values.
+
+MOCICE-BCubed has three methods (``method``; docs/measures/micro.md, "Exact
+or sampled"): ``"exact"`` is the family walk above (TooLargeError when the
+planner's estimate is beyond the work limit); ``"sample"`` estimates it
+with :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the default) runs
+the planning task in a mode where a TooLargeError of the MOCICE-BCubed walk
+turns into a decision to sample.  The sampled branch is always in the
+graph and does nothing when the exact walk runs (and the walk nothing when
+it samples):
+
+* one task builds the :class:`~daskbicl.kernels.micro.sampling.Sampler` from
+  the membership lists;
+* ``daskbicl.micro_tasks`` *pilot* tasks draw the first ``PILOT`` blocks of
+  each side (block j on task j mod tasks);
+* one small task reads the pilot's variances and fixes the number of blocks
+  for a 95 % half-width of ``daskbicl.micro_tolerance`` (at most what
+  ``daskbicl.max_work`` allows);
+* as many tasks draw the other blocks, and one adds every block up in index
+  order: the same digits for any number of tasks, workers or chunks.
 """
 
 from __future__ import annotations
@@ -35,9 +54,10 @@ from __future__ import annotations
 import xarray as xr
 
 from .. import config
-from ..errors import InputError
-from ..kernels.micro import micro_scores
+from ..errors import InputError, TooLargeError
+from ..kernels.micro import estimates, micro_scores
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
+from ..kernels.micro.cell_records import _nothing_covered as nothing_covered
 from ..kernels.micro.cell_records import bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
 from ..kernels.micro.memberships import merge_memberships, signature_counts
@@ -46,13 +66,23 @@ from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
 
-__all__ = ["MicroResult", "PARTS", "budget", "max_work", "memberships_graph", "micro_from_partition_tables",
-           "micro_graph"]
+__all__ = ["BLOCK", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
+           "micro_from_partition_tables", "micro_graph", "tolerance"]
 
 MicroResult = micro_scores.MicroResult
 
 #: The parts a micro graph can compute.
 PARTS = frozenset({"overlap", "coverage", "bcubed"})
+
+#: How MOCICE-BCubed is computed (docs/measures/micro.md, "Exact or sampled").
+METHODS = ("auto", "exact", "sample")
+
+#: Pairs of cells per sampled block, and blocks per side in the pilot.
+BLOCK = 4096
+PILOT = 16
+
+#: Work units (about 10 ns) one sampled pair of cells is counted as against ``daskbicl.max_work``.
+PAIR_WORK = 100
 
 
 def _positive(name: str, key: str, default, integer: bool = False) -> float:
@@ -70,6 +100,24 @@ def _positive(name: str, key: str, default, integer: bool = False) -> float:
 def max_work() -> float:
     """The work limit from the dask config key ``daskbicl.max_work`` (default 6e9, about a minute)."""
     return _positive("max_work", MAX_WORK_KEY, DEFAULT_MAX_WORK)
+
+
+def tolerance() -> float:
+    """The target 95 % half-width of sampled values: the dask config key ``daskbicl.micro_tolerance``."""
+    return _positive("micro_tolerance", "daskbicl.micro_tolerance", 1e-3)
+
+
+def seed() -> int:
+    """The seed of sampled values: the dask config key ``daskbicl.micro_seed`` (a whole number >= 0)."""
+    raw = config.get("micro_seed")
+    try:
+        value = int(raw)
+        ok = value == float(raw) and 0 <= value < 2**63
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise InputError(f"dask config 'daskbicl.micro_seed' must be a whole number >= 0 (default 0), got {raw!r}")
+    return value
 
 
 def budget() -> int:
@@ -92,20 +140,118 @@ def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_t
                       n_tasks=n_tasks)
 
 
+def _plan_auto(rows, cols, coverage: bool, limit: float, size: int, n_tasks: int):
+    """The walk's plan, or None when MOCICE-BCubed is to be sampled (its exact cost is beyond the limit).
+
+    With the coverage counts asked for too, they are planned alone then
+    (their own TooLargeError stands: they are never sampled).
+    """
+    try:
+        return _plan(rows, cols, coverage, True, limit, size, n_tasks)
+    except TooLargeError:
+        if not coverage:
+            return None
+    return _plan(rows, cols, True, False, limit, size, n_tasks)
+
+
 def _union_tables(plan, rows, cols, size: int):
     # after the plan: its work and budget checks come first; the class method needs none
-    return union_tables(rows, cols, budget=size, seed=plan.seed) if plan.method == "family" else None
+    if plan is None or not plan.bcubed or plan.method != "family":
+        return None
+    return union_tables(rows, cols, budget=size, seed=plan.seed)
 
 
 def _task(plan, index: int, rows, cols, jac=None, tables=None):
-    if index >= len(plan.tasks):
+    if plan is None or index >= len(plan.tasks):
         return None
     return run_task(plan, index, rows, cols, jac, tables)
 
 
 def _finish(plan, tables, overlap, *results):
+    if plan is None:
+        return None, None, None
     identical = overlap is not None and same_biclusters(overlap)
     return finish(plan, [r for r in results if r is not None], tables, identical=identical)
+
+
+# --------------------------------------------------------------------------- sampled MOCICE-BCubed
+
+
+def _sampler(plan, rows, cols):
+    """The sampler when MOCICE-BCubed is sampled (no exact plan, or the plan left it out), else None."""
+    if plan is not None and plan.bcubed:
+        return None
+    from ..kernels.micro.sampling import Sampler  # numba: loaded when a value is sampled
+
+    return Sampler.build(rows, cols)
+
+
+def _sides(sampler) -> tuple[str, ...]:
+    return tuple(side for side in ("precision", "recall") if sampler.covered(side))
+
+
+def _draw(sampler, first: int, stop, index: int, n_tasks: int, seed_: int) -> dict | None:
+    """Blocks j in [first, stop) with j = index mod n_tasks, of each covered side: {(side, j): sums}."""
+    if sampler is None:
+        return None
+    stop = stop[0] if isinstance(stop, tuple) else stop
+    start = first + (index - first) % n_tasks
+    return {(side, j): sampler.block(side, j, BLOCK, seed_)
+            for side in _sides(sampler) for j in range(start, stop, n_tasks)}
+
+
+def _moments(sampler, blocks: dict, side: str, stop: int) -> estimates.Moments:
+    return estimates.combine(blocks[(side, j)] for j in range(stop))
+
+
+def _count(sampler, target: float, limit: float, *pilots) -> tuple[int, int] | None:
+    """(blocks per side, cap): enough for the target half-width from the pilot, at most the work limit allows."""
+    if sampler is None:
+        return None
+    cap = max(PILOT, int(limit // (2 * PAIR_WORK * BLOCK)))
+    sides = _sides(sampler)
+    if not sides:
+        return PILOT, cap
+    blocks = {key: b for p in pilots for key, b in p.items()}
+    got = {side: _moments(sampler, blocks, side, PILOT) for side in sides}
+    zero = estimates.Moments(0.0, 0.0, 1)
+    need = estimates.blocks_needed(got.get("precision", zero), got.get("recall", zero), target, BLOCK)
+    return min(max(need, PILOT), cap), cap
+
+
+def _estimate(m: estimates.Moments) -> estimates.Estimate:
+    return estimates.Estimate(m.mean, estimates.half_width(m), m.samples)
+
+
+def _sampled(sampler, overlap, count, *parts):
+    """The sampled PRF (fields :class:`~daskbicl.kernels.micro.estimates.Estimate`), or None."""
+    if sampler is None:
+        return None
+    sides = _sides(sampler)
+    if not sides:
+        raise nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
+    if len(sides) == 1 or same_biclusters(overlap):  # documented conventions: exact values, never sampled
+        value = 1.0 if len(sides) == 2 else 0.0
+        return micro_scores.PRF(value, value, value)
+    blocks = {key: b for p in parts for key, b in p.items()}
+    p = _moments(sampler, blocks, "precision", count[0])
+    r = _moments(sampler, blocks, "recall", count[0])
+    f1, f1_hw = estimates.f1_estimate(p, r)
+    return micro_scores.PRF(_estimate(p), _estimate(r), estimates.Estimate(f1, f1_hw, min(p.samples, r.samples)))
+
+
+def _either(exact, sampled):
+    return exact if sampled is None else sampled
+
+
+def _sample_graph(plan, rows, cols, overlap, n_tasks: int, limit: float):
+    """Delayed sampled PRF (None when ``plan`` walks MOCICE-BCubed exactly); module docstring."""
+    target, seed_ = tolerance(), seed()
+    sampler = task(_sampler)(plan, rows, cols)
+    pilots = task_map(_draw, [(sampler, 0, PILOT, i, n_tasks, seed_) for i in range(n_tasks)])
+    count = task(_count)(sampler, target, limit, *pilots)
+    rest = task_map(_draw, [(sampler, PILOT, count, i, n_tasks, seed_) for i in range(n_tasks)])
+    return task(_sampled)(sampler, overlap, count, *pilots, *rest)
 
 
 def _coclustering(rows, cols, parts: frozenset, limit: float) -> micro_scores.MicroResult:
@@ -123,7 +269,7 @@ def micro_from_partition_tables(rows, cols, *, parts=PARTS) -> micro_scores.Micr
 
 
 def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int | None = None,
-                split_every: int = 8):
+                split_every: int = 8, method: str = "auto"):
     """Delayed :class:`~daskbicl.kernels.micro.cell_records.MicroResult` holding only ``parts``.
 
     Parameters
@@ -135,12 +281,17 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         None and are never computed.
     tasks : int, optional
         Number of tasks walking the family (default: dask config
-        ``daskbicl.micro_tasks``, 16).
+        ``daskbicl.micro_tasks``, 16), and drawing samples.
+    method : {"auto", "exact", "sample"}
+        How MOCICE-BCubed is computed (module docstring); the other parts
+        are always exact.
     """
     parts = frozenset(parts)
     unknown = parts - PARTS
     if unknown:
         raise ValueError(f"unknown micro part(s) {sorted(unknown)}; expected some of {sorted(PARTS)}")
+    if method not in METHODS:
+        raise InputError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     limit = max_work()
     size = budget()
     n_tasks = int(tasks or _positive("micro_tasks", "daskbicl.micro_tasks", 16, integer=True))
@@ -155,8 +306,17 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
     overlap = (task(bicluster_overlap)(rows, cols)
                if "overlap" in parts or want_bcubed else None)
     coverage = bcubed = error = None
-    if "coverage" in parts or want_bcubed:
-        plan = task(_plan)(rows, cols, "coverage" in parts, want_bcubed, limit, size, n_tasks)
+    exact_only = method == "exact" or not want_bcubed
+    plan = None
+    if exact_only:
+        if "coverage" in parts or want_bcubed:
+            plan = task(_plan)(rows, cols, "coverage" in parts, want_bcubed, limit, size, n_tasks)
+    elif method == "sample":
+        if "coverage" in parts:
+            plan = task(_plan)(rows, cols, True, False, limit, size, n_tasks)
+    else:
+        plan = task(_plan_auto)(rows, cols, "coverage" in parts, limit, size, n_tasks)
+    if plan is not None:
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
@@ -164,6 +324,9 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
+    if not exact_only:
+        sampled = _sample_graph(plan, rows, cols, overlap, n_tasks, limit)
+        bcubed = task(_either)(bcubed, sampled)
     return task(micro_scores.MicroResult)(overlap if "overlap" in parts else None,
                                 coverage if "coverage" in parts else None,
                                 bcubed, error)

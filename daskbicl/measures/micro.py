@@ -6,23 +6,26 @@ masks (for two co-clusterings, the row and column contingency tables).
 Each measure asks the provider only for the part it reads
 (``provider_options``): E4SC the K x L shared-cell table, RNIA the coverage
 counts, CE both, MOCICE-BCubed its sums over the family of bicluster sets,
-walked as tasks over the cluster.
+walked as tasks over the cluster, or estimated by sampling
+(``method``: docs/measures/micro.md, "Exact or sampled").
 """
 
 from __future__ import annotations
 
-from ..engine.micro_pass import max_work, micro_from_partition_tables, micro_graph
+from ..engine.micro_pass import METHODS, max_work, micro_from_partition_tables, micro_graph
 from ..kernels.micro import micro_scores
-from .registry import Boolean, Measure, Param, Provider, register, register_provider
+from .registry import Boolean, Measure, OneOf, Param, Provider, register, register_provider
 
 register_provider(
     Provider(
         name="micro",
-        build=lambda truth, pred, parts=frozenset(): micro_graph(truth, pred, parts=parts),
+        build=lambda truth, pred, parts=frozenset(), method="auto": micro_graph(truth, pred, parts=parts,
+                                                                              method=method),
         kinds=("partition", "biclustering"),
         description="row and column membership lists (one chunked pass per axis), then the family "
-        "walk; option parts: what the selected measures read",
-        from_tables=lambda rows, cols, parts=frozenset(): micro_from_partition_tables(rows, cols, parts=parts),
+        "walk or samples; options parts: what the selected measures read, method: MOCICE-BCubed's",
+        from_tables=lambda rows, cols, parts=frozenset(), method="auto": micro_from_partition_tables(
+            rows, cols, parts=parts),
     )
 )
 
@@ -46,6 +49,14 @@ MULTISET = Param(
     "min(...) times in I (Patrikainen & Meila). False: sets of covered cells.",
 )
 
+METHOD = Param(
+    "auto", OneOf(METHODS),
+    "'exact': the exact value or TooLargeError; 'sample': an estimate with its 95 % half-width; "
+    "'auto': exact when its estimated cost fits daskbicl.max_work, else sampled to "
+    "daskbicl.micro_tolerance.",
+    provider=True,
+)
+
 register(
     Measure(
         name="mocice_bcubed",
@@ -58,6 +69,7 @@ register(
         bounds=(0.0, 1.0),
         perfect=1.0,
         fields=("precision", "recall", "f1"),
+        params={"method": METHOD},
         provider_options={"parts": frozenset({"bcubed"})},
         doc=f"""
 For a cell x, G(x) and C(x) are the pred and truth biclusters containing it;
@@ -90,6 +102,16 @@ below 1.2 on every benchmark: about 1e-14 for 20 + 20 biclusters; at most
 it raises :class:`~daskbicl.errors.TooLargeError` before the work starts,
 and a part of the family larger than ``daskbicl.micro_budget`` sets (the
 memory of one task) too.  CE, RNIA and E4SC never need this step.
+
+Exact or sampled (``method``): with ``"auto"`` (the default), when the
+exact cost is beyond ``daskbicl.max_work``, precision and recall are
+estimated by sampling pairs of cells until the 95 % half-width of P, R and
+F1 is at most the dask config ``daskbicl.micro_tolerance`` (1e-3).  Each
+field of a sampled record is then a :class:`~daskbicl.Estimate`: a float
+with ``half_width``, ``samples`` and ``exact = False`` (exact fields are
+plain floats).  ``"sample"`` always samples; ``"exact"`` never does.  The
+same inputs and version give the same digits on any cluster
+(docs/measures/micro.md, "Exact or sampled").
 
 Reference: {_REF_MOCICE}
 

@@ -72,7 +72,7 @@ def _draw_batch(rows: Table, cols: Table, measures, params, size: int, seed) -> 
     for i in range(size):
         tables = (Table.from_dense(row_draws[i]), Table.from_dense(col_draws[i]))
         for m in measures:
-            out[m.name][i] = float(m.finalize(tables, **params[m.name]))
+            out[m.name][i] = float(m.finalize(tables, **m.finalize_params(params[m.name])))
     return out
 
 

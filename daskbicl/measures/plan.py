@@ -147,8 +147,11 @@ def _merge_option(provider: str, key: str, a, b):
     raise MeasureError(f"measures ask provider {provider!r} for conflicting {key}: {a!r} and {b!r}")
 
 
-def provider_options(selected: Iterable[Measure]) -> dict[str, dict]:
+def provider_options(selected: Iterable[Measure], params: Mapping[str, Mapping] | None = None) -> dict[str, dict]:
     """Provider name -> the merged ``provider_options`` of the selected measures.
+
+    ``params`` (measure name -> validated parameters) adds the values of the
+    parameters declared ``Param(..., provider=True)``.
 
     Examples
     --------
@@ -160,7 +163,8 @@ def provider_options(selected: Iterable[Measure]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for m in selected:
         opts = out.setdefault(m.provider, {})
-        for key, value in m.provider_options.items():
+        given = (params or {}).get(m.name, {})
+        for key, value in m.options(given).items():
             value = frozenset(value) if isinstance(value, (set, frozenset)) else value
             opts[key] = _merge_option(m.provider, key, opts[key], value) if key in opts else value
     return {name: dict(sorted(opts.items())) for name, opts in out.items()}
@@ -261,7 +265,8 @@ class ScorePlan:
             if refused:
                 raise MeasureError(f"{roles[1]} has no biclusters, which {', '.join(refused)} cannot score")
             return cls(truth, pred, tuple(selected), resolve_params(selected, params), {}, empty_pred=True)
-        options = provider_options(selected)
+        resolved = resolve_params(selected, params)
+        options = provider_options(selected, resolved)
         for name in tables:
             if name not in PROVIDERS:
                 raise MeasureError(f"unknown provider {name!r}; known: {', '.join(PROVIDERS)}")
@@ -269,7 +274,7 @@ class ScorePlan:
                 if kind not in PROVIDERS[name].kinds:
                     raise MeasureError(f"{role} is a {kind}; the {name} tables need {' or '.join(PROVIDERS[name].kinds)}")
             options.setdefault(name, {})
-        return cls(truth, pred, tuple(selected), resolve_params(selected, params), options)
+        return cls(truth, pred, tuple(selected), resolved, options)
 
     @classmethod
     def from_tables(cls, tables: Contingency, measures=None, **params) -> ScorePlan:
@@ -284,7 +289,8 @@ class ScorePlan:
         for m in selected:
             if PROVIDERS[m.provider].from_tables is None:
                 raise MeasureError(f"measure {m.name!r} cannot be scored from contingency tables")
-        return cls(None, None, tuple(selected), resolve_params(selected, params), provider_options(selected),
+        resolved = resolve_params(selected, params)
+        return cls(None, None, tuple(selected), resolved, provider_options(selected, resolved),
                    contingency=tables)
 
     @property
@@ -332,7 +338,7 @@ class ScorePlan:
         shared: dict = {}
         keys = self.keys
         for m in self.measures:
-            params = self.params[m.name]
+            params = m.finalize_params(self.params[m.name])
             table = tables[keys[m.provider]]
             if m.shared is None:
                 out[m.name] = m.finalize(table, **params)

@@ -14,6 +14,13 @@ computed in one ``dask.compute``, so each input is read once whatever the
 number of measures.  A measure may ask its provider for specific work
 through ``provider_options`` (the micro provider computes only the parts the
 selected measures read); the options of all selected measures are merged.
+
+A parameter declared ``Param(..., provider=True)`` changes how the table is
+*counted* rather than how it is finalized (MOCICE-BCubed's ``method``): its
+validated value joins the measure's ``provider_options`` under the
+parameter's name, reaches the provider's ``build`` (and ``from_tables``),
+is part of the graph key, and is not passed to ``finalize``.  Measures of
+one request that share a provider must then agree on its value.
 """
 
 from __future__ import annotations
@@ -138,11 +145,16 @@ Constraint = Interval | Boolean | OneOf
 
 @dataclass(frozen=True)
 class Param:
-    """A measure parameter: its default, its constraint and one line of documentation."""
+    """A measure parameter: its default, its constraint and one line of documentation.
+
+    ``provider=True``: the value goes to the provider's ``build`` as an
+    option of that name, not to ``finalize`` (module docstring).
+    """
 
     default: object
     constraint: Constraint
     doc: str
+    provider: bool = False
 
     def validate(self, name: str, value):
         """``value`` checked against the constraint and converted (e.g. ``"0.5"`` -> 0.5)."""
@@ -253,6 +265,15 @@ class Measure:
     def validate_params(self, given: Mapping) -> dict:
         """Every parameter of this measure: ``given`` values checked, defaults for the rest."""
         return {k: p.validate(k, given[k]) if k in given else p.default for k, p in self.params.items()}
+
+    def finalize_params(self, params: Mapping) -> dict:
+        """The parameters ``finalize`` takes: ``params`` without the provider's (``Param.provider``)."""
+        return {k: v for k, v in params.items() if k not in self.params or not self.params[k].provider}
+
+    def options(self, params: Mapping) -> dict:
+        """``provider_options`` plus the values of the provider's parameters among ``params``."""
+        extra = {k: v for k, v in params.items() if k in self.params and self.params[k].provider}
+        return {**self.provider_options, **extra}
 
 
 REGISTRY: dict[str, Measure] = {}
