@@ -478,3 +478,15 @@ def test_batch_manifest_scores_every_field_measure(stores, tmp_path, client):
     assert set(rows) == set(NAMES)
     for name in NAMES:
         assert rows[name] == pytest.approx(want[name], abs=1e-12), name
+
+
+def test_benchmark_runs_quick():
+    """benchmarks/field.py --quick: every field measure against its peer, with the load printed."""
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "field.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "peer / ours" in proc.stdout and "load before" in proc.stdout
+    for stem in FIELD:
+        assert f"{stem}_rows" in proc.stdout, stem
