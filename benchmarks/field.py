@@ -3,8 +3,9 @@
 For each measure: daskbicl end to end (``daskbicl.score`` on in-memory
 labels: counting pass + finalize) at ``--labels`` labels and ``--clusters``
 clusters (pred keeps half of truth's labels), then its peer on a ladder of
-sizes (10^3, 10^4, ...), stopping before the size it is predicted to need
-more than ``--budget`` seconds for (10x the last time), or more memory than
+sizes (10^3, 3·10^3, 10^4, ...), stopping before the size it is predicted to need
+more than ``--budget`` seconds for (the last time scaled by the size ratio,
+squared for clusim's element_sim), or more memory than
 ``--peer-memory`` MB (clusim's ``element_sim`` builds two dense n x n
 affinity matrices).  The ratio is peer / daskbicl at the peer's largest
 size, daskbicl timed on the same labels.  Peers:
@@ -92,15 +93,23 @@ def peers() -> dict:
 
 
 def ladder(func, k: int, sizes, budget: float, memory_mb: float, per_label_sq: int):
-    """The largest size of ``sizes`` the peer runs within budget: (size, Measurement) or (None, None)."""
+    """The largest size of ``sizes`` the peer runs within ``budget``: (size, Measurement) or (None, None).
+
+    The next size is tried only when the last time, scaled by the size ratio
+    (squared for peers with n x n matrices), stays within the budget; a run
+    over the budget anyway is discarded.
+    """
     best = (None, None)
-    for n in sizes:
+    power = 2 if per_label_sq else 1
+    for i, n in enumerate(sizes):
         if per_label_sq and per_label_sq * n * n / 2**20 > memory_mb:
             break
         x, y = pair(n, min(k, max(2, n // 10)), seed=n)
         m = measure(func, x, y)
+        if m.seconds > budget:
+            break
         best = (n, m)
-        if m.seconds * 10 > budget:
+        if i + 1 < len(sizes) and m.seconds * (sizes[i + 1] / n) ** power > budget:
             break
     return best
 
@@ -128,6 +137,9 @@ def bench(labels: int, k: int, sizes, budget: float, memory_mb: float) -> None:
         if key not in peer_cache:
             peer_cache[key] = ladder(func, k, sizes, budget, memory_mb, per_sq)
         n, m = peer_cache[key]
+        if n is None:
+            rows.append(row | {"peer n": "none in budget", "peer s": "-", "ours s (peer n)": "-", "peer / ours": "-"})
+            continue
         x, y = pair(n, min(k, max(2, n // 10)), seed=n)
         small = measure(daskbicl.score, (x, ONE), (y, ONE), measures=[name], repeat=3)
         rows.append(row | {"peer n": f"{n:,}", "peer s": f"{m.seconds:.3f}",
@@ -149,7 +161,7 @@ def main(argv=None) -> None:
         args.labels, args.clusters, args.budget = 20_000, 20, 2.0
         sizes = [300, 3000]
     else:
-        sizes = [10**3, 10**4, 10**5, 10**6, 10**7]
+        sizes = [10**3, 3 * 10**3, 10**4, 3 * 10**4, 10**5, 3 * 10**5, 10**6, 3 * 10**6, 10**7]
     print(f"machine: {machine()}\nversions: {versions()}\nload before: {load()}\n")
     bench(args.labels, args.clusters, sizes, args.budget, args.peer_memory)
     print(f"\nload after: {load()}")

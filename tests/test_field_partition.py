@@ -490,3 +490,105 @@ def test_benchmark_runs_quick():
     assert "peer / ours" in proc.stdout and "load before" in proc.stdout
     for stem in FIELD:
         assert f"{stem}_rows" in proc.stdout, stem
+
+
+# --------------------------------------------------------------------------- random models (Gates & Ahn 2017)
+
+
+def _set_partitions(items):
+    """Every set partition of ``items`` (lists of blocks)."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in _set_partitions(rest):
+        for i in range(len(part)):
+            yield part[:i] + [[first, *part[i]]] + part[i + 1:]
+        yield [[first], *part]
+
+
+def _size_law(n, k=None):
+    """Exact distribution of the sorted cluster sizes of a uniform partition (into k clusters if given)."""
+    parts = [p for p in _set_partitions(list(range(n))) if k is None or len(p) == k]
+    law = Counter(tuple(sorted(len(b) for b in p)) for p in parts)
+    return {key: v / len(parts) for key, v in law.items()}
+
+
+@pytest.mark.parametrize(("n", "k"), [(7, 3), (6, None), (8, 2)])
+def test_random_partition_sizes_follow_the_enumerated_law(n, k):
+    from scipy.stats import chisquare
+
+    from daskbicl.kernels.coclustering import random_partitions
+
+    rng = np.random.default_rng(11)
+    law = _size_law(n, k)
+    urns = random_partitions.urn_distribution(n)
+    draws = Counter(
+        tuple(sorted((random_partitions.sizes_num(n, k, rng) if k else random_partitions.sizes_all(n, rng, urns))
+                     .tolist()))
+        for _ in range(20_000))
+    assert set(draws) <= set(law)
+    keys = sorted(law)
+    observed = [draws.get(key, 0) for key in keys]
+    assert chisquare(observed, [law[key] * 20_000 for key in keys]).pvalue > 1e-4
+
+
+@pytest.mark.parametrize(("model", "one_sided"), [("perm", True), ("num", True), ("num", False), ("all", True),
+                                                  ("all", False)])
+def test_null_model_means_equal_clusims_expected_rand(model, one_sided):
+    """The mean Rand index of the draws against clusim's exact expectation for the model."""
+    pytest.importorskip("clusim")
+    from clusim import sim
+
+    rng = np.random.default_rng(12)
+    z, zp = rng.integers(0, 3, 14), rng.integers(0, 4, 14)
+    t = Table.from_labels(z, zp)
+    r = daskbicl.null((z, [0]), (zp, [0]), measures=["rand_rows"], n=4000, seed=5, model=model,
+                      one_sided=one_sided)["rand_rows"]
+    # clusim: clustering 1 is the random one, clustering 2 the gold standard
+    want = sim.expected_rand_index(14, random_model=model + ("1" if one_sided and model != "perm" else ""),
+                                   n_clusters1=t.shape[1], n_clusters2=t.shape[0],
+                                   clu_size_seq1=t.pred_sizes().tolist(), clu_size_seq2=t.truth_sizes().tolist())
+    assert r.mean == pytest.approx(float(want), abs=4 * r.std / math.sqrt(4000))
+    assert (r.model, r.one_sided) == (model, one_sided)
+
+
+def test_adjusted_form_and_its_interval():
+    rng = np.random.default_rng(13)
+    z, w = rng.integers(0, 3, 60), rng.integers(0, 2, 10)
+    zp = np.where(rng.random(60) < 0.6, z, rng.integers(0, 3, 60))
+    r = daskbicl.null((z, w), (zp, w), measures=["rand_rows", "ce", "comi"], n=500, seed=2, model="num")
+    rand = r["rand_rows"]
+    assert rand.adjusted == pytest.approx((rand.observed - rand.mean) / (1 - rand.mean), rel=1e-12)
+    assert rand.adjusted_low < rand.adjusted < rand.adjusted_high
+    ce = r["ce"]  # an error: perfect 0, adjusted = 1 − observed / mean
+    assert ce.adjusted == pytest.approx(1 - ce.observed / ce.mean, rel=1e-12)
+    assert math.isnan(r["comi"].adjusted)  # no fixed perfect value
+    # the interval is that of the mean: adjusted from mean ± 1.96 se
+    se = rand.std / math.sqrt(500)
+    assert rand.adjusted_low == pytest.approx((rand.observed - rand.mean - 1.96 * se) / (1 - rand.mean - 1.96 * se))
+
+
+def test_null_models_refuse_what_they_cannot_do():
+    with pytest.raises(daskbicl.DaskbiclError, match="model must be one of 'perm', 'num', 'all'"):
+        daskbicl.null(([0, 1], [0]), ([0, 1], [0]), model="uniform")
+    with pytest.raises(daskbicl.DaskbiclError, match="one_sided must be a boolean"):
+        daskbicl.null(([0, 1], [0]), ([0, 1], [0]), one_sided="maybe")
+    z = np.arange(50) % 45  # 45 clusters of 50 rows: a uniform surjection almost never hits every cluster
+    with pytest.raises(daskbicl.DaskbiclError, match="acceptance"):
+        daskbicl.null((z, [0]), (z, [0]), measures=["ari_rows"], model="num")
+
+
+def test_cli_null_with_a_random_model(stores):
+    root, _ = stores
+    cmd = [sys.executable, "-m", "daskbicl", "score", str(root / "t.zarr"), str(root / "p.zarr"), "--json",
+           "--scheduler", "threads", "--measure", "psi_rows", "--measure", "cari", "--null", "49", "--seed", "3",
+           "--null-model", "num", "--two-sided"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=240)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["psi_rows"]["model"] == "num" and got["psi_rows"]["one_sided"] is False
+    want = daskbicl.null(str(root / "t.zarr"), str(root / "p.zarr"), measures=["psi_rows", "cari"], n=49, seed=3,
+                         model="num", one_sided=False)
+    assert got["cari"]["mean"] == pytest.approx(want["cari"].mean, abs=1e-12)
+    assert got["cari"]["adjusted_low"] <= got["cari"]["adjusted"] <= got["cari"]["adjusted_high"]
