@@ -17,9 +17,10 @@ from ..kernels.coclustering import element_centric, homogeneity, matching_accura
 from . import coclustering as _partition  # noqa: F401  (registers the partition provider first)
 from .registry import Interval, Measure, Param, register
 
-BETA = Param(1.0, Interval(0.0, math.inf, closed="left"),
+#: The same name and constraint as the F-measure's beta (one parameter name, one constraint): beta > 0.
+BETA = Param(1.0, Interval(0, math.inf, closed="neither"),
              "Weight of completeness against homogeneity in the V-measure: V = (1+beta)hc/(beta h + c) "
-             "(1: their harmonic mean; 0: homogeneity alone).")
+             "(1: their harmonic mean; towards 0: homogeneity alone).")
 
 _AXES = (("rows", "row", "z", 0), ("cols", "column", "w", 1))
 

@@ -6,8 +6,8 @@ With truth ``z`` and pred ``z'`` of one axis, ``H(z|z') = H(z) − MI``:
   each pred cluster holds members of a single truth class;
 * completeness ``c = MI / H(z')`` (1 when ``H(z') = 0``): each truth class
   is in a single pred cluster;
-* V-measure ``V_β = (1 + β) h c / (β h + c)`` (0 when ``β h + c = 0``;
-  scikit-learn raises ZeroDivisionError for β = 0, c = 0 < h).
+* V-measure ``V_β = (1 + β) h c / (β h + c)`` (0 when ``β h + c = 0``, i.e.
+  ``h = c = 0`` for β > 0, the values the registry accepts).
 
 These are scikit-learn's ``homogeneity_completeness_v_measure``; here MI
 and the entropies are the accurate sums of
@@ -47,7 +47,7 @@ def completeness(table: Table) -> float:
 
 
 def v_measure(table: Table, beta: float = 1.0) -> float:
-    """``(1 + β) h c / (β h + c)``, 0 when ``β h + c = 0`` (then ``h c = 0``: for β = 0 this is 0/0).
+    """``(1 + β) h c / (β h + c)``, 0 when ``β h + c = 0`` (then ``h c = 0``; for β = 0 and c = 0 < h, 0/0).
 
     >>> round(v_measure(Table.from_labels([0, 0, 1, 1], [0, 0, 1, 2])), 6)   # sklearn: 0.8
     0.8
