@@ -133,6 +133,7 @@ def _score_null(args, plan) -> int:
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
             results = null(plan.truth, plan.pred, measures=names, n=args.null, seed=args.seed,
+                           model=args.null_model, one_sided=not args.two_sided,
                            unassigned=args.unassigned, progress=progress_wanted(args), **dict(args.param or []))
         elapsed = time.perf_counter() - started
     if args.json:
@@ -142,8 +143,11 @@ def _score_null(args, plan) -> int:
     print(f"{'measure':<{width}}  {'observed':>10}  {'null mean':>10}  {'null sd':>10}  {'p':>8}")
     for name, r in results.items():
         print(f"{name:<{width}}  {r.observed:>10.6f}  {r.mean:>10.6f}  {r.std:>10.6f}  {r.p_value:>8.4g}")
-    print(f"\n{args.null} draws under the permutation null (margins fixed; p counts draws at least as good, "
-          f"+1), in {elapsed:.2f} s", file=sys.stderr)
+    model = {"perm": "the permutation null (margins fixed", "num": "the 'num' null (uniform partitions, numbers of "
+             "clusters fixed", "all": "the 'all' null (uniform partitions"}[args.null_model]
+    sides = "truth and pred random" if args.two_sided else "truth fixed"
+    print(f"\n{args.null} draws under {model}, {sides}; p counts draws at least as good, +1), in {elapsed:.2f} s; "
+          "--json adds the chance-adjusted value and its 95 % interval", file=sys.stderr)
     return EXIT_OK
 
 
@@ -487,6 +491,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--null", type=positive_int, metavar="N",
                    help="also draw N random co-clusterings with the same cluster sizes (permutation null) and "
                         "print each measure's null mean, sd and p-value")
+    p.add_argument("--null-model", choices=("perm", "num", "all"), default="perm",
+                   help="random model of --null (Gates & Ahn 2017): perm (cluster sizes fixed, default), num "
+                        "(uniform partitions with the same number of clusters), all (uniform partitions)")
+    p.add_argument("--two-sided", action="store_true",
+                   help="--null draws truth from the model too (default: truth fixed, pred random)")
     p.add_argument("--seed", type=int, default=None, help="seed of the --null draws (default: fresh)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_unassigned_arg(p)

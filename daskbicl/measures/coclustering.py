@@ -143,7 +143,9 @@ register(
         params={"normalizer": Param(
             "corrected", OneOf(cocluster_scores.NCE_NORMALIZERS),
             "'corrected': divide CE by its largest value 1 − 1/(HL) (NCE in [0, 1]); 'printed': the published "
-            "1/H + 1/L − 1/(HL), which goes below 0 when H or L exceeds 2 (to reproduce published numbers).",
+            "1/H + 1/L − 1/(HL), which goes below 0 when H or L exceeds 2 (to reproduce published numbers); "
+            "'per_axis': each axis's distance over its own largest value, d_r·H/(H−1) and d_c·L/(L−1), "
+            "combined as CE (the R package bikm1's NCE_LBM).",
         )},
         version=2,  # the normaliser changed (was the printed one): batch rescores older rows
         doc=r"""
@@ -160,7 +162,11 @@ Erratum: the paper prints the normaliser 1/H + 1/L − 1/(HL), from a
 mis-derived bound; it equals the largest CE only when H = L = 2 and sends
 NCE far below 0 otherwise (−0.6 for a uniform 3 x 3 table).
 ``normalizer="printed"`` computes that formula, to reproduce published
-numbers.
+numbers.  ``normalizer="per_axis"`` reproduces the authors' R package bikm1
+(``NCE_LBM``): each axis normalised alone, ``a = d_r H/(H − 1)`` and
+``b = d_c L/(L − 1)`` (0 for an axis with one cluster), then
+``NCE = 1 − (a + b − ab)``.  It is also in [0, 1], but is 0 as soon as one
+axis alone is as bad as it can be.
 
 Examples
 --------
@@ -169,6 +175,8 @@ Examples
 0.6666666666666666
 >>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]), normalizer="printed")
 0.6666666666666666
+>>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]), normalizer="per_axis")
+0.5
 """,
     )
 )
@@ -235,6 +243,9 @@ register(
 .. math::
     \mathrm{ENMI} = \mathrm{NMI}(z, z') + \mathrm{NMI}(w, w'),\quad
     \mathrm{NMI} = \frac{\mathrm{MI}}{\max(H, H')}
+
+The sum, as published (range [0, 2]).  The R package bikm1's ``ENMI()``
+returns the *mean* of the two NMIs (range [0, 1]), half of this value.
 
 Examples
 --------
