@@ -123,6 +123,7 @@ def test_no_import_cycle_in_the_package():
 
 #: The kernel modules compiled with numba; no other module imports them at its top.
 NUMBA_KERNELS = {
+    "daskbicl.kernels.compiled",  # the compile listener and cache check: numba imported inside functions only
     "daskbicl.kernels.micro.family_walk",
     "daskbicl.kernels.micro.family_leaf",
     "daskbicl.kernels.micro.family_estimate",

@@ -113,9 +113,9 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
 #: Odd 64-bit weights (below 2**63) of the row hash of :func:`~daskbicl.kernels.coclustering.string_codes.row_codes`, one per word.
 _WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, 4096, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 #: Rows of up to this many 32-bit words get a kernel compiled for their width (loops of fixed length);
-#: wider rows share one kernel.  Measured (benchmarks/latency.py --strings): each width costs a
-#: compile of about 1 s on a quiet machine (4-7 s under load), and the shared kernel is 1.6-2.5x
-#: slower than a width's own on 5*10^7 labels; 8 words cover numpy ``U`` labels of up to 8
+#: wider rows share one kernel.  Measured: each width costs a compile of about 1 s on a quiet
+#: machine (several under load), and the shared kernel is 1.6-2.5x slower than a width's own
+#: (5*10^6 labels, docs/guide/cluster.md); 8 words cover numpy ``U`` labels of up to 8
 #: characters and every ASCII ``StringDType`` label of up to 31 bytes.
 _UNROLLED = 8
 #: StringDType strings of more characters than this are factorised as Python strings.

@@ -18,7 +18,7 @@ Any numba kernel module hooks itself in with one call at import::
 From then on, in that process, the first real compile (not a load from the
 cache) of a function of a module listed in :data:`KERNEL_MODULES` emits one
 :class:`CompileWarning` naming what compiles and how long it usually takes,
-and logs how long it took when it ends (logger ``daskbicl``, level INFO).
+and logs how long each compile took (logger ``daskbicl.compile``, level DEBUG).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
         "about 5 s, then about 1 s for each new label width up to 8 words"),
 }
 
-log = logging.getLogger("daskbicl")
+log = logging.getLogger("daskbicl.compile")
 
 
 class CompileWarning(UserWarning):
@@ -91,7 +91,7 @@ class _Announcer:
     def end(self) -> None:
         self.depth -= 1
         if self.depth == 0 and self.group is not None:
-            log.info("daskbicl: compiled %s in %.1f s", self.group, time.perf_counter() - self.started)
+            log.debug("daskbicl: compiled a function of %s in %.1f s", self.group, time.perf_counter() - self.started)
             self.group = None
 
 
