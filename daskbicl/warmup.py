@@ -40,10 +40,23 @@ def _strings() -> None:
     warm_string_codes()
 
 
+def _bytes() -> None:
+    """A chunk of one-byte codes, writable and read-only (numba compiles each kind of array once)."""
+    import numpy as np
+
+    from .kernels.coclustering.contingency import BYTE_KERNEL_MIN, count_pairs
+
+    codes = (np.arange(BYTE_KERNEL_MIN) % 5).astype(np.uint8)
+    count_pairs(codes, codes[::-1].copy())
+    codes.flags.writeable = False
+    count_pairs(codes, codes)
+
+
 #: What :func:`warm` runs for each group of :data:`daskbicl.kernels.compiled.KERNEL_MODULES`.
 WORKLOADS: dict[str, Callable[[], None]] = {
     "the micro-object kernels": _micro,
     "the string-label hash table": _strings,
+    "the one-byte code counter": _bytes,
 }
 
 

@@ -128,6 +128,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.micro.family_leaf",
     "daskbicl.kernels.micro.family_estimate",
     "daskbicl.kernels.coclustering.string_codes",
+    "daskbicl.kernels.coclustering.byte_counting",
 }
 
 

@@ -46,6 +46,9 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
     "the string-label hash table": (
         ("daskbicl.kernels.coclustering.string_codes",),
         "about 5 s, then about 1 s for each new label width up to 8 words"),
+    "the one-byte code counter": (
+        ("daskbicl.kernels.coclustering.byte_counting",),
+        "a few seconds"),
 }
 
 log = logging.getLogger("daskbicl.compile")
