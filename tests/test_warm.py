@@ -34,7 +34,8 @@ MICRO = "the micro-object kernels"
 #: Kernels called from Python by a score (the others are called by these).
 ENTRIES = [("daskbicl.kernels.micro.family_walk", "enumerate_family"), ("daskbicl.kernels.micro.family_leaf", "leaf_bcubed"),
            ("daskbicl.kernels.coclustering.string_codes", "row_codes"),
-           ("daskbicl.kernels.coclustering.string_codes", "pair_codes")]
+           ("daskbicl.kernels.coclustering.string_codes", "pair_codes"),
+           ("daskbicl.kernels.coclustering.byte_counting", "count_byte_pairs")]
 
 
 def _python(code: str, cache: Path | None = None) -> subprocess.CompletedProcess:
@@ -126,6 +127,10 @@ def test_warm_reaches_every_kernel_signature_a_score_uses(warmed):
         daskbicl.score((rows, cols), (rows[::-1].copy(), cols))
         if hasattr(np.dtypes, "StringDType"):
             daskbicl.score((rows.astype(np.dtypes.StringDType()), cols), (rows[::-1].copy(), cols))
+    codes = (rng.integers(0, 100, 1 << 17)).astype(np.uint8)  # large chunks of one-byte codes
+    daskbicl.score((codes, codes[:5000]), (codes[::-1].copy(), codes[:5000]))
+    codes.flags.writeable = False
+    daskbicl.score((codes, codes[:5000]), (codes, codes[:5000]))
     assert _signatures() == before
 
 
