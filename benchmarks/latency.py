@@ -335,15 +335,16 @@ def first_use(rounds: int) -> None:
     """Section 7: first biclustering and string-label scores on an empty numba cache, a filled one, after warm."""
     import json
 
-    rows = []
-    for _ in range(rounds):
+    for _ in range(rounds):  # a table per round, printed as soon as it is measured (a round takes minutes)
+        rows = []
         with tempfile.TemporaryDirectory() as fresh, tempfile.TemporaryDirectory() as warmed:
             for case in ("empty cache", "filled cache"):
                 rows.append(_first_use_row(case, json.loads(_child([sys.executable, "-c", _FIRST_USE], fresh)[1])))
             seconds = _child([sys.executable, "-m", "daskbicl", "warm"], warmed)[0]
             got = json.loads(_child([sys.executable, "-c", _FIRST_USE], warmed)[1])
             rows.append(_first_use_row(f"after `daskbicl warm` ({seconds:.1f} s)", got))
-    print_table(rows, _COLUMNS)
+        print_table(rows, _COLUMNS)
+        sys.stdout.flush()
 
 
 def main(argv=None) -> None:
