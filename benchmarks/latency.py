@@ -22,11 +22,20 @@ Every row is measured in this run against the reference named next to it:
 Labels: ``truth`` uniform over k clusters; ``pred`` a copy with a share of
 its labels redrawn uniformly ("redrawn" column; 1.0 = independent).
 
+7. First use (issue 28): a fresh interpreter with an empty ``NUMBA_CACHE_DIR``
+   imports daskbicl, scores two small biclusterings (every measure: the
+   micro-object kernels compile) and two small string-label co-clusterings
+   (the string hash table compiles); then the same in a second interpreter
+   on the filled cache (loads), and ``daskbicl warm`` on an empty cache,
+   against the import and the steady-state scores measured in the same
+   processes.
+
 The 5·10^7-label bincount-floor rows of issue 13 are counting (issue 15):
 ``benchmarks/partition.py``.
 
 Run:  python benchmarks/latency.py            (the issue's sizes, a few minutes)
-      python benchmarks/latency.py --quick    (seconds; the test suite runs this)
+      python benchmarks/latency.py --quick    (seconds; the test suite runs this; no section 7)
+      python benchmarks/latency.py --only first-use   (section 7: two compiles, a minute or more)
 """
 
 from __future__ import annotations
@@ -286,14 +295,68 @@ def finalize(cases, plain_limit: int) -> None:
                        "plain solver ms", "MI ms", "per-cell fsum MI ms"])
 
 
+_FIRST_USE = """
+import json, time
+t = time.perf_counter()
+import numpy as np
+import daskbicl
+out = {"import": time.perf_counter() - t}
+rng = np.random.default_rng(7)
+masks = [(rng.random((4, 300)) < 0.2, rng.random((4, 200)) < 0.2) for _ in range(2)]
+pair = [daskbicl.biclustering(r, c) for r, c in masks]
+names = [np.array([f"cell-{i}" for i in rng.integers(0, 9, 6000)]) for _ in range(2)]
+strings = [(n, n[:3000].copy()) for n in names]
+for name, args in (("biclustering", pair), ("strings", strings)):
+    t = time.perf_counter(); daskbicl.score(*args); out[name] = time.perf_counter() - t
+    t = time.perf_counter(); daskbicl.score(*args); out[name + " again"] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+
+def _child(code: list[str], cache: str) -> tuple[float, str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONWARNINGS="ignore")
+    start = time.perf_counter()
+    out = subprocess.run(code, check=True, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start, out.stdout
+
+
+_COLUMNS = ["numba cache", "import s", "1st bicl s", "2nd bicl s", "1st strings s", "2nd strings s",
+            "1st scores / import", "load"]
+
+
+def _first_use_row(case: str, got: dict) -> dict:
+    values = [case, f"{got['import']:.2f}", f"{got['biclustering']:.2f}", f"{got['biclustering again']:.3f}",
+              f"{got['strings']:.2f}", f"{got['strings again']:.3f}",
+              f"{(got['biclustering'] + got['strings']) / got['import']:.1f}x", load()]
+    return dict(zip(_COLUMNS, values))
+
+
+def first_use(rounds: int) -> None:
+    """Section 7: first biclustering and string-label scores on an empty numba cache, a filled one, after warm."""
+    import json
+
+    for _ in range(rounds):  # a table per round, printed as soon as it is measured (a round takes minutes)
+        rows = []
+        with tempfile.TemporaryDirectory() as fresh, tempfile.TemporaryDirectory() as warmed:
+            for case in ("empty cache", "filled cache"):
+                rows.append(_first_use_row(case, json.loads(_child([sys.executable, "-c", _FIRST_USE], fresh)[1])))
+            seconds = _child([sys.executable, "-m", "daskbicl", "warm"], warmed)[0]
+            got = json.loads(_child([sys.executable, "-c", _FIRST_USE], warmed)[1])
+            rows.append(_first_use_row(f"after `daskbicl warm` ({seconds:.1f} s)", got))
+        print_table(rows, _COLUMNS)
+        sys.stdout.flush()
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="tiny sizes: seconds (the test suite runs this)")
-    ap.add_argument("--only", nargs="+", choices=["import", "shell", "memory", "client", "process", "finalize"],
+    ap.add_argument("--only", nargs="+",
+                    choices=["import", "shell", "memory", "client", "process", "finalize", "first-use"],
                     help="run these sections only")
     args = ap.parse_args(argv)
     quick = args.quick
-    run = set(args.only or ["import", "shell", "memory", "client", "process", "finalize"])
+    run = set(args.only or ["import", "shell", "memory", "client", "process", "finalize"]
+              + ([] if quick else ["first-use"]))
     print(f"# {machine()}\n# {versions()}\n# {load()} at start")
     if "import" in run:
         print("\n## 1. import (fresh interpreters, best of N)")
@@ -321,6 +384,9 @@ def main(argv=None) -> None:
         finalize([(10**4, 1000, 0.5)] if quick else
                  [(10**4, 1000, 0.5), (10**6, 1000, 0.5), (10**6, 1000, 1.0), (10**6, 10**4, 0.5),
                   (10**7, 10**5, 0.1), (10**7, 10**5, 0.5)], plain_limit=10**5)
+    if "first-use" in run:
+        print("\n## 7. first use: fresh interpreters, an empty NUMBA_CACHE_DIR, the filled cache, after warm")
+        first_use(1 if quick else 2)
     print(f"\n# {load()} at the end")
 
 

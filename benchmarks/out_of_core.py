@@ -31,6 +31,8 @@ Cases:
   scored one by one.
 
 Run:  python benchmarks/out_of_core.py --dir /big/disk/ooc             (full: about 15 minutes)
+      python benchmarks/out_of_core.py --dir D --counting   (after a run wrote D/coclustering: the counting
+                                                             kernels in this process against the read floor)
       python benchmarks/out_of_core.py --dir /tmp/ooc --quick          (seconds)
       python benchmarks/out_of_core.py --dir D --cases batch --batch-preds 20
 Stores are kept in --dir (re-used when present; --fresh rewrites them);
@@ -323,6 +325,44 @@ def case_batch(cluster, args, limit_mb):
 CASES = {"coclustering": case_coclustering, "biclustering": case_biclustering, "batch": case_batch}
 
 
+def counting_kernels(folder: str, repeat: int) -> None:
+    """``--counting``: the co-clustering stores in ``folder/coclustering`` scored in this process (threads,
+    2 workers) with the one-byte code counter and with numpy's bincount, against the read floor of the
+    same four arrays; the three interleaved, best of ``repeat``.  No cluster start-up in the numbers."""
+    import dask
+    import dask.array as da
+    import zarr
+
+    import daskbicl
+    from daskbicl.kernels.coclustering import contingency
+
+    truth, pred = (os.path.join(folder, "coclustering", f"{n}.zarr") for n in ("truth", "pred"))
+    arrays = []
+    for store in (truth, pred):
+        group = zarr.open_group(store, mode="r")
+        arrays += [da.from_zarr(group[k]) for k in group.array_keys() if group[k].ndim == 1]
+
+    def floor():
+        dask.compute(*[a.sum() for a in arrays])
+
+    def score():
+        daskbicl.score(truth, pred, measures=["cari", "nmi_rows"])
+
+    cases = {"read floor": (floor, contingency.BYTE_KERNEL_MIN), "score, byte counter": (score, 1 << 16),
+             "score, numpy bincount": (score, 1 << 62)}
+    best = dict.fromkeys(cases, float("inf"))
+    with dask.config.set(scheduler="threads", num_workers=2):
+        score()  # kernels loaded, stores' metadata cached
+        for _ in range(repeat):
+            for name, (run, threshold) in cases.items():
+                contingency.BYTE_KERNEL_MIN = threshold
+                started = time.perf_counter()
+                run()
+                best[name] = min(best[name], time.perf_counter() - started)
+    print_table([{"case": name, "best s": f"{best[name]:.2f}", "vs floor": f"{best[name] / best['read floor']:.2f}",
+                  "load": f"{os.getloadavg()[0]:.1f}"} for name in cases], ["case", "best s", "vs floor", "load"])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", help="folder for the stores (default: a temporary folder, removed at the end)")
@@ -341,7 +381,13 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="floor and score measured alternately, best of N")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, to check the script works")
     ap.add_argument("--json", help="also write the rows to this JSON file")
+    ap.add_argument("--counting", action="store_true",
+                    help="only: the co-clustering stores already in --dir scored in this process with the byte "
+                         "counter and with numpy, against their read floor (no cluster)")
     args = ap.parse_args(argv)
+    if args.counting:
+        counting_kernels(args.dir, max(args.repeat, 3))
+        return 0
     if args.quick:
         args.rows, args.cols, args.bic_rows, args.bic_cols, args.biclusters = 2e5, 2e4, 2e4, 2e3, 10
         args.batch_preds, args.batch_rows, args.batch_cols = 3, 5e4, 1e3

@@ -114,13 +114,47 @@ def cmd_score(args) -> int:
 
 
 def _compile_notice(plan) -> None:
-    """One line on stderr before the micro-object kernels are compiled for the first time (a silent minute otherwise)."""
-    from .kernels.compiled import NEEDS_NUMBA, cached
+    """One line on stderr before the micro-object kernels are compiled for the first time (a silent minute otherwise).
+
+    Asks numba where it will look (``NUMBA_CACHE_DIR`` included); said once:
+    the same process does not announce that compile again.
+    """
+    from .kernels import compiled
 
     kinds = {plan.truth.attrs.get("daskbicl_kind"), plan.pred.attrs.get("daskbicl_kind")}
-    if "biclustering" in kinds and NEEDS_NUMBA & {m.name for m in plan.measures} and not cached():
-        print("daskbicl: compiling the micro-object kernels (first use after installing: 20 s to a minute, "
-              "cached afterwards)", file=sys.stderr)
+    group = "the micro-object kernels"
+    if "biclustering" in kinds and compiled.NEEDS_NUMBA & {m.name for m in plan.measures}:
+        compiled.announce_compiles()
+        if not compiled.ready(group):
+            print(compiled.message(group), file=sys.stderr)
+            compiled.mark_announced(group)
+
+
+def _show_compiles() -> None:
+    """A compile announced while the command runs (a ``CompileWarning``): one plain line on stderr."""
+    import warnings
+
+    from .kernels.compiled import CompileWarning
+
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, CompileWarning):
+            print(message, file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
+def cmd_warm(args) -> int:
+    """``daskbicl warm``: compile (or load) every numba kernel now, one line per group."""
+    from .warmup import warm
+
+    started = time.perf_counter()
+    warm(report=lambda line: print(f"daskbicl: {line}"))
+    print(f"kernels ready in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return EXIT_OK
 
 
 def _score_null(args, plan) -> int:
@@ -574,6 +608,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("measures", help="list the measures")
     p.set_defaults(func=cmd_measures)
 
+    p = sub.add_parser("warm", help="compile (or load from the cache) every numba kernel now, "
+                                    "e.g. when building a worker image (docs/guide/cluster.md)")
+    p.set_defaults(func=cmd_warm)
+
     # batch and results are defined next to their feature (add_parsers(sub, common),
     # where common(p) adds --scheduler/--workers)
     batch_cli.add_parsers(sub, _add_cluster_args)
@@ -656,6 +694,7 @@ def _main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.debug:
         _quiet_client_logs()
+    _show_compiles()
     try:
         return args.func(args)
     except DaskbiclError as exc:

@@ -123,12 +123,14 @@ def test_no_import_cycle_in_the_package():
 
 #: The kernel modules compiled with numba; no other module imports them at its top.
 NUMBA_KERNELS = {
+    "daskbicl.kernels.compiled",  # the compile listener and cache check: numba imported inside functions only
     "daskbicl.kernels.micro.family_walk",
     "daskbicl.kernels.micro.family_leaf",
     "daskbicl.kernels.micro.family_estimate",
     "daskbicl.kernels.micro.class_kernels",
     "daskbicl.kernels.micro.sampling",
     "daskbicl.kernels.coclustering.string_codes",
+    "daskbicl.kernels.coclustering.byte_counting",
 }
 
 

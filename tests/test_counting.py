@@ -160,3 +160,42 @@ def test_string_dtype_words_give_exact_codes(monkeypatch, forms):
     np.testing.assert_array_equal(uniques[codes], words)
     pred = rng.integers(0, 4, words.size)
     assert _counter(L.count_labels(arr, pred, ("t", "p"))) == Counter(zip(words.tolist(), pred.tolist()))
+
+
+def _byte_labels(rng, n: int, lo: int, k: int) -> np.ndarray:
+    return (lo + rng.integers(0, k, n)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chunks_of_one_byte_codes_count_like_a_counter_in_the_compiled_kernel(seed):
+    """Large uint8 chunks go through kernels/coclustering/byte_counting: any length (not a multiple of 4),
+    offsets, one code, all 256 codes, read-only and strided arrays; equal to the Counter and to numpy."""
+    from daskbicl.kernels.coclustering import contingency as C
+
+    rng = np.random.default_rng(seed)
+    n = C.BYTE_KERNEL_MIN + int(rng.integers(0, 4099))
+    cases = [(_byte_labels(rng, n, 0, 256), _byte_labels(rng, n, 0, 256)),
+             (_byte_labels(rng, n, 200, 50), _byte_labels(rng, n, 7, 3)),
+             (np.full(n, 255, np.uint8), _byte_labels(rng, n, 0, 2)),
+             (_byte_labels(rng, 2 * n, 3, 9)[::2], _byte_labels(rng, 2 * n, 0, 100)[1::2])]
+    readonly = _byte_labels(rng, n, 1, 10)
+    readonly.flags.writeable = False
+    cases.append((readonly, readonly))
+    for truth, pred in cases:
+        got = count_pairs(truth, pred)
+        assert isinstance(got, DenseCounts)
+        assert _counter(got) == Counter(zip(truth.tolist(), pred.tolist()))
+        assert got.table.dtype == np.int64 and got.total == truth.size
+    small = _byte_labels(rng, C.BYTE_KERNEL_MIN - 1, 0, 5)  # below the threshold: numpy, same table
+    assert _counter(count_pairs(small, small[::-1].copy())) == Counter(zip(small.tolist(), small[::-1].tolist()))
+
+
+def test_dask_chunks_of_one_byte_codes_equal_the_counter():
+    from daskbicl.kernels.coclustering.contingency import BYTE_KERNEL_MIN
+
+    rng = np.random.default_rng(28)
+    n = 3 * BYTE_KERNEL_MIN + 12_345
+    truth, pred = _byte_labels(rng, n, 0, 100), _byte_labels(rng, n, 0, 10)
+    for chunks in [(BYTE_KERNEL_MIN + 1, BYTE_KERNEL_MIN + 3), (n // 2 + 1, BYTE_KERNEL_MIN // 2)]:
+        graph = contingency_graph(da.from_array(truth, chunks=chunks[0]), da.from_array(pred, chunks=chunks[1]))
+        assert _table_counter(graph.compute()) == Counter(zip(truth.tolist(), pred.tolist()))

@@ -58,7 +58,7 @@ from ..kernels.coclustering.contingency import (
 __all__ = [
     "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "count_keys", "decode_pairs", "encode_chunk",
     "merge_labelled", "rank_codes",
-    "to_table", "unassigned_count",
+    "to_table", "unassigned_count", "warm_string_codes",
 ]
 
 def _by_value(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -112,8 +112,12 @@ def _factorize_objects(values: np.ndarray, name: str) -> tuple[np.ndarray, np.nd
 
 #: Odd 64-bit weights (below 2**63) of the row hash of :func:`~daskbicl.kernels.coclustering.string_codes.row_codes`, one per word.
 _WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, 4096, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-#: Rows of up to this many 32-bit words get a kernel compiled for their width (loops of fixed length).
-_UNROLLED = 32
+#: Rows of up to this many 32-bit words get a kernel compiled for their width (loops of fixed length);
+#: wider rows share one kernel.  Measured: each width costs a compile of about 1 s on a quiet
+#: machine (several under load), and the shared kernel is 1.6-2.5x slower than a width's own
+#: (5*10^6 labels, docs/guide/cluster.md); 8 words cover numpy ``U`` labels of up to 8
+#: characters and every ASCII ``StringDType`` label of up to 31 bytes.
+_UNROLLED = 8
 #: StringDType strings of more characters than this are factorised as Python strings.
 _MAX_WIDTH = 32
 
@@ -212,6 +216,21 @@ def _factorize_variable_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarra
         return None
     codes, first = _word_codes(encoded.view(np.uint32).reshape(values.size, width // 4))
     return codes, values[first].astype(object)
+
+
+def warm_string_codes() -> int:
+    """Compile (or load from numba's cache) every string-label kernel the factorisers use; the widths warmed.
+
+    Runs the real paths on small arrays: numpy ``U`` strings of every width
+    that gets its own kernel (1 .. :data:`_UNROLLED` words) and one wider
+    (the shared kernel), and a ``StringDType`` array (stored words).
+    """
+    labels = np.arange(_SMALL) % 7
+    for width in range(1, _UNROLLED + 2):
+        _factorize_fixed_width(np.char.zfill(labels.astype(f"U{width}"), width))
+    if hasattr(np.dtypes, "StringDType"):
+        _factorize_string_dtype(labels.astype(str).astype(np.dtypes.StringDType()))
+    return _UNROLLED + 1
 
 
 def _factorize(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:

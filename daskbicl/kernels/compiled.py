@@ -1,36 +1,170 @@
-"""Whether the numba-compiled micro-object kernels are already cached (without importing numba).
+"""The numba-compiled kernels: is their cache there, and one announcement of a compile.
 
-The family kernels (``kernels/family*.py``) are compiled with
-``cache=True``: the first use after an install compiles them (20 s on a
-quiet 2-core machine, up to a minute under load) and writes numba's cache
-beside the modules (``__pycache__``), or under ``NUMBA_CACHE_DIR``, or in
-the user's cache folder when the package folder is read-only; every later
-process loads them in about a second.  The command line uses
-:func:`cached` to say so before a first, silent compile.
+Kernels compiled with numba (``@njit(cache=True)``) are compiled on their
+first use after an install and cached: beside their modules
+(``__pycache__``) when that folder is writable, under ``NUMBA_CACHE_DIR``
+when it is set (then only there), else in the user's cache folder.  A later
+process loads them from that cache instead of compiling.
+
+Nothing here imports numba at module level (``import daskbicl`` must not
+pay for it): :func:`announce_compiles` and :func:`ready` import it when
+called, which only happens on the way to running a kernel anyway.
+
+Any numba kernel module hooks itself in with one call at import::
+
+    from ..compiled import announce_compiles   # (``from .compiled`` in kernels/)
+    announce_compiles()
+
+From then on, in that process, the first real compile (not a load from the
+cache) of a function of a module listed in :data:`KERNEL_MODULES` emits one
+:class:`CompileWarning` naming what compiles and how long it usually takes,
+and logs how long each compile took (logger ``daskbicl.compile``, level DEBUG).
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
+import threading
+import time
+import warnings
 from pathlib import Path
 
-__all__ = ["cached", "NEEDS_NUMBA"]
+__all__ = ["KERNEL_MODULES", "NEEDS_NUMBA", "CompileWarning", "announce_compiles", "cached", "ready"]
 
 #: Measures whose computation runs the compiled family walk (E4SC does not).
 NEEDS_NUMBA = frozenset({"mocice_bcubed", "micro_ce", "micro_rnia"})
 
+#: Every module of daskbicl holding numba kernels, by group: (what the user is told compiles,
+#: how long a first compile takes; measured with benchmarks/latency.py, see docs/guide/cluster.md).
+KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
+    "the micro-object kernels": (
+        ("daskbicl.kernels.micro.family_walk", "daskbicl.kernels.micro.family_leaf",
+         "daskbicl.kernels.micro.family_estimate"),
+        "20 s to a minute"),
+    "the string-label hash table": (
+        ("daskbicl.kernels.coclustering.string_codes",),
+        "about 5 s, then about 1 s for each new label width up to 8 words"),
+    "the one-byte code counter": (
+        ("daskbicl.kernels.coclustering.byte_counting",),
+        "a few seconds"),
+}
+
+log = logging.getLogger("daskbicl.compile")
+
+
+class CompileWarning(UserWarning):
+    """A numba kernel of daskbicl is being compiled (first use after an install; cached afterwards)."""
+
+
+def group_of(module: str) -> str | None:
+    """The :data:`KERNEL_MODULES` group a module belongs to, or None."""
+    for group, (modules, _) in KERNEL_MODULES.items():
+        if module in modules:
+            return group
+    return None
+
+
+class _Announcer:
+    """Process-wide state of the numba compile listener: the groups already announced, the running compile."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.installed = False
+        self.announced: set[str] = set()
+        self.depth = 0
+        self.started = 0.0
+        self.group: str | None = None
+
+    def start(self, module: str) -> None:
+        self.depth += 1
+        group = group_of(module)
+        if self.depth != 1 or group is None:
+            return
+        self.started = time.perf_counter()
+        self.group = group
+        if group not in self.announced:
+            self.announced.add(group)
+            try:
+                warnings.warn_explicit(message(group), CompileWarning, "daskbicl", 0, module="daskbicl")
+            except CompileWarning:  # warnings turned into errors: a notice must not fail the compile
+                log.warning(message(group))
+
+    def end(self) -> None:
+        self.depth -= 1
+        if self.depth == 0 and self.group is not None:
+            log.debug("daskbicl: compiled a function of %s in %.1f s", self.group, time.perf_counter() - self.started)
+            self.group = None
+
+
+_STATE = _Announcer()
+
+
+def message(group: str) -> str:
+    """The one line announcing a first compile of ``group``."""
+    estimate = KERNEL_MODULES[group][1]
+    return (f"daskbicl: compiling {group} (first use after installing, {estimate}; cached afterwards; "
+            "`daskbicl warm` compiles every kernel ahead)")
+
+
+def mark_announced(group: str) -> None:
+    """Count ``group`` as announced in this process (the command line said it already)."""
+    _STATE.announced.add(group)
+
+
+def announce_compiles() -> None:
+    """Listen (once per process) to numba's compile events: see the module docstring."""
+    with _STATE.lock:
+        if _STATE.installed:
+            return
+        from numba.core import event
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                _STATE.start(getattr(ev.data["dispatcher"].py_func, "__module__", ""))
+
+            def on_end(self, ev):
+                _STATE.end()
+
+        event.register("numba:compile", Listener())
+        _STATE.installed = True
+
+
+def _dispatchers(module_name: str) -> list:
+    from numba.core.registry import CPUDispatcher
+
+    module = importlib.import_module(module_name)
+    return [v for v in vars(module).values()
+            if isinstance(v, CPUDispatcher) and v.py_func.__module__ == module_name]
+
+
+def ready(group: str) -> bool:
+    """True when every kernel of ``group`` is in numba's cache where this process will look, and current.
+
+    Asks numba itself (its cache locator, its index with the source's time
+    stamp), so ``NUMBA_CACHE_DIR``, a read-only install and an edited
+    source are all seen as numba sees them.  Imports numba and the modules.
+    """
+    for module_name in KERNEL_MODULES[group][0]:
+        for dispatcher in _dispatchers(module_name):
+            cache = dispatcher._cache
+            if dispatcher.signatures:  # compiled or loaded in this process already
+                continue
+            if not getattr(cache, "_cache_file", None) or not cache._cache_file._load_index():
+                return False
+    return True
+
 
 def _cache_folders() -> list[Path]:
-    folders = [Path(__file__).parent / "micro" / "__pycache__"]
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        folders.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    if os.environ.get("NUMBA_CACHE_DIR"):  # numba then caches there and nowhere else
+        return [Path(os.environ["NUMBA_CACHE_DIR"])]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folders.append(Path(base) / "numba")
-    return folders
+    return [Path(__file__).parent / "micro" / "__pycache__", Path(base) / "numba"]
 
 
 def cached() -> bool:
-    """True when numba's index of the family walk is found in one of the places numba caches to."""
+    """True when an index of the family walk is found where numba caches (a quick look, numba not imported)."""
     for folder in _cache_folders():
         if folder.is_dir() and next(folder.rglob("family_walk.*.nbi"), None) is not None:
             return True

@@ -352,8 +352,28 @@ def pair_keys(t: np.ndarray, t_lo: int, width_p: int, p: np.ndarray, p_lo: int, 
 _BLOCK = 1 << 18
 
 
+#: Chunks of one-byte codes of at least this many labels are counted by the compiled kernel
+#: (:mod:`~daskbicl.kernels.coclustering.byte_counting`); smaller ones never load numba.
+BYTE_KERNEL_MIN = 1 << 16
+
+
+def _byte_table(t: np.ndarray, t_lo: int, width_t: int, p: np.ndarray, p_lo: int, width_p: int) -> np.ndarray | None:
+    """The dense table of a large chunk of one-byte codes from the compiled kernel, flattened; else None."""
+    if not (t.dtype == p.dtype == np.uint8 and BYTE_KERNEL_MIN <= t.size):
+        return None
+    from .byte_counting import MAX_LABELS, count_byte_pairs
+
+    if t.size > MAX_LABELS:
+        return None
+    t, p = np.ascontiguousarray(t), np.ascontiguousarray(p)
+    return count_byte_pairs(t, t_lo, width_t, p, p_lo, width_p).reshape(-1)
+
+
 def _dense_table(t: np.ndarray, t_lo: int, width_t: int, p: np.ndarray, p_lo: int, width_p: int) -> np.ndarray:
     """The dense ``width_t·width_p`` count table of a chunk: a bincount of its pair keys, block by block."""
+    by_bytes = _byte_table(t, t_lo, width_t, p, p_lo, width_p)
+    if by_bytes is not None:
+        return by_bytes
     cells = width_t * width_p
     block = max(_BLOCK, 8 * cells)  # adding a block's table costs at most 1/8 of making its keys
     if t.size <= block:

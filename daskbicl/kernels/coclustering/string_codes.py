@@ -16,7 +16,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..compiled import announce_compiles
+
 __all__ = ["pair_codes", "row_codes"]
+
+announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
 
 @njit(cache=True, nogil=True)

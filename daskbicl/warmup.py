@@ -1,0 +1,102 @@
+"""Kernels ready before the first score: :func:`warm` (``daskbicl warm``) and :class:`WarmKernels` for Dask workers.
+
+daskbicl's numba kernels are compiled on their first use after an install
+and cached (see :mod:`daskbicl.kernels.compiled`).  :func:`warm` runs every
+one of them once on small inputs, through the same code paths a score takes,
+so that the compile happens when chosen (an image build, an install step)
+and a later process only loads them.  Where numba caches is numba's choice:
+``NUMBA_CACHE_DIR`` when set, else beside the installed modules, else the
+user's cache folder; a worker image pre-warmed with the same
+``NUMBA_CACHE_DIR`` its workers use never compiles (docs/guide/cluster.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from distributed import WorkerPlugin
+
+__all__ = ["WarmKernels", "warm"]
+
+
+def _micro() -> None:
+    """Every micro-object measure on two small overlapping biclusterings, in this process."""
+    import numpy as np
+
+    from .io.inputs import biclustering_dataset
+    from .kernels.compiled import NEEDS_NUMBA
+    from .measures import score
+
+    rng = np.random.default_rng(0)
+    pair = [biclustering_dataset(rng.random((3, 40)) < 0.4, rng.random((3, 30)) < 0.4, role="warm")
+            for _ in range(2)]
+    score(*pair, measures=sorted(NEEDS_NUMBA))
+
+
+def _strings() -> None:
+    from .engine.labels import warm_string_codes
+
+    warm_string_codes()
+
+
+def _bytes() -> None:
+    """A chunk of one-byte codes, writable and read-only (numba compiles each kind of array once)."""
+    import numpy as np
+
+    from .kernels.coclustering.contingency import BYTE_KERNEL_MIN, count_pairs
+
+    codes = (np.arange(BYTE_KERNEL_MIN) % 5).astype(np.uint8)
+    count_pairs(codes, codes[::-1].copy())
+    codes.flags.writeable = False
+    count_pairs(codes, codes)
+
+
+#: What :func:`warm` runs for each group of :data:`daskbicl.kernels.compiled.KERNEL_MODULES`.
+WORKLOADS: dict[str, Callable[[], None]] = {
+    "the micro-object kernels": _micro,
+    "the string-label hash table": _strings,
+    "the one-byte code counter": _bytes,
+}
+
+
+def warm(report: Callable[[str], object] | None = None) -> dict[str, float]:
+    """Compile, or load from numba's cache, every numba kernel of daskbicl; seconds taken per group.
+
+    ``report`` (e.g. ``print``) is called with one line per group when it is
+    done.  A first compile is also announced as usual (a
+    :class:`~daskbicl.kernels.compiled.CompileWarning`).  Calling it again in
+    the same process costs nothing.
+    """
+    from .kernels.compiled import KERNEL_MODULES, announce_compiles
+
+    announce_compiles()
+    seconds = {}
+    for group in KERNEL_MODULES:
+        started = time.perf_counter()
+        WORKLOADS[group]()
+        seconds[group] = time.perf_counter() - started
+        if report is not None:
+            report(f"{group}: ready in {seconds[group]:.1f} s")
+    return seconds
+
+
+class WarmKernels(WorkerPlugin):
+    """A Dask worker plugin: each worker runs :func:`warm` when it starts (or when the plugin is registered).
+
+    ``client.register_plugin(WarmKernels())``.  The kernels are then loaded
+    (or compiled once, and cached for the next workers sharing the cache
+    folder) before the worker's first task, in a thread: the worker keeps
+    answering the scheduler meanwhile.  The seconds per group are kept on
+    that worker's copy of the plugin (:attr:`seconds`).
+    """
+
+    name = "daskbicl-warm-kernels"
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    async def setup(self, worker) -> None:
+        import asyncio
+
+        self.seconds = await asyncio.to_thread(warm)

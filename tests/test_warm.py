@@ -1,0 +1,167 @@
+"""Kernels ready when the user is (issue 28): the compile announcement, ``daskbicl warm``, the worker plugin.
+
+* A first numba compile of a daskbicl kernel is announced once per process
+  and group (a ``CompileWarning`` naming what compiles and how long it
+  takes); a load from numba's cache is not announced.
+* Whether a group is cached is asked of numba itself, so an empty
+  ``NUMBA_CACHE_DIR`` is seen as uncached even when the package folder
+  holds a cache (the CLI's notice used to be skipped then).
+* :func:`daskbicl.warmup.warm` reaches every kernel signature a score
+  uses: after it, scoring other biclusterings and string labels adds none.
+* ``daskbicl warm`` and the ``WarmKernels`` worker plugin (real LocalCluster).
+
+Processes that must start with an empty cache run in a fresh interpreter with
+their own ``NUMBA_CACHE_DIR``; the others use the cache ``warm`` fills.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import daskbicl
+from daskbicl.kernels import compiled
+from daskbicl.warmup import WarmKernels, warm
+
+ROOT = Path(__file__).resolve().parents[1]
+STRINGS = "the string-label hash table"
+MICRO = "the micro-object kernels"
+#: Kernels called from Python by a score (the others are called by these).
+ENTRIES = [("daskbicl.kernels.micro.family_walk", "enumerate_family"), ("daskbicl.kernels.micro.family_leaf", "leaf_bcubed"),
+           ("daskbicl.kernels.coclustering.string_codes", "row_codes"),
+           ("daskbicl.kernels.coclustering.string_codes", "pair_codes"),
+           ("daskbicl.kernels.coclustering.byte_counting", "count_byte_pairs")]
+
+
+def _python(code: str, cache: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env,
+                          cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def warmed():
+    """Every kernel compiled or loaded in this process (the package's own cache, as the suite uses)."""
+    return warm()
+
+
+_FIRST_USE = """
+import json, warnings
+import numpy as np
+from daskbicl.engine.labels import _factorize_fixed_width
+from daskbicl.kernels.compiled import CompileWarning
+values = np.array([f"c{i % 11}" for i in range(5000)])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    codes, uniques = _factorize_fixed_width(values)
+    _factorize_fixed_width(np.char.add(values, "x"))  # another width: compiled again, not announced again
+print(json.dumps({"codes": codes.tolist(), "uniques": uniques.tolist(),
+                  "warnings": [str(w.message) for w in caught if issubclass(w.category, CompileWarning)]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_first_compile_is_announced_once_and_a_cached_load_not_at_all(tmp_path):
+    first = _python(_FIRST_USE, tmp_path)
+    assert first.returncode == 0, first.stderr
+    out = json.loads(first.stdout)
+    assert out["warnings"] == [compiled.message(STRINGS)]
+    assert "string-label hash table" in out["warnings"][0] and "about 5 s" in out["warnings"][0]
+    labels = [f"c{i % 11}" for i in range(5000)]
+    assert [out["uniques"][c] for c in out["codes"]] == labels  # the codes are exact
+    again = _python(_FIRST_USE, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["warnings"] == []  # loaded from the cache the first run wrote
+
+
+def test_an_empty_numba_cache_dir_is_not_ready_even_with_the_package_cache_warm(tmp_path, warmed):
+    assert compiled.ready(MICRO) and compiled.ready(STRINGS)
+    code = "from daskbicl.kernels import compiled; print(compiled.ready(%r), compiled.ready(%r), compiled.cached())"
+    out = _python(code % (MICRO, STRINGS), tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "False"]
+
+
+def test_the_cli_notice_is_said_when_numba_cache_dir_is_empty(tmp_path, warmed):
+    truth, pred = tmp_path / "t.zarr", tmp_path / "p.zarr"
+    daskbicl.save(daskbicl.biclustering([[1, 1, 0, 0], [0, 1, 1, 1]], [[1, 0, 1], [0, 1, 1]]), truth)
+    daskbicl.save(daskbicl.biclustering([[1, 0, 0, 1]], [[1, 1, 1]]), pred)
+    code = (f"from daskbicl.cli import _compile_notice\nfrom daskbicl.measures import ScorePlan\n"
+            f"_compile_notice(ScorePlan.build({str(truth)!r}, {str(pred)!r}, {{measures!r}}))\n")
+    fresh = _python(code.format(measures=["micro_ce"]), tmp_path / "empty")
+    assert fresh.returncode == 0, fresh.stderr
+    assert fresh.stderr.strip() == compiled.message(MICRO)
+    for measures, cache in ((["micro_ce"], None), (["prelic_recovery"], tmp_path / "empty")):
+        quiet = _python(code.format(measures=measures), cache)  # cached, or no compiled measure asked
+        assert quiet.returncode == 0, quiet.stderr
+        assert quiet.stderr == ""
+
+
+def _signatures() -> dict[tuple[str, str], int]:
+    return {(m, d.py_func.__name__): len(d.signatures)
+            for modules, _ in compiled.KERNEL_MODULES.values() for m in modules for d in compiled._dispatchers(m)}
+
+
+def test_warm_reaches_every_kernel_signature_a_score_uses(warmed):
+    import numpy as np
+
+    assert set(warmed) == set(compiled.KERNEL_MODULES)
+    before = _signatures()
+    for entry in ENTRIES:  # (a load from the cache gives its callees no signature of their own)
+        assert before[entry] > 0, entry
+    rng = np.random.default_rng(28)
+    for n, k, density in [(300, 5, 0.3), (1200, 12, 0.1), (80, 2, 0.9)]:
+        a = daskbicl.biclustering(rng.random((k, n)) < density, rng.random((k, n // 2)) < density)
+        b = daskbicl.biclustering(rng.random((k + 1, n)) < density, rng.random((k + 1, n // 2)) < density)
+        daskbicl.score(a, b)
+    for width in (1, 5, 8, 9, 30):
+        rows = np.array([f"{i:0{width}d}" for i in rng.integers(0, 40, 6000)])
+        cols = np.array([f"{i:0{width}d}" for i in rng.integers(0, 4, 5000)])
+        daskbicl.score((rows, cols), (rows[::-1].copy(), cols))
+        if hasattr(np.dtypes, "StringDType"):
+            daskbicl.score((rows.astype(np.dtypes.StringDType()), cols), (rows[::-1].copy(), cols))
+    codes = (rng.integers(0, 100, 1 << 17)).astype(np.uint8)  # large chunks of one-byte codes
+    daskbicl.score((codes, codes[:5000]), (codes[::-1].copy(), codes[:5000]))
+    codes.flags.writeable = False
+    daskbicl.score((codes, codes[:5000]), (codes, codes[:5000]))
+    assert _signatures() == before
+
+
+def test_daskbicl_warm_on_the_command_line(warmed):
+    out = subprocess.run([sys.executable, "-m", "daskbicl", "warm"], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert [line.split(":")[1].strip() for line in lines] == list(compiled.KERNEL_MODULES)
+    assert all(line.endswith(" s") and "ready in" in line for line in lines)
+    assert "kernels ready in" in out.stderr and "compiling" not in out.stderr  # the cache is warm
+
+
+def _loaded(dask_worker=None) -> dict:
+    from daskbicl.kernels import compiled as on_worker
+
+    return {f"{m}:{d.py_func.__name__}": len(d.signatures) for modules, _ in on_worker.KERNEL_MODULES.values()
+            for m in modules for d in on_worker._dispatchers(m)}
+
+
+def _plugin_seconds(dask_worker) -> dict:
+    return dask_worker.plugins[WarmKernels.name].seconds
+
+
+def test_the_worker_plugin_loads_every_kernel_on_every_worker(local_cluster, warmed):
+    from distributed import Client
+
+    with Client(local_cluster) as client:
+        client.register_plugin(WarmKernels())
+        seconds = client.run(_plugin_seconds)
+        assert len(seconds) == 2
+        assert all(set(s) == set(compiled.KERNEL_MODULES) for s in seconds.values())
+        loaded = client.run(_loaded)
+        assert all(sigs[f"{m}:{f}"] > 0 for sigs in loaded.values() for m, f in ENTRIES)
