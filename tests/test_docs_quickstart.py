@@ -128,3 +128,21 @@ def test_index_snippet_runs(tmp_path):
     env = _shim(tmp_path)
     for k, body in enumerate(found):
         _run("python", body + "\nprint(daskbicl.score(truth, pred, measures=['cari']))\n", k, tmp_path, env)
+
+
+PYCON = re.compile(r"^```python\n(>>> .*?)^```$", re.M | re.S)
+
+
+@pytest.mark.parametrize("page", ["guide/choosing.md", "guide/from-algorithms.md"])
+def test_guide_examples_print_what_the_page_says(page):
+    """The ``>>>`` examples of the guides run, and print the values the page shows."""
+    import doctest
+
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    examples = PYCON.findall(text)
+    assert examples, f"{page} has no >>> examples"
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    test = parser.get_doctest("\n".join(examples), {}, page, page, 0)
+    report: list[str] = []
+    result = runner.run(test, out=report.append)
+    assert result.attempted > 5 and result.failed == 0, "".join(report)
