@@ -134,15 +134,23 @@ PYCON = re.compile(r"^```python\n(>>> .*?)^```$", re.M | re.S)
 
 
 @pytest.mark.parametrize("page", ["guide/choosing.md", "guide/from-algorithms.md"])
-def test_guide_examples_print_what_the_page_says(page):
-    """The ``>>>`` examples of the guides run, and print the values the page shows."""
+def test_guide_examples_print_what_the_page_says(page, tmp_path, monkeypatch):
+    """The ``>>>`` examples of a guide run in order in an empty folder and print what the page shows;
+    then its shell blocks run in the same folder (they read the files the examples wrote)."""
     import doctest
 
     text = (ROOT / "docs" / page).read_text(encoding="utf-8")
     examples = PYCON.findall(text)
     assert examples, f"{page} has no >>> examples"
+    monkeypatch.chdir(tmp_path)
     parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     test = parser.get_doctest("\n".join(examples), {}, page, page, 0)
     report: list[str] = []
     result = runner.run(test, out=report.append)
     assert result.attempted > 5 and result.failed == 0, "".join(report)
+    env = _shim(tmp_path)
+    shell = [body for lang, body in FENCE.findall(text) if lang == "bash"]
+    for k, body in enumerate(shell):
+        _run("bash", body, k, tmp_path, env)
+    for name in re.findall(r"[\w-]+\.png", text):
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG", name
