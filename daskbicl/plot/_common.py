@@ -10,7 +10,10 @@ import numpy as np
 from ..errors import InputError, store_failure
 from ..kernels.tradeoff.indices import INDEX_RECORDS
 
-__all__ = ["legend_below", "new_axes", "panel_grid", "place_labels", "save"]
+__all__ = ["GREY", "identity_colors", "legend_below", "new_axes", "panel_grid", "panel_rows", "place_labels", "save"]
+
+#: Colour of everything that is drawn but not named (results that never win).
+GREY = "0.72"
 
 #: Display names of the weighted indices.
 LABELS = {name: record.label for name, record in INDEX_RECORDS.items()}
@@ -29,8 +32,8 @@ def new_axes(ax=None, figsize=(5.5, 4.5)):
 
 
 #: Candidate label offsets (points) around a marker, in order of preference.
-_OFFSETS = ((5, 4), (5, -11), (-5, 4), (-5, -11), (7, -3), (-7, -3), (0, 8), (0, -14), (10, 10), (-10, 10),
-            (10, -17), (-10, -17), (14, 0), (-14, 0))
+_OFFSETS = ((8, 6), (8, -14), (-8, 6), (-8, -14), (12, -4), (-12, -4), (0, 12), (0, -19), (14, 14), (-14, 14),
+            (14, -22), (-14, -22), (20, 0), (-20, 0), (22, 18), (-22, 18), (22, -26), (-22, -26))
 
 
 def _axes_points(ax) -> tuple[float, float]:
@@ -48,6 +51,9 @@ def _overlap(a, b) -> float:
 
 def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: str = "point-label"):
     """Name points without collisions: each label takes the first free spot around its marker.
+
+    A thin leader line joins each label to its point, so that a label
+    between two points still says which one it names.
 
     Boxes are estimated in points from the text length (0.6 em per
     character), so this works before the figure is drawn.  ``obstacles`` are
@@ -89,7 +95,8 @@ def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: s
         dx, dy, box = best
         boxes.append(box)
         ann = ax.annotate(text, (xs[i], ys[i]), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
-                          ha="left" if dx >= 0 else "right", va="bottom", zorder=6)
+                          ha="left" if dx >= 0 else "right", va="bottom", zorder=6,
+                          arrowprops={"arrowstyle": "-", "color": "0.35", "lw": 0.6, "shrinkA": 0, "shrinkB": 3})
         ann.set_gid(gid)
         out.append(ann)
     return out
@@ -110,6 +117,32 @@ def panel_grid(n: int, *, width: float = 6.0, height: float = 5.4):
     for extra in grid[n:]:
         fig.delaxes(extra)
     return fig, list(grid[:n])
+
+
+def panel_rows(nrows: int, ncols: int, *, width: float = 6.0, height: float = 5.4):
+    """``(fig, rows)``: an ``nrows`` x ``ncols`` grid, ``rows[i]`` the list of row ``i``'s axes.
+
+    One row per index (or per whatever repeats), so that a row reads as one
+    question; nothing is left empty.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    grid = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, [list(row) for row in grid]
+
+
+def identity_colors(names, *, palette: str = "tab10") -> dict:
+    """One colour per name, distinct up to 20 names (``palette``, then tab20); they repeat only beyond that.
+
+    Only what is named (winners, algorithms) gets a colour; the rest is :data:`GREY`.  Algorithms use
+    tab10 and a panel's winning results Dark2, so a colour never means both in one figure.
+    """
+    from matplotlib import colormaps
+
+    names = list(dict.fromkeys(names))
+    cmap = colormaps[palette if len(names) <= colormaps[palette].N else "tab20"]
+    return {name: cmap(k % cmap.N) for k, name in enumerate(names)}
 
 
 def legend_below(ax, *, fontsize: int = 8):
