@@ -473,3 +473,35 @@ def test_sweep_figures_have_one_row_per_index_and_no_empty_panel(tmp_path):
             _check_winners_named_others_grey(ax, t.for_index(idx).optimal[alg])
     rows_y = [fig.axes[3 * r].get_position().y0 for r in range(4)]
     assert rows_y == sorted(rows_y, reverse=True)  # indices top to bottom in the order asked
+
+
+GALLERY = sorted((__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "gallery").glob("plot_*.py"))
+
+
+def test_gallery_scripts_use_only_public_names():
+    import re
+
+    for script in GALLERY:
+        text = script.read_text(encoding="utf-8")
+        for module in re.findall(r"^\s*(?:from|import)\s+(daskbicl[\w.]*)", text, re.M):
+            assert module in ("daskbicl", "daskbicl.plot", "daskbicl.batch"), (script.name, module)
+        assert "sphinx_gallery" in text and "daskbicl.plot.save(" in text, f"{script.name} saves no figure"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", GALLERY, ids=[p.stem for p in GALLERY])
+def test_gallery_script_run_from_the_shell_saves_its_figure(script, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = script.parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    figures = [line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("figure: ")]
+    assert figures and figures[0] == f"{script.stem}.png"
+    for name in figures:
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

@@ -43,6 +43,7 @@ def _draw_points(ax, p, r, names, groups=None, highlight=None):
     one = groups.tolist() == [0] * p.size
     from matplotlib.colors import to_rgba
 
+    keys = {}
     for k, g in enumerate(dict.fromkeys(groups.tolist())):
         sel = groups == g
         color = to_rgba("C0" if one else f"C{k % 10}")
@@ -51,6 +52,7 @@ def _draw_points(ax, p, r, names, groups=None, highlight=None):
         ax.scatter(r[sel], p[sel], s=np.where(strong[sel], 40, 22), facecolors=face, edgecolors=edge,
                    marker="osD^v<>"[k % 7], zorder=5, clip_on=False, gid="results",
                    label="results" if one else str(g))
+        keys["results" if one else str(g)] = color
     if highlight is not None and not strong.all():
         ax.scatter([], [], s=22, color=GREY, alpha=0.6, edgecolor="none",
                    label="faded: never best for any λ (not named)")
@@ -58,6 +60,19 @@ def _draw_points(ax, p, r, names, groups=None, highlight=None):
         keep = np.flatnonzero(strong)
         place_labels(ax, r[keep], p[keep], [names[i] for i in keep], fontsize=8,
                      obstacles=getattr(ax, "_daskbicl_isoline_labels", ()))
+    return keys
+
+
+def _legend(ax, keys: dict) -> None:
+    """The legend below the axes, each group's key drawn solid (not as its first, maybe faded, point)."""
+    legend = legend_below(ax, fontsize=8)
+    if legend is None:
+        return
+    for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        if text.get_text() in keys:
+            handle.set_facecolor(keys[text.get_text()])
+            handle.set_edgecolor("black")
+            handle.set_alpha(1.0)
 
 
 def _isoline_label_spots(cs, points, lo: float = 0.0) -> list[tuple[float, float]]:
@@ -186,11 +201,11 @@ def plot_pr_space(
     ax.set_xlim(-0.03, 1.03)  # a result at pre = 0 or rec = 0 shows whole, not half hidden by the frame
     ax.set_ylim(-0.03, 1.03)
     _isolines(ax, index, lam, levels, points=(r, p))
-    _draw_points(ax, p, r, names, groups, highlight)
+    keys = _draw_points(ax, p, r, names, groups, highlight)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
     ax.set_title(title if title is not None else f"PR space — {_LABELS[index]} isolines (λ = {lam:g})")
-    legend_below(ax, fontsize=8)
+    _legend(ax, keys)
     return fig
 
 
@@ -264,11 +279,11 @@ def plot_corrected_pr_space(
     ax.set_xlim(lo, 1.03)
     ax.set_ylim(lo, 1.03)
     _isolines(ax, index, lam, levels, points=(r, p))
-    _draw_points(ax, p, r, names, groups, highlight)
+    keys = _draw_points(ax, p, r, names, groups, highlight)
     ax.set_xlabel("corrected recall  rec$^c$")
     ax.set_ylabel("corrected precision  pre$^c$")
     ax.set_title(
         title if title is not None else f"Corrected PR space — {_LABELS[index]} isolines (λ = {lam:g})"
     )
-    legend_below(ax, fontsize=8)
+    _legend(ax, keys)
     return fig
