@@ -55,7 +55,8 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
-    "ignore_pattern": r"(__init__|_sweeps)\.py",
+    "ignore_pattern": r"(^|[/\\])(__init__|_sweeps)\.py$",  # whole names: plot_large_sweeps.py is an example
+    "write_computation_times": False,  # its page loads its table scripts from a CDN: the docs stay offline
     "image_scrapers": ("conf.figure_scraper", "matplotlib"),  # ours first: matplotlib closes its figures
     "reset_modules": ("matplotlib", "conf.reset_figures"),
 }
