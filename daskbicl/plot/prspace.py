@@ -104,6 +104,8 @@ def _isolines(ax, index, lam, levels, points=((), ()), lo: float = 0.0):
         R, P, weighted_index(P, R, lam, index), levels=list(levels), colors="0.45", linewidths=0.8
     )
     cs.set_gid("isolines")
+    ax.plot([], [], color="0.45", lw=0.8, gid="isolines-key",  # a legend entry for the contours
+            label=f"{_LABELS[index]} isolines at λ = {lam:g} (value on the line)")
     spots = _isoline_label_spots(cs, points, lo)
     ax.clabel(cs, fmt="%.2f", fontsize=7, manual=spots)
     ax._daskbicl_isoline_labels = [(x, y, 24.0, 9.0) for x, y in spots]  # boxes the point labels avoid
@@ -174,7 +176,7 @@ def plot_pr_space(
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('recall', 'precision')
     >>> sorted({a.get_gid() for a in ax.get_children() if a.get_gid()})
-    ['isolines', 'point-label', 'random', 'results', 'unreachable']
+    ['isolines', 'isolines-key', 'point-label', 'random', 'results', 'unreachable']
     """
     get_index(index)
     p, r = _points(pre, rec, names, 0.0, groups)
