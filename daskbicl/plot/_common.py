@@ -55,7 +55,7 @@ def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: s
     A thin leader line joins each label to its point, so that a label
     between two points still says which one it names.
 
-    Boxes are estimated in points from the text length (0.6 em per
+    Boxes are estimated in points from the text length (0.75 em per
     character), so this works before the figure is drawn.  ``obstacles`` are
     extra ``(x, y, width_pt, height_pt)`` boxes in data coordinates (e.g.
     isoline labels) that labels must avoid.  Returns the annotations.
@@ -80,7 +80,7 @@ def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: s
     order = np.lexsort((xs, -ys))  # top to bottom, left to right
     for i in order:
         text = str(names[i])
-        w, h = 0.6 * fontsize * max(len(text), 1), fontsize
+        w, h = 0.75 * fontsize * max(len(text), 1) + 2, fontsize + 1  # generous: layout shrinks the axes later
         px, py = to_pt(xs[i], ys[i])
         best, best_cost = None, None
         for dx, dy in _OFFSETS:
