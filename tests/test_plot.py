@@ -330,7 +330,7 @@ def test_only_the_uninformative_region_is_shaded(tmp_path):
     face = shade.get_facecolor()
     assert face.size == 0 or face[0, 3] == 0
     legend = _legend_texts(ax)
-    assert "uninformative: below predicting the whole matrix" in legend
+    assert "uninformative: below X = D" in legend
     assert any(t.startswith("maximal result X = D") for t in legend)
     assert any(t.startswith("minimal result") for t in legend)
     svg = _render(ax.figure, tmp_path, "domain")
@@ -412,7 +412,7 @@ def test_comparison_legend_explains_the_strip_and_the_switches(tmp_path):
     comp = compare_algorithms({"A": (PRE[:3], REC[:3]), "B": (PRE[3:] * 0.9, REC[3:])}, index="fmeasure")
     ax = plot_comparison(comp).axes[0]
     legend = _legend_texts(ax)
-    assert any(t.startswith("strip along the bottom: best algorithm") for t in legend)
+    assert "bottom strip: best algorithm per λ interval" in legend
     assert "λ where the best algorithm changes" in legend
     assert legend.count("λ where the best algorithm changes") == 1
     # the strip's colours are the algorithms' line colours
@@ -438,7 +438,7 @@ def test_pr_space_names_only_the_highlighted_results_and_shows_zero(tmp_path):
         assert a.xy == (rec[k], pre[k])
     (pts,) = _by_gid(ax, "results")
     assert pts.get_facecolor()[0, 3] < 0.5 < pts.get_facecolor()[1, 3]  # faded vs named
-    assert "faded: never best for any λ (not named)" in _legend_texts(ax)
+    assert "faded: never best for any λ" in _legend_texts(ax)
     # pre = rec = 0 is drawn whole inside the frame, above the unreachable wedge
     assert ax.get_xlim()[0] < 0 and ax.get_ylim()[0] < 0
     (wedge,) = _by_gid(ax, "unreachable")
@@ -505,3 +505,25 @@ def test_gallery_script_run_from_the_shell_saves_its_figure(script, tmp_path):
     for name in figures:
         data = (tmp_path / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+@pytest.mark.parametrize("plot", ["pr", "corrected", "tradeoff", "comparison"])
+def test_legend_fits_inside_the_figure(plot):
+    """Long legend entries must not be cut off at the figure's edges."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    groups = ["A", "A", "B", "B", "B"]
+    if plot == "pr":
+        fig = plot_pr_space(PRE, REC, names=NAMES, groups=groups, highlight=[1, 0, 1, 0, 1], truth_size=30,
+                            n_cells=600)
+    elif plot == "corrected":
+        fig = plot_corrected_pr_space(PRE - 0.2, REC - 0.1, names=NAMES, groups=groups, highlight=[1, 0, 1, 0, 1])
+    elif plot == "tradeoff":
+        t = optimal_tradeoff(PRE, REC, names=NAMES, index="fmeasure")
+        fig = plot_tradeoff(t, domain=application_domain(PRE, REC, names=NAMES, truth_size=30, n_cells=600))
+    else:
+        fig = plot_comparison(compare_algorithms({"A": (PRE[:3], REC[:3]), "B": (PRE[3:], REC[3:])}))
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    box = fig.axes[0].get_legend().get_window_extent(canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y0 >= 0, (box, fig.bbox)

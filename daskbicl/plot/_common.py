@@ -154,6 +154,9 @@ def legend_below(ax, *, fontsize: int = 8):
     if not handles:
         return None
     ncol = 2 if len(handles) > 3 else 1
+    longest = 0.6 * fontsize * max(len(text) for text in labels) + 3.5 * fontsize  # text + key + gap, in pt
+    if ncol * longest > 0.98 * ax.figure.get_size_inches()[0] * 72:
+        ncol = 1  # two columns would run off the figure
     return ax.legend(
         loc="upper center",
         bbox_to_anchor=(0.5, -0.13),

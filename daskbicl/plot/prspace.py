@@ -55,7 +55,7 @@ def _draw_points(ax, p, r, names, groups=None, highlight=None):
         keys["results" if one else str(g)] = color
     if highlight is not None and not strong.all():
         ax.scatter([], [], s=22, color=GREY, alpha=0.6, edgecolor="none",
-                   label="faded: never best for any λ (not named)")
+                   label="faded: never best for any λ")
     if names is not None:
         keep = np.flatnonzero(strong)
         place_labels(ax, r[keep], p[keep], [names[i] for i in keep], fontsize=8,
@@ -105,7 +105,7 @@ def _isolines(ax, index, lam, levels, points=((), ()), lo: float = 0.0):
     )
     cs.set_gid("isolines")
     ax.plot([], [], color="0.45", lw=0.8, gid="isolines-key",  # a legend entry for the contours
-            label=f"{_LABELS[index]} isolines at λ = {lam:g} (value on the line)")
+            label=f"{_LABELS[index]} isolines, λ = {lam:g}")
     spots = _isoline_label_spots(cs, points, lo)
     ax.clabel(cs, fmt="%.2f", fontsize=7, manual=spots)
     ax._daskbicl_isoline_labels = [(x, y, 24.0, 9.0) for x, y in spots]  # boxes the point labels avoid

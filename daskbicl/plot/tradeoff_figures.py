@@ -111,7 +111,7 @@ def plot_tradeoff(
             linewidth=0,
             zorder=0.5,
             gid="uninformative",
-            label="uninformative: below predicting the whole matrix",
+            label="uninformative: below X = D",
         )
         ax.plot(
             lam,
@@ -341,7 +341,7 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
 
     # a legend entry for the strip (an empty rectangle: its colours are the algorithms' line colours)
     ax.add_patch(Rectangle((0, 0), 0, 0, facecolor="0.55", gid="winner-band-key",
-                           label="strip along the bottom: best algorithm on each λ interval (its line colour)"))
+                           label="bottom strip: best algorithm per λ interval"))
     for k, x in enumerate(comparison.breakpoints):
         ax.axvline(x, color="0.3", ls=":", lw=1, gid="switch",
                    label="λ where the best algorithm changes" if k == 0 else None)
