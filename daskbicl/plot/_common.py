@@ -157,9 +157,12 @@ def legend_below(ax, *, fontsize: int = 8):
     longest = 0.6 * fontsize * max(len(text) for text in labels) + 3.5 * fontsize  # text + key + gap, in pt
     if ncol * longest > 0.98 * ax.figure.get_size_inches()[0] * 72:
         ncol = 1  # two columns would run off the figure
+    from matplotlib.transforms import offset_copy
+
     return ax.legend(
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.13),
+        bbox_to_anchor=(0.5, 0.0),  # a fixed distance in points under the axes: clear of the x label
+        bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=-3.6 * fontsize - 6, units="points"),
         ncol=ncol,
         fontsize=fontsize,
         frameon=False,
