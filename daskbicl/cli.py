@@ -357,13 +357,28 @@ def cmd_demo(args) -> int:
     return EXIT_OK
 
 
+def _read_labels(spec: str, keep_na: bool):
+    """Labels of a file; says on stderr how many were read as missing (they become unassigned)."""
+    from .io.inputs import count_missing, read_labels
+
+    values = read_labels(spec, keep_na=keep_na)
+    missing = count_missing(values)
+    if missing:
+        hint = ("only empty cells are missing with --keep-na" if keep_na else
+                'empty cells and markers such as "NA", "N/A", "null" are missing; --keep-na keeps such text '
+                "as labels")
+        print(f"note: {spec}: {missing:,} of {len(values):,} labels read as missing, stored as unassigned "
+              f"({hint})", file=sys.stderr)
+    return values
+
+
 def _convert_dataset(args):
     """The Dataset ``daskbicl convert`` writes, from the files its arguments name."""
-    from .io.inputs import biclustering_from_indices, read_biclusters_json, read_labels, read_mask
+    from .io.inputs import biclustering_from_indices, read_biclusters_json, read_mask
     from .io.validate import as_dataset
 
-    row = read_labels(args.row_coords) if args.row_coords else None
-    col = read_labels(args.col_coords) if args.col_coords else None
+    row = _read_labels(args.row_coords, args.keep_na) if args.row_coords else None
+    col = _read_labels(args.col_coords, args.keep_na) if args.col_coords else None
     forms = [bool(args.rows or args.cols), bool(args.row_mask or args.col_mask), bool(args.biclusters)]
     if sum(forms) != 1:
         raise InputError("convert needs exactly one of: --rows and --cols (a co-clustering), "
@@ -373,7 +388,8 @@ def _convert_dataset(args):
             raise InputError("a co-clustering needs both --rows FILE and --cols FILE")
         from . import partition
 
-        return partition(read_labels(args.rows), read_labels(args.cols), row=row, col=col)
+        return partition(_read_labels(args.rows, args.keep_na), _read_labels(args.cols, args.keep_na),
+                         row=row, col=col)
     if forms[1]:
         if not (args.row_mask and args.col_mask):
             raise InputError("a biclustering from masks needs both --row-mask FILE and --col-mask FILE")
@@ -572,6 +588,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="matrix shape for --biclusters (not needed with --row-coords and --col-coords)")
     p.add_argument("--row-coords", metavar="FILE[:COLUMN]", help="row coordinate labels (gene ids, ...)")
     p.add_argument("--col-coords", metavar="FILE[:COLUMN]", help="column coordinate labels (sample ids, ...)")
+    p.add_argument("--keep-na", action="store_true",
+                   help='in .csv/.tsv label files, read "NA", "N/A", "null", "NaN"... as labels; only empty '
+                   "cells are missing (default: pandas's missing-value markers are unassigned labels)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing daskbicl store")
     p.set_defaults(func=cmd_convert)
 

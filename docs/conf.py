@@ -29,6 +29,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 copied into _static: formulas render offline (no CDN)
     "sphinx_gallery.gen_gallery",
 ]
 
@@ -54,7 +55,8 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
-    "ignore_pattern": r"(__init__|_sweeps)\.py",
+    "ignore_pattern": r"(^|[/\\])(__init__|_sweeps)\.py$",  # whole names: plot_large_sweeps.py is an example
+    "write_computation_times": False,  # its page loads its table scripts from a CDN: the docs stay offline
     "image_scrapers": ("conf.figure_scraper", "matplotlib"),  # ours first: matplotlib closes its figures
     "reset_modules": ("matplotlib", "conf.reset_figures"),
 }
@@ -127,6 +129,18 @@ _API_GROUPS = {
 }
 
 
+#: Public names of subpackages that ``daskbicl`` does not re-export: (section title, module, names).
+_SUBPACKAGES = [
+    ("Batch evaluation (daskbicl.batch)", "daskbicl.batch",
+     ["run_batch", "plot_results", "load_manifest", "parse_manifest", "ResultsDB", "BatchReport", "Manifest",
+      "ManifestError", "ResultsBusyError", "ResultsFileError", "fingerprint"]),
+    ("Figures (daskbicl.plot)", "daskbicl.plot",
+     ["plot_tradeoff_space", "plot_tradeoff", "plot_comparison", "plot_pr_space", "plot_corrected_pr_space",
+      "plot_history", "save"]),
+    ("Input notes (daskbicl.io.inputs)", "daskbicl.io.inputs", ["TwoViewsWarning", "read_labels", "count_missing"]),
+]
+
+
 def _write_api_reference(app):
     """docs/reference/api.rst: every public name, measures grouped by family from the registry."""
     groups = {k: [n for n in v if n in daskbicl.__all__] for k, v in _API_GROUPS.items()}
@@ -147,6 +161,10 @@ def _write_api_reference(app):
     for title, names in sections:
         lines += [title, "-" * len(title), "", ".. autosummary::", "   :toctree: generated", ""]
         lines += [f"   {n}" for n in names] + [""]
+    for title, module, names in _SUBPACKAGES:
+        lines += [title, "-" * len(title), "", f".. currentmodule:: {module}", "", ".. autosummary::",
+                  "   :toctree: generated", ""]
+        lines += [f"   {n}" for n in names] + ["", ".. currentmodule:: daskbicl", ""]
     lines += ["Registry and plans", "------------------", "", ".. autosummary::", "   :toctree: generated", ""]
     lines += [f"   measures.{n}" for n in ("ScorePlan", "Measure", "Param", "Interval", "Boolean", "OneOf",
                                            "check_request")] + [""]

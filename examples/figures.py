@@ -2,9 +2,12 @@
 
 Usage::
 
-    python examples/figures.py [OUTPUT_FOLDER]
+    python examples/figures.py [OUTPUT_FOLDER [N_RESULTS]]
 
-Without a folder the figures go to a new temporary folder.  The script
+Without a folder the figures go to a new temporary folder.  ``N_RESULTS``
+(default 9 for A and 7 for B) gives each sweep that many results: 35 draws
+the figures at the size of a real parameter sweep.  In the PR-space
+figures only the results that are best for some λ are named.  The script
 prints the path of each figure and a short text summary of the optimal
 tradeoff curves (intervals, breakpoints, AUC).  The last three figures come
 from :func:`daskbicl.tradeoff`, which counts each sweep against the truth
@@ -101,10 +104,11 @@ def scores(truth, preds):
 
 def main(argv: list[str]) -> list[Path]:
     out = Path(argv[0]) if argv else Path(tempfile.mkdtemp(prefix="daskbicl-figures-"))
+    n_a, n_b = (int(argv[1]), int(argv[1])) if len(argv) > 1 else (9, 7)
     rng = np.random.default_rng(7)
     truth = planted(rng)
     b = int(truth[0].sum() * truth[1].sum())
-    preds_a, preds_b = sweep_a(rng, *truth), sweep_b(rng, *truth)
+    preds_a, preds_b = sweep_a(rng, *truth, n=n_a), sweep_b(rng, *truth, n=n_b)
     pre_a, rec_a, pc_a, rc_a = scores(truth, preds_a)
     pre_b, rec_b, pc_b, rc_b = scores(truth, preds_b)
     names = [f"A{k}" for k in range(pre_a.size)] + [f"B{k}" for k in range(pre_b.size)]
@@ -112,12 +116,17 @@ def main(argv: list[str]) -> list[Path]:
     pc, rc = np.concatenate([pc_a, pc_b]), np.concatenate([rc_a, rc_b])
 
     paths = []
-    fig = plot_pr_space(pre, rec, names=names, index="fmeasure", lam=0.5, truth_size=b, n_cells=I * J)
+    t = optimal_tradeoff(pre_a, rec_a, names=names[: pre_a.size], index="fmeasure")
+    t_b = optimal_tradeoff(pre_b, rec_b, names=names[pre_a.size :], index="fmeasure")
+    winners = set(t.intervals["winner"]) | set(t_b.intervals["winner"])
+    best = [n in winners for n in names]  # name the results that are best for some λ, fade the others
+    groups = [n[0] for n in names]
+    fig = plot_pr_space(pre, rec, names=names, index="fmeasure", lam=0.5, truth_size=b, n_cells=I * J,
+                        groups=groups, highlight=best)
     paths.append(save(fig, out / "pr_space.png"))
-    fig = plot_corrected_pr_space(pc, rc, names=names, index="fmeasure")
+    fig = plot_corrected_pr_space(pc, rc, names=names, index="fmeasure", groups=groups, highlight=best)
     paths.append(save(fig, out / "corrected_pr_space.png"))
 
-    t = optimal_tradeoff(pre_a, rec_a, names=names[: pre_a.size], index="fmeasure")
     dom = application_domain(
         pre_a, rec_a, names=names[: pre_a.size], truth_size=b, n_cells=I * J, index="fmeasure"
     )

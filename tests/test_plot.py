@@ -148,7 +148,8 @@ def test_tradeoff_plot_draws_the_computed_envelope(index, tmp_path):
     np.testing.assert_allclose(mn.get_ydata(), dom.minimal_curve(mn.get_xdata()))
     legend = _legend_texts(ax)
     assert f"optimal tradeoff (AUC = {t.auc:.3f})" in legend
-    assert "breakpoints" in legend and "result s3" in legend
+    assert "breakpoints" in legend
+    _check_winners_named_others_grey(ax, t)
     assert ax.get_xlabel() == "λ (importance of recall)"
     svg = _render(fig, tmp_path, f"tradeoff-{index}")
     assert 'id="optimal' in svg and 'id="breakpoints' in svg
@@ -268,7 +269,7 @@ def test_pr_space_groups_get_their_own_colour_and_legend(tmp_path):
     assert [p.get_label() for p in pts] == ["A", "B"]
     np.testing.assert_array_equal(pts[0].get_offsets(), np.column_stack([REC[:2], PRE[:2]]))
     np.testing.assert_array_equal(pts[1].get_offsets(), np.column_stack([REC[2:], PRE[2:]]))
-    assert not np.allclose(pts[0].get_facecolor(), pts[1].get_facecolor())
+    assert not np.allclose(pts[0].get_facecolor()[0], pts[1].get_facecolor()[0])
     assert {"A", "B"} <= set(_legend_texts(ax))
     fig = plot_corrected_pr_space(PRE - 0.1, REC - 0.1, groups=groups)
     assert [p.get_label() for p in _by_gid(fig.axes[0], "results")] == ["A", "B"]
@@ -306,7 +307,7 @@ def test_many_results_have_each_interval_winner_named(tmp_path):
     mids = ((t.intervals["lam_lo"] + t.intervals["lam_hi"]) / 2).to_numpy()
     np.testing.assert_allclose([a.xy[0] for a in labels], mids)
     np.testing.assert_allclose([a.xy[1] for a in labels], t.envelope(mids))
-    assert not any(t_.startswith("result ") for t_ in _legend_texts(ax))  # > 8: no per-result entries
+    _check_winners_named_others_grey(ax, t)
     svg = _render(ax.figure, tmp_path, "many")
     for w in t.intervals["winner"]:
         assert f"<!-- {w} -->" in svg  # matplotlib marks each drawn text in the SVG
@@ -329,31 +330,46 @@ def test_only_the_uninformative_region_is_shaded(tmp_path):
     face = shade.get_facecolor()
     assert face.size == 0 or face[0, 3] == 0
     legend = _legend_texts(ax)
-    assert "uninformative: below predicting the whole matrix" in legend
+    assert "uninformative: below X = D" in legend
     assert any(t.startswith("maximal result X = D") for t in legend)
     assert any(t.startswith("minimal result") for t in legend)
     svg = _render(ax.figure, tmp_path, "domain")
     assert 'id="uninformative' in svg
 
 
-def test_many_curves_are_named_at_their_ends_without_overlap(tmp_path):
-    rng = np.random.default_rng(3)
-    pre, rec = rng.uniform(0.2, 1, 20), rng.uniform(0.2, 1, 20)
-    names = [f"r{k}" for k in range(20)]
-    fig = plot_tradeoff(optimal_tradeoff(pre, rec, names=names, index="fmeasure"))
-    ax = fig.axes[0]
-    labels = _by_gid(ax, "curve-label")
-    assert sorted(a.get_text() for a in labels) == sorted(names)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.text import Text
+def _check_winners_named_others_grey(ax, t):
+    """Only the results that win an interval are named (legend + label on the optimal curve), each in a
+    colour of its own; every other result is one grey legend entry."""
+    from matplotlib.colors import to_rgba
 
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()  # places the annotations' texts
-    renderer = canvas.get_renderer()
-    boxes = [Text.get_window_extent(a, renderer) for a in labels]  # the text, not its leader line
-    for i in range(len(boxes)):
-        for j in range(i + 1, len(boxes)):
-            assert not boxes[i].overlaps(boxes[j]), (labels[i].get_text(), labels[j].get_text())
+    from daskbicl.plot._common import GREY
+
+    winners = list(dict.fromkeys(str(w) for w in t.intervals["winner"]))
+    legend = _legend_texts(ax)
+    named = [x.split(":")[0].removeprefix("result ") for x in legend if x.startswith("result ")]
+    assert named == [n for n in map(str, t.results["name"]) if n in winners]  # in the results' order
+    curves = _by_gid(ax, "curve")
+    colour = {str(n): to_rgba(c.get_color()) for n, c in zip(t.results["name"], curves)}
+    assert all(colour[n] != to_rgba(GREY) for n in winners)
+    assert len({colour[n] for n in winners}) == len(winners)  # a colour identifies a curve
+    others = [n for n in map(str, t.results["name"]) if n not in winners]
+    assert all(colour[n] == to_rgba(GREY) for n in others)
+    if others:
+        assert f"{len(others)} other result{'s' if len(others) > 1 else ''}, never best" in legend
+    assert _by_gid(ax, "curve-label") == []  # no labels piled up at the right edge
+    for ann in _by_gid(ax, "winner-label"):  # each winner's label is framed in its curve's colour
+        assert to_rgba(ann.get_bbox_patch().get_edgecolor())[:3] == colour[ann.get_text()][:3]
+
+
+def test_thirty_five_results_name_only_the_winners(tmp_path):
+    rng = np.random.default_rng(3)
+    pre, rec = rng.uniform(0.05, 1, 35), rng.uniform(0.05, 1, 35)
+    t = optimal_tradeoff(pre, rec, names=[f"r{k}" for k in range(35)], index="fmeasure")
+    fig = plot_tradeoff(t)
+    ax = fig.axes[0]
+    _check_winners_named_others_grey(ax, t)
+    assert len(_legend_texts(ax)) <= 4 + len(t.intervals)  # optimal, breakpoints, others, one per winner
+    _render(fig, tmp_path, "thirty-five")
 
 
 def test_point_labels_do_not_collide(tmp_path):
@@ -390,3 +406,124 @@ def test_comparison_names_the_winner_of_each_interval():
     mids = ((comp.intervals["lam_lo"] + comp.intervals["lam_hi"]) / 2).to_numpy()
     best = np.max([t.envelope(mids) for t in comp.tradeoffs.values()], axis=0)
     np.testing.assert_allclose([a.xy[1] for a in labels], best)
+
+
+def test_comparison_legend_explains_the_strip_and_the_switches(tmp_path):
+    comp = compare_algorithms({"A": (PRE[:3], REC[:3]), "B": (PRE[3:] * 0.9, REC[3:])}, index="fmeasure")
+    ax = plot_comparison(comp).axes[0]
+    legend = _legend_texts(ax)
+    assert "bottom strip: best algorithm per λ interval" in legend
+    assert "λ where the best algorithm changes" in legend
+    assert legend.count("λ where the best algorithm changes") == 1
+    # the strip's colours are the algorithms' line colours
+    line = {name: _by_gid(ax, f"algorithm:{name}")[0].get_color() for name in comp.tradeoffs}
+    from matplotlib.colors import to_rgba
+
+    for band, alg in zip(_by_gid(ax, "winner-band"), comp.intervals["algorithm"]):
+        assert to_rgba(band.get_facecolor())[:3] == to_rgba(line[alg])[:3]
+
+
+def test_pr_space_names_only_the_highlighted_results_and_shows_zero(tmp_path):
+    pre = np.array([0.0, 0.9, 0.5, 0.3, 0.8])
+    rec = np.array([0.0, 0.2, 0.6, 0.9, 0.3])
+    names = ["zero", "w1", "w2", "w3", "loser"]
+    fig = plot_pr_space(pre, rec, names=names, highlight=[False, True, True, True, False], truth_size=30,
+                        n_cells=600)
+    ax = fig.axes[0]
+    labels = _by_gid(ax, "point-label")
+    assert sorted(a.get_text() for a in labels) == ["w1", "w2", "w3"]
+    for a in labels:  # each label is joined to its own point by a leader line
+        assert a.arrow_patch is not None
+        k = names.index(a.get_text())
+        assert a.xy == (rec[k], pre[k])
+    (pts,) = _by_gid(ax, "results")
+    assert pts.get_facecolor()[0, 3] < 0.5 < pts.get_facecolor()[1, 3]  # faded vs named
+    assert "faded: never best for any λ" in _legend_texts(ax)
+    # pre = rec = 0 is drawn whole inside the frame, above the unreachable wedge
+    assert ax.get_xlim()[0] < 0 and ax.get_ylim()[0] < 0
+    (wedge,) = _by_gid(ax, "unreachable")
+    assert pts.get_zorder() > wedge.get_zorder()
+    with pytest.raises(InputError, match="2 highlight flags for 5"):
+        plot_pr_space(pre, rec, highlight=[True, False])
+    _render(fig, tmp_path, "highlight")
+
+
+def test_sweep_figures_have_one_row_per_index_and_no_empty_panel(tmp_path):
+    import daskbicl
+
+    rng = np.random.default_rng(5)
+    truth = daskbicl.biclustering(np.arange(60)[None, :] < 20, np.arange(40)[None, :] < 10)
+    sweeps = []
+    for shift in (0, 3):
+        rows = np.array([(np.arange(60) >= shift) & (np.arange(60) < 8 + k + shift) for k in range(35)])
+        cols = rng.random((35, 40)) < np.linspace(0.1, 0.6, 35)[:, None]
+        sweeps.append(daskbicl.biclustering(rows, cols))
+    t = daskbicl.tradeoff(truth, *sweeps, names=["A", "B"])
+    indices = ["fmeasure", "jaccard", "kulczynski", "folke"]
+    fig = t.plot(tmp_path / "four.png", indices=indices)
+    assert len(fig.axes) == 4 * 3
+    from daskbicl.plot._common import LABELS
+
+    for row, idx in enumerate(indices):
+        panels = fig.axes[3 * row: 3 * row + 3]
+        assert len({round(ax.get_position().y0, 6) for ax in panels}) == 1  # the index's panels share a row
+        assert all(LABELS[idx] in ax.get_title() for ax in panels)
+        assert all(ax.lines for ax in panels)  # nothing empty
+        for ax, alg in zip(panels[1:], ["A", "B"]):
+            _check_winners_named_others_grey(ax, t.for_index(idx).optimal[alg])
+    rows_y = [fig.axes[3 * r].get_position().y0 for r in range(4)]
+    assert rows_y == sorted(rows_y, reverse=True)  # indices top to bottom in the order asked
+
+
+GALLERY = sorted((__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "gallery").glob("plot_*.py"))
+
+
+def test_gallery_scripts_use_only_public_names():
+    import re
+
+    for script in GALLERY:
+        text = script.read_text(encoding="utf-8")
+        for module in re.findall(r"^\s*(?:from|import)\s+(daskbicl[\w.]*)", text, re.M):
+            assert module in ("daskbicl", "daskbicl.plot", "daskbicl.batch"), (script.name, module)
+        assert "sphinx_gallery" in text and "daskbicl.plot.save(" in text, f"{script.name} saves no figure"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", GALLERY, ids=[p.stem for p in GALLERY])
+def test_gallery_script_run_from_the_shell_saves_its_figure(script, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = script.parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    figures = [line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("figure: ")]
+    assert figures and figures[0] == f"{script.stem}.png"
+    for name in figures:
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+@pytest.mark.parametrize("plot", ["pr", "corrected", "tradeoff", "comparison"])
+def test_legend_fits_inside_the_figure(plot):
+    """Long legend entries must not be cut off at the figure's edges."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    groups = ["A", "A", "B", "B", "B"]
+    if plot == "pr":
+        fig = plot_pr_space(PRE, REC, names=NAMES, groups=groups, highlight=[1, 0, 1, 0, 1], truth_size=30,
+                            n_cells=600)
+    elif plot == "corrected":
+        fig = plot_corrected_pr_space(PRE - 0.2, REC - 0.1, names=NAMES, groups=groups, highlight=[1, 0, 1, 0, 1])
+    elif plot == "tradeoff":
+        t = optimal_tradeoff(PRE, REC, names=NAMES, index="fmeasure")
+        fig = plot_tradeoff(t, domain=application_domain(PRE, REC, names=NAMES, truth_size=30, n_cells=600))
+    else:
+        fig = plot_comparison(compare_algorithms({"A": (PRE[:3], REC[:3]), "B": (PRE[3:], REC[3:])}))
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    box = fig.axes[0].get_legend().get_window_extent(canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y0 >= 0, (box, fig.bbox)

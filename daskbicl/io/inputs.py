@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,7 +32,8 @@ from .store import open_store
 from .validate import BICLUSTERING, KINDS, PARTITION, as_dataset
 
 __all__ = [
-    "as_input", "biclustering_dataset", "biclustering_from_indices", "coordinate_labels", "from_estimator",
+    "TwoViewsWarning", "as_input", "biclustering_dataset", "biclustering_from_indices", "coordinate_labels",
+    "from_estimator",
     "is_estimator",
     "partition_dataset", "read_biclusters_json", "read_labels", "read_mask",
 ]
@@ -133,7 +135,11 @@ def from_estimator(model, *, kind: str = "auto", row=None, col=None, role: str =
         ``SpectralCoclustering`` pairs row cluster *k* with column cluster
         *k* there (K biclusters, what its ``consensus_score`` compares),
         while its labels read as a co-clustering give all K x K blocks.
-        ``"partition"`` requires the labels.
+        ``"partition"`` requires the labels.  When ``"auto"`` meets a model
+        with both views and they differ, a :class:`TwoViewsWarning` (one
+        line) says which view was read and how to get the other: bicluster
+        measures such as ``consensus`` differ between them (on the example
+        below 1.0 for ``kind="biclustering"``, 0.33 for the 3 x 3 blocks).
     row, col : array-like, optional
         Coordinate labels (gene ids, sample ids) to match rows and columns
         by label against the other side.
@@ -145,13 +151,16 @@ def from_estimator(model, *, kind: str = "auto", row=None, col=None, role: str =
     >>> from sklearn.datasets import make_biclusters
     >>> X, rows, cols = make_biclusters((30, 20), 3, noise=0.1, random_state=0)
     >>> model = SpectralCoclustering(n_clusters=3, random_state=0).fit(X)
-    >>> daskbicl.from_estimator(model).attrs["daskbicl_kind"]
+    >>> daskbicl.from_estimator(model, kind="partition").attrs["daskbicl_kind"]
     'partition'
     >>> truth = daskbicl.biclustering(rows, cols)
     >>> round(daskbicl.score(truth, model, measures=["fmeasure"])["fmeasure"], 3)
     1.0
-    >>> daskbicl.from_estimator(model, kind="biclustering").sizes["bicluster"]
-    3
+    >>> pred = daskbicl.from_estimator(model, kind="biclustering")
+    >>> pred.sizes["bicluster"], round(daskbicl.consensus(truth, pred), 3)
+    (3, 1.0)
+    >>> round(daskbicl.consensus(truth, daskbicl.from_estimator(model, kind="partition")), 3)
+    0.333
     """
     if kind not in ("auto", "partition", "biclustering"):
         raise InputError(f"{role}: kind must be 'auto', 'partition' or 'biclustering', got {kind!r}")
@@ -159,6 +168,8 @@ def from_estimator(model, *, kind: str = "auto", row=None, col=None, role: str =
                   and getattr(model, "column_labels_", None) is not None)
     has_masks = getattr(model, "rows_", None) is not None and getattr(model, "columns_", None) is not None
     if has_labels and kind != "biclustering":
+        if kind == "auto" and has_masks:
+            _note_two_views(model)
         return partition_dataset(np.asarray(model.row_labels_), np.asarray(model.column_labels_),
                                  row=row, col=col, role=role)
     if has_masks and kind != "partition":
@@ -170,6 +181,34 @@ def from_estimator(model, *, kind: str = "auto", row=None, col=None, role: str =
     raise InputError(
         f"{role}: {type(model).__name__} has {wanted}; is it fitted? Fitted attributes found: {fitted or 'none'}"
     )
+
+
+class TwoViewsWarning(UserWarning):
+    """A model has both a co-clustering and a biclustering view, and they differ (see :func:`from_estimator`)."""
+
+
+def _note_two_views(model) -> None:
+    """One line when the labels' blocks are not the model's own biclusters (scikit-learn's SpectralCoclustering).
+
+    Read as a co-clustering the labels give every row-cluster x column-cluster block; ``rows_`` /
+    ``columns_`` hold the model's own biclusters, which scikit-learn's ``consensus_score`` compares.
+    Bicluster measures (``consensus``, MOCICE-BCubed, E4SC) then differ between the two views.
+    """
+    n_blocks = len(pd.unique(np.asarray(model.row_labels_))) * len(pd.unique(np.asarray(model.column_labels_)))
+    n_biclusters = int(np.shape(model.rows_)[0])
+    if n_blocks == n_biclusters:
+        return
+    import warnings
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 2  # point the note at the user's line, outside daskbicl
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(
+        f"{type(model).__name__} read as the co-clustering of its row_labels_/column_labels_ ({n_blocks} blocks); "
+        f"its rows_/columns_ hold {n_biclusters} biclusters, the ones scikit-learn's consensus_score compares: "
+        "daskbicl.from_estimator(model, kind='biclustering') scores those (kind='partition' keeps the labels "
+        "without this note)", TwoViewsWarning, stacklevel=level)
 
 
 # --------------------------------------------------------------------------- index lists
@@ -319,13 +358,15 @@ def _split_spec(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
-def _table(path: str) -> pd.DataFrame:
+def _table(path: str, keep_na: bool = False) -> pd.DataFrame:
+    """A table; with ``keep_na`` only empty cells are missing ("NA", "N/A", "null"... stay text)."""
     ext = os.path.splitext(path)[1].lower()
+    missing = {"keep_default_na": False, "na_values": [""]} if keep_na else {}
     try:
         if ext == ".csv":
-            return pd.read_csv(path)
+            return pd.read_csv(path, **missing)
         if ext == ".tsv":
-            return pd.read_csv(path, sep="\t")
+            return pd.read_csv(path, sep="\t", **missing)
         if ext == ".parquet":
             return pd.read_parquet(path)
     except ImportError as exc:
@@ -335,12 +376,20 @@ def _table(path: str) -> pd.DataFrame:
     raise InputError(f"{path}: unknown table format {ext!r} (use .csv, .tsv or .parquet)")
 
 
-def read_labels(spec: str) -> np.ndarray:
+def read_labels(spec: str, *, keep_na: bool = False) -> np.ndarray:
     """One label per row (or column) from ``FILE`` or ``FILE:COLUMN``.
 
     ``.npy`` (a 1-D array), ``.txt`` (one label per line; integers stay
-    integers, anything else is read as text), ``.csv``/``.tsv``/``.parquet``
-    with the column named after the colon (or the only column).
+    integers, anything else is read as text, so a line ``NA`` is the label
+    "NA"), ``.csv``/``.tsv``/``.parquet`` with the column named after the
+    colon (or the only column).
+
+    In ``.csv`` and ``.tsv`` files, empty cells and pandas's missing-value
+    markers (``NA``, ``N/A``, ``NaN``, ``null``, ``None``, ``#N/A``, ...) are
+    read as missing, that is *unassigned* labels (see the ``unassigned``
+    option of :func:`daskbicl.score`).  ``keep_na=True`` (``daskbicl convert
+    --keep-na``) reads only empty cells as missing: a cluster named "NA"
+    stays a cluster.  :func:`count_missing` counts what was read as missing.
     """
     path, column = _split_spec(spec)
     if not os.path.exists(path):
@@ -368,7 +417,7 @@ def read_labels(spec: str) -> np.ndarray:
             return np.asarray([int(x) for x in lines], dtype=np.int64)
         except (ValueError, OverflowError):
             return np.asarray(lines, dtype=object)
-    df = _table(path)
+    df = _table(path, keep_na)
     if column is None:
         if df.shape[1] != 1:
             raise InputError(f"{path} has columns {list(df.columns)}: name one as {path}:COLUMN")
@@ -377,6 +426,11 @@ def read_labels(spec: str) -> np.ndarray:
         raise InputError(f"{path} has no column {column!r}; columns: {list(df.columns)}")
     series = df[column]
     return series.to_numpy() if series.dtype.kind in "iub" else series.to_numpy(dtype=object)
+
+
+def count_missing(values: np.ndarray) -> int:
+    """How many of ``values`` are missing (NaN, None, pandas NA): labels read as unassigned."""
+    return int(pd.isna(values).sum()) if values.dtype.kind in "fOc" else 0
 
 
 def read_mask(spec: str) -> np.ndarray:

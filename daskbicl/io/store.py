@@ -76,7 +76,13 @@ def _local(path) -> Path:
 
 
 def open_store(path, role: str = "input", *, storage_options: dict | None = None) -> xr.Dataset:
-    """Open a daskbicl Zarr store lazily (dask arrays, on-disk chunks).
+    """Open a co-clustering or biclustering store lazily (dask arrays, on-disk chunks).
+
+    The path may be a Zarr store written by :func:`daskbicl.save`, or by
+    anything else: a store without daskbicl's ``daskbicl_kind`` attribute
+    (a plain ``Dataset.to_zarr``, another tool) is read by its variables,
+    ``row_labels`` + ``col_labels`` as a co-clustering and ``row_mask`` +
+    ``col_mask`` as a biclustering.  A file (not a folder) is read as NetCDF.
 
     Chunks are read through a reader whose failures (a damaged or truncated
     chunk, permission denied, the store deleted under the run) are raised as
@@ -86,8 +92,17 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
     Raises
     ------
     StoreError
-        When the path does not exist, is not a Zarr group, or is a Zarr group
-        that daskbicl did not write (no ``daskbicl_kind`` attribute).
+        When the path does not exist, is not a readable Zarr group or NetCDF
+        file, or holds neither pair of variables (the message names what it
+        found); when a store marked as daskbicl's is damaged.
+
+    Examples
+    --------
+    >>> import tempfile, xarray as xr, daskbicl
+    >>> path = tempfile.mkdtemp() + "/plain.zarr"
+    >>> _ = xr.Dataset({"row_labels": ("row", [0, 0, 1]), "col_labels": ("col", [1, 2])}).to_zarr(path, consolidated=False)
+    >>> daskbicl.open(path).attrs["daskbicl_kind"]    # written by plain xarray: opens all the same
+    'partition'
     """
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"{role}: a store is opened from a path or URL (str or os.PathLike), "

@@ -173,10 +173,11 @@ Examples
 >>> import daskbicl
 >>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]))
 0.6666666666666666
->>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]), normalizer="printed")
-0.6666666666666666
->>> daskbicl.nce(([0, 0, 1, 1], [0, 1]), ([0, 0, 1, 0], [0, 1]), normalizer="per_axis")
-0.5
+>>> truth, pred = ([0, 0, 1, 1, 2, 2], [0, 1, 2]), ([0, 0, 1, 2, 2, 2], [0, 1, 1])
+>>> daskbicl.nce(truth, pred), daskbicl.nce(truth, pred, normalizer="printed")  # 3 x 3 clusters: they differ
+(0.5, 0.2)
+>>> daskbicl.nce(truth, pred, normalizer="per_axis")  # bikm1's reading
+0.375
 """,
     )
 )

@@ -10,7 +10,10 @@ import numpy as np
 from ..errors import InputError, store_failure
 from ..kernels.tradeoff.indices import INDEX_RECORDS
 
-__all__ = ["legend_below", "new_axes", "panel_grid", "place_labels", "save"]
+__all__ = ["GREY", "identity_colors", "legend_below", "new_axes", "panel_grid", "panel_rows", "place_labels", "save"]
+
+#: Colour of everything that is drawn but not named (results that never win).
+GREY = "0.72"
 
 #: Display names of the weighted indices.
 LABELS = {name: record.label for name, record in INDEX_RECORDS.items()}
@@ -29,8 +32,8 @@ def new_axes(ax=None, figsize=(5.5, 4.5)):
 
 
 #: Candidate label offsets (points) around a marker, in order of preference.
-_OFFSETS = ((5, 4), (5, -11), (-5, 4), (-5, -11), (7, -3), (-7, -3), (0, 8), (0, -14), (10, 10), (-10, 10),
-            (10, -17), (-10, -17), (14, 0), (-14, 0))
+_OFFSETS = ((8, 6), (8, -14), (-8, 6), (-8, -14), (12, -4), (-12, -4), (0, 12), (0, -19), (14, 14), (-14, 14),
+            (14, -22), (-14, -22), (20, 0), (-20, 0), (22, 18), (-22, 18), (22, -26), (-22, -26))
 
 
 def _axes_points(ax) -> tuple[float, float]:
@@ -49,7 +52,10 @@ def _overlap(a, b) -> float:
 def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: str = "point-label"):
     """Name points without collisions: each label takes the first free spot around its marker.
 
-    Boxes are estimated in points from the text length (0.6 em per
+    A thin leader line joins each label to its point, so that a label
+    between two points still says which one it names.
+
+    Boxes are estimated in points from the text length (0.75 em per
     character), so this works before the figure is drawn.  ``obstacles`` are
     extra ``(x, y, width_pt, height_pt)`` boxes in data coordinates (e.g.
     isoline labels) that labels must avoid.  Returns the annotations.
@@ -74,7 +80,7 @@ def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: s
     order = np.lexsort((xs, -ys))  # top to bottom, left to right
     for i in order:
         text = str(names[i])
-        w, h = 0.6 * fontsize * max(len(text), 1), fontsize
+        w, h = 0.75 * fontsize * max(len(text), 1) + 2, fontsize + 1  # generous: layout shrinks the axes later
         px, py = to_pt(xs[i], ys[i])
         best, best_cost = None, None
         for dx, dy in _OFFSETS:
@@ -89,7 +95,8 @@ def place_labels(ax, xs, ys, names, *, fontsize: float = 8, obstacles=(), gid: s
         dx, dy, box = best
         boxes.append(box)
         ann = ax.annotate(text, (xs[i], ys[i]), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
-                          ha="left" if dx >= 0 else "right", va="bottom", zorder=6)
+                          ha="left" if dx >= 0 else "right", va="bottom", zorder=6,
+                          arrowprops={"arrowstyle": "-", "color": "0.35", "lw": 0.6, "shrinkA": 0, "shrinkB": 3})
         ann.set_gid(gid)
         out.append(ann)
     return out
@@ -112,6 +119,32 @@ def panel_grid(n: int, *, width: float = 6.0, height: float = 5.4):
     return fig, list(grid[:n])
 
 
+def panel_rows(nrows: int, ncols: int, *, width: float = 6.0, height: float = 5.4):
+    """``(fig, rows)``: an ``nrows`` x ``ncols`` grid, ``rows[i]`` the list of row ``i``'s axes.
+
+    One row per index (or per whatever repeats), so that a row reads as one
+    question; nothing is left empty.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    grid = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, [list(row) for row in grid]
+
+
+def identity_colors(names, *, palette: str = "tab10") -> dict:
+    """One colour per name, distinct up to 20 names (``palette``, then tab20); they repeat only beyond that.
+
+    Only what is named (winners, algorithms) gets a colour; the rest is :data:`GREY`.  Algorithms use
+    tab10 and a panel's winning results Dark2, so a colour never means both in one figure.
+    """
+    from matplotlib import colormaps
+
+    names = list(dict.fromkeys(names))
+    cmap = colormaps[palette if len(names) <= colormaps[palette].N else "tab20"]
+    return {name: cmap(k % cmap.N) for k, name in enumerate(names)}
+
+
 def legend_below(ax, *, fontsize: int = 8):
     """The axes' legend, centred under the axes (it never covers the data).
 
@@ -121,9 +154,15 @@ def legend_below(ax, *, fontsize: int = 8):
     if not handles:
         return None
     ncol = 2 if len(handles) > 3 else 1
+    longest = 0.6 * fontsize * max(len(text) for text in labels) + 3.5 * fontsize  # text + key + gap, in pt
+    if ncol * longest > 0.98 * ax.figure.get_size_inches()[0] * 72:
+        ncol = 1  # two columns would run off the figure
+    from matplotlib.transforms import offset_copy
+
     return ax.legend(
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.13),
+        bbox_to_anchor=(0.5, 0.0),  # a fixed distance in points under the axes: clear of the x label
+        bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=-3.6 * fontsize - 6, units="points"),
         ncol=ncol,
         fontsize=fontsize,
         frameon=False,

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels.tradeoff.indices import get_index, weighted_index
+from ._common import GREY, legend_below, new_axes, place_labels
 from ._common import LABELS as _LABELS
-from ._common import legend_below, new_axes, place_labels
 
 __all__ = ["plot_corrected_pr_space", "plot_pr_space"]
 
@@ -33,19 +33,46 @@ def _points(pre, rec, names, lo: float, groups=None):
     return p, r
 
 
-def _draw_points(ax, p, r, names, groups=None):
-    if groups is None:
-        ax.scatter(r, p, s=36, color="C0", edgecolor="black", zorder=5, label="results", gid="results")
-    else:
-        groups = np.asarray(list(groups), dtype=object)
-        for k, g in enumerate(dict.fromkeys(groups.tolist())):
-            sel = groups == g
-            ax.scatter(
-                r[sel], p[sel], s=36, color=f"C{k % 10}", marker="osD^v<>"[k % 7], edgecolor="black",
-                zorder=5, label=str(g), gid="results",
-            )
+def _draw_points(ax, p, r, names, groups=None, highlight=None):
+    """Results as markers (one colour and shape per group); with ``highlight``, only those are named and
+    the others are drawn faded, so that a sweep of dozens of results stays readable."""
+    strong = np.ones(p.size, dtype=bool) if highlight is None else np.asarray(highlight, dtype=bool)
+    if strong.shape != p.shape:
+        raise InputError(f"got {strong.size} highlight flags for {p.size} results")
+    groups = np.zeros(p.size, dtype=object) if groups is None else np.asarray(list(groups), dtype=object)
+    one = groups.tolist() == [0] * p.size
+    from matplotlib.colors import to_rgba
+
+    keys = {}
+    for k, g in enumerate(dict.fromkeys(groups.tolist())):
+        sel = groups == g
+        color = to_rgba("C0" if one else f"C{k % 10}")
+        face = np.array([color if s_ else (*color[:3], 0.35) for s_ in strong[sel]])
+        edge = np.array([to_rgba("black") if s_ else (0, 0, 0, 0) for s_ in strong[sel]])
+        ax.scatter(r[sel], p[sel], s=np.where(strong[sel], 40, 22), facecolors=face, edgecolors=edge,
+                   marker="osD^v<>"[k % 7], zorder=5, clip_on=False, gid="results",
+                   label="results" if one else str(g))
+        keys["results" if one else str(g)] = color
+    if highlight is not None and not strong.all():
+        ax.scatter([], [], s=22, color=GREY, alpha=0.6, edgecolor="none",
+                   label="faded: never best for any λ")
     if names is not None:
-        place_labels(ax, r, p, names, fontsize=8, obstacles=getattr(ax, "_daskbicl_isoline_labels", ()))
+        keep = np.flatnonzero(strong)
+        place_labels(ax, r[keep], p[keep], [names[i] for i in keep], fontsize=8,
+                     obstacles=getattr(ax, "_daskbicl_isoline_labels", ()))
+    return keys
+
+
+def _legend(ax, keys: dict) -> None:
+    """The legend below the axes, each group's key drawn solid (not as its first, maybe faded, point)."""
+    legend = legend_below(ax, fontsize=8)
+    if legend is None:
+        return
+    for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        if text.get_text() in keys:
+            handle.set_facecolor(keys[text.get_text()])
+            handle.set_edgecolor("black")
+            handle.set_alpha(1.0)
 
 
 def _isoline_label_spots(cs, points, lo: float = 0.0) -> list[tuple[float, float]]:
@@ -77,6 +104,8 @@ def _isolines(ax, index, lam, levels, points=((), ()), lo: float = 0.0):
         R, P, weighted_index(P, R, lam, index), levels=list(levels), colors="0.45", linewidths=0.8
     )
     cs.set_gid("isolines")
+    ax.plot([], [], color="0.45", lw=0.8, gid="isolines-key",  # a legend entry for the contours
+            label=f"{_LABELS[index]} isolines, λ = {lam:g}")
     spots = _isoline_label_spots(cs, points, lo)
     ax.clabel(cs, fmt="%.2f", fontsize=7, manual=spots)
     ax._daskbicl_isoline_labels = [(x, y, 24.0, 9.0) for x, y in spots]  # boxes the point labels avoid
@@ -94,6 +123,7 @@ def plot_pr_space(
     truth_size: int | None = None,
     n_cells: int | None = None,
     groups=None,
+    highlight=None,
     ax=None,
     title: str | None = None,
 ):
@@ -123,6 +153,9 @@ def plot_pr_space(
     groups : sequence, optional
         One label per result (e.g. its algorithm): one colour and marker
         per group, named in the legend.
+    highlight : sequence of bool, optional
+        The results to name (e.g. those that win some λ); the others are
+        drawn faded and not named.  Default: every result.
     ax : matplotlib.axes.Axes, optional
     title : str, optional
 
@@ -143,7 +176,7 @@ def plot_pr_space(
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('recall', 'precision')
     >>> sorted({a.get_gid() for a in ax.get_children() if a.get_gid()})
-    ['isolines', 'point-label', 'random', 'results', 'unreachable']
+    ['isolines', 'isolines-key', 'point-label', 'random', 'results', 'unreachable']
     """
     get_index(index)
     p, r = _points(pre, rec, names, 0.0, groups)
@@ -167,14 +200,14 @@ def plot_pr_space(
             gid="random",
             label=f"random result (pre = |B|/|D| = {b / D:.3g})",
         )
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
+    ax.set_xlim(-0.03, 1.03)  # a result at pre = 0 or rec = 0 shows whole, not half hidden by the frame
+    ax.set_ylim(-0.03, 1.03)
     _isolines(ax, index, lam, levels, points=(r, p))
-    _draw_points(ax, p, r, names, groups)
+    keys = _draw_points(ax, p, r, names, groups, highlight)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
     ax.set_title(title if title is not None else f"PR space — {_LABELS[index]} isolines (λ = {lam:g})")
-    legend_below(ax, fontsize=8)
+    _legend(ax, keys)
     return fig
 
 
@@ -200,6 +233,7 @@ def plot_corrected_pr_space(
     lam: float = 0.5,
     levels=(0.2, 0.4, 0.6, 0.8),
     groups=None,
+    highlight=None,
     ax=None,
     title: str | None = None,
 ):
@@ -223,7 +257,7 @@ def plot_corrected_pr_space(
     ----------
     pre_c, rec_c : array_like, shape (n,)
         Corrected precision and recall (<= 1, may be negative).
-    names, index, lam, levels, groups, ax, title
+    names, index, lam, levels, groups, highlight, ax, title
         As in :func:`plot_pr_space`.
 
     Returns
@@ -244,14 +278,14 @@ def plot_corrected_pr_space(
     ax.axhspan(lo, 0, color="0.88", zorder=0)
     ax.axhline(0, color="C3", ls="--", lw=1.2, gid="random", label="random result")
     ax.axvline(0, color="C3", ls="--", lw=1.2, gid="random")
-    ax.set_xlim(lo, 1.02)
-    ax.set_ylim(lo, 1.02)
+    ax.set_xlim(lo, 1.03)
+    ax.set_ylim(lo, 1.03)
     _isolines(ax, index, lam, levels, points=(r, p))
-    _draw_points(ax, p, r, names, groups)
+    keys = _draw_points(ax, p, r, names, groups, highlight)
     ax.set_xlabel("corrected recall  rec$^c$")
     ax.set_ylabel("corrected precision  pre$^c$")
     ax.set_title(
         title if title is not None else f"Corrected PR space — {_LABELS[index]} isolines (λ = {lam:g})"
     )
-    legend_below(ax, fontsize=8)
+    _legend(ax, keys)
     return fig

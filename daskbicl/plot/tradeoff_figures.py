@@ -23,8 +23,8 @@ from ..tradeoffs.space import (
     application_domain,
     optimal_tradeoff,
 )
+from ._common import GREY, identity_colors, legend_below, new_axes, panel_grid
 from ._common import LABELS as _LABELS
-from ._common import legend_below, new_axes, panel_grid
 
 __all__ = ["envelope_grid", "plot_comparison", "plot_tradeoff", "plot_tradeoff_space"]
 
@@ -111,12 +111,12 @@ def plot_tradeoff(
             linewidth=0,
             zorder=0.5,
             gid="uninformative",
-            label="uninformative: below predicting the whole matrix",
+            label="uninformative: below X = D",
         )
         ax.plot(
             lam,
             mx,
-            color="C3",
+            color="0.25",
             ls="--",
             lw=1.2,
             gid="maximal",
@@ -125,26 +125,15 @@ def plot_tradeoff(
         ax.plot(
             lam,
             mn,
-            color="C2",
+            color="0.25",
             ls=":",
             lw=1.4,
             gid="minimal",
             label=f"minimal result (1, {domain.minimal[1]:.3g})",
         )
+    colors = identity_colors((str(w) for w in tradeoff.intervals["winner"]), palette="Dark2")
     if show_curves:
-        curves = tradeoff.curves(lam)
-        few = curves.shape[1] <= 8
-        for name in curves.columns:
-            ax.plot(
-                lam,
-                curves[name].to_numpy(),
-                lw=0.9,
-                alpha=0.7,
-                gid="curve",
-                label=f"result {name}" if few else None,
-            )
-        if not few:  # too many for the legend: name each curve at its right end
-            _label_curve_ends(ax, [str(c) for c in curves.columns], curves.to_numpy()[-1], [ln.get_color() for ln in ax.lines if ln.get_gid() == "curve"])
+        _draw_curves(ax, lam, tradeoff, colors)
     ax.plot(
         lam,
         tradeoff.envelope(lam),
@@ -166,7 +155,7 @@ def plot_tradeoff(
         gid="breakpoints",
         label="breakpoints",
     )
-    _label_intervals(ax, tradeoff.intervals, "winner", lambda x: tradeoff.envelope(x))
+    _label_intervals(ax, tradeoff.intervals, "winner", lambda x: tradeoff.envelope(x), colors)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.1)
     ax.set_xlabel("λ (importance of recall)")
@@ -176,26 +165,34 @@ def plot_tradeoff(
     return fig
 
 
-def _label_curve_ends(ax, names, ends, colors, fontsize: float = 7):
-    """Name curves just right of the axes at their value at λ = 1, spread so that no two labels overlap."""
-    ends = np.asarray(ends, dtype=np.float64)
-    y0, y1 = ax.get_ylim()
-    _, height_pt = ax.figure.get_size_inches() * 72 * np.array([1, ax.get_position().height])
-    gap = 1.6 * fontsize / max(height_pt, 1.0) * (y1 - y0)  # margin: constrained layout shrinks the axes later
-    order = np.argsort(ends)
-    placed = np.empty_like(ends)
-    last = -np.inf
-    for i in order:  # bottom-up: each label at its curve, or just above the previous label
-        placed[i] = max(ends[i], last + gap)
-        last = placed[i]
-    overflow = last - (y1 - gap / 2)
-    if overflow > 0:  # pushed past the top: shift the stack down, never below the bottom
-        placed = np.maximum(placed - overflow, y0)
-    for name, y_end, y_txt, color in zip(names, ends, placed, colors):
-        ann = ax.annotate(name, (1.0, y_end), xytext=(1.012, y_txt), textcoords=("axes fraction", "data"),
-                          fontsize=fontsize, color=color, va="center", ha="left", annotation_clip=False,
-                          arrowprops={"arrowstyle": "-", "color": color, "lw": 0.5, "alpha": 0.7})
-        ann.set_gid("curve-label")
+def _winning_spans(intervals) -> dict[str, str]:
+    """``{winner: "0–0.31, 0.8–1"}``: where on λ each winner is best."""
+    spans: dict[str, list[str]] = {}
+    for lo, hi, name in intervals[["lam_lo", "lam_hi", "winner"]].itertuples(index=False):
+        spans.setdefault(str(name), []).append(f"{lo:.2g}–{hi:.2g}")
+    return {name: ", ".join(parts) for name, parts in spans.items()}
+
+
+def _draw_curves(ax, lam, tradeoff: Tradeoff, colors: dict) -> None:
+    """Every result's curve: the winners in their own colour, named in the legend; the others grey.
+
+    However many results a sweep has, only the few that win an interval are
+    named (in the legend and on the optimal curve); the rest form one grey
+    legend entry.
+    """
+    curves = tradeoff.curves(lam)
+    spans = _winning_spans(tradeoff.intervals)
+    others = [c for c in curves.columns if str(c) not in colors]
+    for name in curves.columns:  # in the results' order; zorder puts the winners on top
+        if str(name) in colors:
+            style = {"color": colors[str(name)], "lw": 1.6, "zorder": 2,
+                     "label": f"result {name}: best for λ in {spans[str(name)]}"}
+        else:
+            first = name == others[0]
+            style = {"color": GREY, "lw": 0.8, "zorder": 1,
+                     "label": f"{len(others)} other result{'s' if len(others) > 1 else ''}, never best" if first
+                     else None}
+        ax.plot(lam, curves[name].to_numpy(), gid="curve", **style)
 
 
 def _label_intervals(ax, intervals, column: str, height, colors=None):
@@ -207,6 +204,7 @@ def _label_intervals(ax, intervals, column: str, height, colors=None):
     mids = ((intervals["lam_lo"] + intervals["lam_hi"]) / 2).to_numpy()
     ys = np.asarray(height(mids), dtype=np.float64)
     for k, (x, y, name) in enumerate(zip(mids, ys, intervals[column])):
+        color = colors.get(str(name), "black") if colors else "black"
         ann = ax.annotate(
             str(name),
             (x, y),
@@ -215,9 +213,9 @@ def _label_intervals(ax, intervals, column: str, height, colors=None):
             ha="center",
             va="bottom",
             fontsize=7,
-            color=colors[name] if colors else "black",
-            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "0.7", "lw": 0.5, "alpha": 0.85},
-            arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.5},
+            color="black",
+            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": color, "lw": 1.2, "alpha": 0.9},
+            arrowprops={"arrowstyle": "-", "color": color, "lw": 0.8},
             zorder=7,
         )
         ann.set_gid("winner-label")
@@ -325,7 +323,8 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
     ['algorithm:A', 'algorithm:B', 'switch']
     """
     fig, ax = new_axes(ax)
-    colors = {a: f"C{k % 10}" for k, a in enumerate(comparison.tradeoffs)}
+    colors = identity_colors(str(a) for a in comparison.tradeoffs)
+    colors = {a: colors[str(a)] for a in comparison.tradeoffs}
     for name, t in comparison.tradeoffs.items():
         lam = envelope_grid(t.breakpoints, n_grid)
         ax.plot(
@@ -338,13 +337,19 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
         )
     for lo, hi, alg in comparison.intervals[["lam_lo", "lam_hi", "algorithm"]].itertuples(index=False):
         ax.axvspan(lo, hi, ymin=0, ymax=0.03, color=colors[alg], alpha=0.9, gid="winner-band")
-    for x in comparison.breakpoints:
-        ax.axvline(x, color="0.3", ls=":", lw=1, gid="switch")
+    from matplotlib.patches import Rectangle
+
+    # a legend entry for the strip (an empty rectangle: its colours are the algorithms' line colours)
+    ax.add_patch(Rectangle((0, 0), 0, 0, facecolor="0.55", gid="winner-band-key",
+                           label="bottom strip: best algorithm per λ interval"))
+    for k, x in enumerate(comparison.breakpoints):
+        ax.axvline(x, color="0.3", ls=":", lw=1, gid="switch",
+                   label="λ where the best algorithm changes" if k == 0 else None)
 
     def best(x):
         return np.max([t.envelope(x) for t in comparison.tradeoffs.values()], axis=0)
 
-    _label_intervals(ax, comparison.intervals, "algorithm", best, colors)
+    _label_intervals(ax, comparison.intervals, "algorithm", best, {str(a): c for a, c in colors.items()})
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.1)
     ax.set_xlabel("λ (importance of recall)")

@@ -32,9 +32,6 @@ __all__ = ["SweepTradeoff", "tradeoff"]
 #: How :func:`tradeoff` and ``daskbicl tradeoff`` spell the drop_empty option.
 DROP_EMPTY_HINT = "drop_empty=True (CLI: daskbicl tradeoff --drop-empty)"
 
-#: Above this many results the PR-space figures do not annotate each point.
-_MAX_POINT_NAMES = 30
-
 
 @dataclass(frozen=True)
 class SweepTradeoff:
@@ -147,7 +144,8 @@ class SweepTradeoff:
         :attr:`optimal` (results removed by ``pre_min`` / ``rec_min`` are
         not drawn).  Several sweeps: per index, the comparison panel first
         and, with ``detail=True``, one such panel per algorithm.  Panels
-        are laid out in rows of at most two.
+        are laid out one row per index (the comparison first, then each
+        algorithm), so every panel is used.
 
         Parameters
         ----------
@@ -166,17 +164,16 @@ class SweepTradeoff:
         matplotlib.figure.Figure
         """
         from .. import plot
-        from ..plot._common import LABELS, panel_grid
+        from ..plot._common import LABELS, panel_rows
 
         indices = self._indices(indices)
         several = self.comparison is not None
         algs = list(self.optimal)
         per_index = (1 + (len(algs) if detail else 0)) if several else 1
-        fig, grid = panel_grid(per_index * len(indices))  # rows of at most two panels: readable at page width
-        for k, idx in enumerate(indices):
+        fig, grid = panel_rows(len(indices), per_index)  # one row per index: a row answers one question
+        for row, idx in zip(grid, indices):
             st = self.for_index(idx)
             label = LABELS[idx]
-            row = grid[k * per_index:(k + 1) * per_index]
             if several:
                 title = f"Algorithm comparison — {label}{self._suffix()}"
                 if st.excluded:
@@ -194,12 +191,16 @@ class SweepTradeoff:
             plot.save(fig, path)
         return fig
 
-    def _pr_args(self):
+    def _pr_args(self, index: str):
+        """Points of the PR figures: one group per algorithm; only the results that win some λ named."""
         res = self.results
         several = len(self.algorithms) > 1
+        st = self.for_index(index)
+        wins = {(alg, str(w)) for alg, opt in st.optimal.items() for w in opt.intervals["winner"]}
         return {
-            "names": list(res["result"]) if len(res) <= _MAX_POINT_NAMES else None,
+            "names": list(res["result"]),
             "groups": list(res["algorithm"]) if several else None,
+            "highlight": [(a, str(r)) in wins for a, r in zip(res["algorithm"], res["result"])],
         }
 
     def plot_pr(self, path=None, *, index: str | None = None, lam: float = 0.5,
@@ -208,7 +209,8 @@ class SweepTradeoff:
 
         Isolines of ``index`` (default :attr:`index`) at ``lam``, the
         random-result line and the unreachable region for |B| and |D|; one
-        colour per algorithm with several sweeps.  Returns the Figure and
+        colour per algorithm with several sweeps.  The results that are best
+        for some λ (for ``index``) are named; the others are drawn faded.  Returns the Figure and
         writes it to ``path`` when given.
         """
         from .. import plot
@@ -216,7 +218,7 @@ class SweepTradeoff:
         index = index or self.index
         fig = plot.plot_pr_space(
             self.results["pre"].to_numpy(), self.results["rec"].to_numpy(), index=index, lam=lam,
-            levels=levels, truth_size=self.truth_size, n_cells=self.n_cells, **self._pr_args(),
+            levels=levels, truth_size=self.truth_size, n_cells=self.n_cells, **self._pr_args(index),
         )
         if path is not None:
             plot.save(fig, path)
@@ -233,7 +235,7 @@ class SweepTradeoff:
         index = index or self.index
         fig = plot.plot_corrected_pr_space(
             self.results["pre_corrected"].to_numpy(), self.results["rec_corrected"].to_numpy(),
-            index=index, lam=lam, levels=levels, **self._pr_args(),
+            index=index, lam=lam, levels=levels, **self._pr_args(index),
         )
         if path is not None:
             plot.save(fig, path)

@@ -15,8 +15,8 @@ import daskbicl
 I, J = 240, 160
 
 
-def sweeps(seed: int = 7):
-    """``(truth, sweep_a, sweep_b)`` as daskbicl biclusterings."""
+def sweeps(seed: int = 7, n_a: int = 9, n_b: int = 7):
+    """``(truth, sweep_a, sweep_b)`` as daskbicl biclusterings, with ``n_a`` and ``n_b`` results."""
     rng = np.random.default_rng(seed)
     rows, cols = np.zeros(I, bool), np.zeros(J, bool)
     rows[rng.choice(I, 40, replace=False)] = True
@@ -24,7 +24,7 @@ def sweeps(seed: int = 7):
     r_in, r_out = rng.permutation(np.flatnonzero(rows)), rng.permutation(np.flatnonzero(~rows))
     c_in, c_out = rng.permutation(np.flatnonzero(cols)), rng.permutation(np.flatnonzero(~cols))
     a = []
-    for theta in np.linspace(0.15, 0.95, 9):
+    for theta in np.linspace(0.15, 0.95, n_a):
         pr, pc = np.zeros(I, bool), np.zeros(J, bool)
         pr[r_in[: int(theta * r_in.size)]] = True
         pc[c_in[: int(theta * c_in.size)]] = True
@@ -32,7 +32,7 @@ def sweeps(seed: int = 7):
         pc[c_out[: int(3 * theta**4)]] = True
         a.append((pr, pc))
     b = []
-    for theta in np.linspace(0.0, 1.0, 7):
+    for theta in np.linspace(0.0, 1.0, n_b):
         pr, pc = rows.copy(), cols.copy()
         pr[r_out[: int(40 * (1 - theta)) + 6]] = True
         pc[c_out[: int(30 * (1 - theta)) + 4]] = True

@@ -11,11 +11,13 @@ the others hold.
 """
 
 # %%
+import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
 import daskbicl
+import daskbicl.plot
 from daskbicl.batch import plot_results, run_batch
 
 root = Path(tempfile.mkdtemp(prefix="daskbicl-gallery-"))
@@ -42,3 +44,9 @@ print("second run:", second.summary())
 
 # %%
 fig = plot_results(root / "nightly.sqlite")
+
+# %%
+# Run from the shell, the script writes its figure to the current folder
+# (the documentation build shows it here instead).
+if "sphinx_gallery" not in sys.modules:
+    print("figure:", daskbicl.plot.save(fig, Path(__file__).stem + ".png"))

@@ -9,9 +9,13 @@ recall moves towards 0.
 """
 
 # %%
+import sys
+from pathlib import Path
+
 from _sweeps import sweeps
 
 import daskbicl
+import daskbicl.plot
 
 truth, sweep_a, sweep_b = sweeps()
 result = daskbicl.tradeoff(truth, sweep_a, sweep_b, names=["A", "B"], index="fmeasure")
@@ -19,3 +23,9 @@ print(result.results[["result", "pre_corrected", "rec_corrected"]].round(3).to_s
 
 # %%
 fig = result.plot_corrected_pr()
+
+# %%
+# Run from the shell, the script writes its figure to the current folder
+# (the documentation build shows it here instead).
+if "sphinx_gallery" not in sys.modules:
+    print("figure:", daskbicl.plot.save(fig, Path(__file__).stem + ".png"))

@@ -9,9 +9,13 @@ balance of precision and recall.
 """
 
 # %%
+import sys
+from pathlib import Path
+
 from _sweeps import sweeps
 
 import daskbicl
+import daskbicl.plot
 
 truth, sweep_a, _ = sweeps()
 result = daskbicl.tradeoff(truth, sweep_a, names=["A"], index="fmeasure")
@@ -21,3 +25,9 @@ print(t.intervals.round(4).to_string(index=False))
 
 # %%
 fig = result.plot(indices=["fmeasure", "jaccard"])
+
+# %%
+# Run from the shell, the script writes its figure to the current folder
+# (the documentation build shows it here instead).
+if "sphinx_gallery" not in sys.modules:
+    print("figure:", daskbicl.plot.save(fig, Path(__file__).stem + ".png"))
