@@ -127,6 +127,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.micro.family_leaf",
     "daskbicl.kernels.micro.family_estimate",
     "daskbicl.kernels.coclustering.string_codes",
+    "daskbicl.kernels.bicluster.signature_pairs",
 }
 
 

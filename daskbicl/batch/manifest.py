@@ -354,6 +354,11 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
             check.error(ppath + (k,), f"parameter {k!r} is not accepted by {', '.join(measures)} "
                         f"(they accept: {accepted})", token=k)
             ok = False
+        elif isinstance(defaults[k], str):  # a word (OneOf): checked by the parameter's own constraint
+            word = _check_word(k, v, measures)
+            if word is not None:
+                check.error(ppath + (k,), word, token=k)
+                ok = False
         elif isinstance(defaults[k], bool) and not isinstance(v, bool):
             check.error(ppath + (k,), f"parameter {k!r} must be true or false, got {v!r}", token=k)
             ok = False
@@ -361,6 +366,19 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
             check.error(ppath + (k,), f"parameter {k!r} must be a number, got {v!r}", token=k)
             ok = False
     return dict(params) if ok else None
+
+
+def _check_word(name: str, value, measures) -> str | None:
+    """The error message for a word-valued parameter (e.g. aggregate, variant), or None when valid."""
+    for measure in measures:
+        param = get(measure).params.get(name)
+        if param is None:
+            continue
+        try:
+            param.validate(name, value)
+        except DaskbiclError as exc:
+            return str(exc)
+    return None
 
 
 def _check_policy(value, path: tuple, check: _Checker) -> str | None:
