@@ -407,3 +407,13 @@ def test_batch_manifest(tmp_path):
     assert values["omega_rows"] == pytest.approx(omega_brute(truth[0], pred[0]), abs=1e-12)
     assert values["onmi_cols"] == pytest.approx(onmi_brute(truth[1], pred[1], "mgh_lfk"), abs=1e-12)
     assert values["liu_wang"] == pytest.approx(liu_wang_brute(truth, pred), abs=1e-12)
+
+
+def test_benchmark_runs_quick():
+    """benchmarks/field_overlap.py --quick cannot rot; it exits 1 when a peer's value differs."""
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "field_overlap.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "omega_rows" in proc.stdout and "onmi_rows" in proc.stdout
