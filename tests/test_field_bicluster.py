@@ -29,7 +29,8 @@ from daskbicl.kernels.bicluster.omega_index import omega_from_histogram, pair_hi
 from .strategies import biclustering_pair, chunks_for
 
 COVER = ["omega_rows", "omega_cols", "onmi_rows", "onmi_cols"]
-FIELD = [*COVER, "liu_wang"]
+CELLS = ["omega", "csi"]
+FIELD = [*COVER, *CELLS, "liu_wang"]
 
 
 # --------------------------------------------------------------------------- oracles
@@ -114,6 +115,29 @@ def liu_wang_brute(truth, pred) -> float:
     return sum(scores) / len(scores)
 
 
+def _cell_masks(m) -> np.ndarray:
+    """(K, I*J) mask: the cells of each bicluster, row-major."""
+    return np.array([np.outer(r, c).ravel() for r, c in zip(*m)], bool).reshape(len(m[0]), -1)
+
+
+def csi_brute(truth, pred) -> float:
+    """biclustlib's evaluation/csi.py (Padilha), with dense matrices: soft clusterings of cells
+    (each bicluster, plus a singleton per uncovered cell), association, co-association."""
+    def association(m):
+        cells = _cell_masks(m) if len(m[0]) else np.zeros((0, m[0].shape[1] * m[1].shape[1]), bool)
+        single = ~cells.any(axis=0)
+        extra = np.zeros((int(single.sum()), cells.shape[1]), bool)
+        extra[np.arange(len(extra)), np.flatnonzero(single)] = True
+        return np.vstack([cells, extra]).astype(np.int64)
+
+    u, v = association(pred), association(truth)
+    ju, jv = u.T @ u, v.T @ v
+    up = np.triu_indices(ju.shape[0], k=1)
+    agree = np.minimum(ju[up], jv[up]).sum() + np.minimum(u.sum(0) - 1, v.sum(0) - 1).sum()
+    disagree = np.abs(ju[up] - jv[up]).sum() + np.abs(u.sum(0) - v.sum(0)).sum()
+    return 1.0 if disagree == 0 else float(Fraction(int(agree), int(agree + disagree)))
+
+
 def expected(truth, pred) -> dict:
     out = {}
     for axis, idx in (("rows", 0), ("cols", 1)):
@@ -121,6 +145,9 @@ def expected(truth, pred) -> dict:
             out[f"omega_{axis}"] = omega_brute(truth[idx], pred[idx])
         out[f"onmi_{axis}"] = onmi_brute(truth[idx], pred[idx])
     out["liu_wang"] = liu_wang_brute(truth, pred)
+    if truth[0].shape[1] * truth[1].shape[1] >= 2:
+        out["omega"] = omega_brute(_cell_masks(truth), _cell_masks(pred))
+        out["csi"] = csi_brute(truth, pred)
     return out
 
 
@@ -270,7 +297,7 @@ def test_clusim_onmi_reads_one_minus_p11_where_the_definition_has_p00():
 @settings(max_examples=20)
 def test_relabelling_reordering_and_chunking(name, pair, data):
     truth, pred, (n_rows, n_cols) = pair
-    if name.startswith("omega") and min(n_rows, n_cols) < 2:
+    if (name in ("omega_rows", "omega_cols") and min(n_rows, n_cols) < 2) or (name in CELLS and n_rows * n_cols < 2):
         return
     base = daskbicl.score(_ds(truth), _ds(pred), measures=[name])[name]
     perm_t = data.draw(st.permutations(range(len(truth[0]))))
@@ -289,12 +316,12 @@ def test_relabelling_reordering_and_chunking(name, pair, data):
     assert daskbicl.score(*chunked, measures=[name])[name] == pytest.approx(base, abs=1e-12)
 
 
-@pytest.mark.parametrize("name", COVER)
+@pytest.mark.parametrize("name", COVER + CELLS)
 @given(pair=biclustering_pair(max_rows=8, max_cols=6, max_k=3))
 @settings(max_examples=20)
-def test_cover_measures_are_symmetric(name, pair):
+def test_cover_and_cell_measures_are_symmetric(name, pair):
     truth, pred, (n_rows, n_cols) = pair
-    if name.startswith("omega") and min(n_rows, n_cols) < 2:
+    if (name in ("omega_rows", "omega_cols") and min(n_rows, n_cols) < 2) or (name in CELLS and n_rows * n_cols < 2):
         return
     a = daskbicl.score(_ds(truth), _ds(pred), measures=[name])[name]
     b = daskbicl.score(_ds(pred), _ds(truth), measures=[name])[name]
@@ -329,7 +356,8 @@ def test_degenerate_inputs():
         daskbicl.omega_rows(one_row, one_row)
     empty = daskbicl.biclustering(np.zeros((0, 4), bool), np.zeros((0, 3), bool))
     truth = _ds(([[1, 1, 0, 0]], [[1, 1, 0]]))
-    assert daskbicl.score(truth, empty, measures=FIELD) == {n: 0.0 for n in FIELD}
+    no_csi = [n for n in FIELD if n != "csi"]
+    assert daskbicl.score(truth, empty, measures=no_csi) == {n: 0.0 for n in no_csi}
     with pytest.raises(daskbicl.MeasureError, match="variant"):
         daskbicl.onmi_rows(truth, truth, variant="max")
 

@@ -39,7 +39,7 @@ BICLUSTER = [
 #: Micro-object measures (SPEC §6).
 MICRO = ["mocice_bcubed", "micro_ce", "micro_rnia", "e4sc"]
 #: Cover and match measures of the field (docs/measures/overlapping.md; invariances in test_field_bicluster.py).
-FIELD_OVERLAP = ["omega_rows", "omega_cols", "onmi_rows", "onmi_cols", "liu_wang"]
+FIELD_OVERLAP = ["omega_rows", "omega_cols", "onmi_rows", "onmi_cols", "omega", "csi", "liu_wang"]
 
 SYMMETRIC = [
     "cari", "ari_rows", "ari_cols", "ce", "nce", "comi", "conmi", "enmi",
@@ -47,7 +47,7 @@ SYMMETRIC = [
     "rand", "rand_rows", "rand_cols", "fowlkes_mallows", "fowlkes_mallows_rows", "fowlkes_mallows_cols",
     "pair_f1", "pair_jaccard", "consensus",
     "micro_ce", "micro_rnia", "e4sc",
-    "omega_rows", "omega_cols", "onmi_rows", "onmi_cols",
+    "omega_rows", "omega_cols", "onmi_rows", "onmi_cols", "omega", "csi",
 ]
 #: Not symmetric: each has a counterexample in test_non_symmetry.
 NOT_SYMMETRIC = [*(b for b in BICLUSTER if b != "consensus"), "mocice_bcubed", "pair_precision", "pair_recall",

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from ..kernels.bicluster.cell_pairs import cell_histogram, cell_pair_histogram, cell_signatures
 from ..kernels.bicluster.omega_index import pair_histogram
 from ..kernels.micro.memberships import Memberships
 from .blocks import as_biclustering
 from .core import task
 from .micro_pass import max_work, memberships_graph
 
-__all__ = ["AXES", "CoverCounts", "CoverTables", "cover_counts", "cover_tables"]
+__all__ = ["AXES", "CellCounts", "CoverCounts", "CoverTables", "cell_counts", "cover_counts", "cover_tables"]
 
 #: The axes a cover can be taken on.
 AXES = frozenset({"rows", "cols"})
@@ -49,11 +50,21 @@ class CoverCounts:
 
 
 @dataclass(frozen=True)
+class CellCounts:
+    """Cells and pairs of cells by the (truth, pred) biclusters containing them (Python integers)."""
+
+    n_cells: int
+    cells: np.ndarray
+    pairs: np.ndarray
+
+
+@dataclass(frozen=True)
 class CoverTables:
-    """The :class:`CoverCounts` of rows and of columns (None for an axis nobody asked for)."""
+    """The :class:`CoverCounts` of rows and of columns, and the :class:`CellCounts` (None when not asked for)."""
 
     rows: CoverCounts | None
     cols: CoverCounts | None
+    cells: CellCounts | None = None
 
 
 def cover_counts(m: Memberships, pairs: bool, limit: float) -> CoverCounts:
@@ -62,6 +73,14 @@ def cover_counts(m: Memberships, pairs: bool, limit: float) -> CoverCounts:
     sizes = m.sizes()
     hist = pair_histogram(m.ptr, m.el, m.cnt, m.n_items, m.n_truth, m.n_pred, max_work=limit) if pairs else None
     return CoverCounts(int(m.n_items), sizes[:k].copy(), sizes[k:].copy(), m.gram[:k, k:].copy(), hist)
+
+
+def cell_counts(rows: Memberships, cols: Memberships, limit: float) -> CellCounts:
+    """Cell and cell-pair histograms from the row and column signatures of the biclusters (a task)."""
+    n_cells = int(rows.n_items) * int(cols.n_items)
+    ptr, el, cnt = cell_signatures((rows.ptr, rows.el, rows.cnt), (cols.ptr, cols.el, cols.cnt), max_work=limit)
+    pairs = cell_pair_histogram(ptr, el, cnt, n_cells, rows.n_truth, rows.n_pred, max_work=limit)
+    return CellCounts(n_cells, cell_histogram(ptr, el, cnt, n_cells, rows.n_truth), pairs)
 
 
 def _one_axis_masks(ds: xr.Dataset, axis: str, role: str):
@@ -74,7 +93,7 @@ def _one_axis_masks(ds: xr.Dataset, axis: str, role: str):
     return as_biclustering(flat, role)[mask].data
 
 
-def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=frozenset(),
+def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=frozenset(), cells: bool = False,
                  split_every: int = 8):
     """Delayed :class:`CoverTables` of two aligned inputs.
 
@@ -84,6 +103,9 @@ def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=froz
         Axes whose cover counts are needed.
     pairs : set of {"rows", "cols"}
         Axes whose pair histogram is needed too (the omega index).
+    cells : bool
+        Count cells and pairs of cells by the biclusters containing them
+        (each block of a co-clustering is a bicluster here).
     """
     counts, pairs = frozenset(counts), frozenset(pairs)
     unknown = (counts | pairs) - AXES
@@ -95,4 +117,10 @@ def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=froz
         graph = memberships_graph(_one_axis_masks(truth, axis, "truth"), _one_axis_masks(pred, axis, "pred"),
                                   split_every=split_every)
         out[axis] = task(cover_counts)(graph, axis in pairs, limit)
-    return task(CoverTables)(out.get("rows"), out.get("cols"))
+    cell = None
+    if cells:
+        t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
+        rows = memberships_graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
+        cols = memberships_graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
+        cell = task(cell_counts)(rows, cols, limit)
+    return task(CoverTables)(out.get("rows"), out.get("cols"), cell)

@@ -14,6 +14,7 @@ import math
 
 from ..engine.membership_pass import CoverTables, cover_tables
 from ..errors import InputError
+from ..kernels.bicluster.cell_pairs import csi_from_histograms
 from ..kernels.bicluster.liu_wang import liu_wang_score
 from ..kernels.bicluster.mask_counting import BiclusterTables
 from ..kernels.bicluster.omega_index import omega_from_histogram
@@ -25,12 +26,12 @@ __all__: list[str] = []
 register_provider(
     Provider(
         name="cover",
-        build=lambda truth, pred, counts=frozenset(), pairs=frozenset(): cover_tables(
-            truth, pred, counts=counts, pairs=pairs),
+        build=lambda truth, pred, counts=frozenset(), pairs=frozenset(), cells=False: cover_tables(
+            truth, pred, counts=counts, pairs=pairs, cells=cells),
         kinds=("partition", "biclustering"),
         description="row and column covers: joint membership signatures (one chunked pass per axis), "
         "then cluster sizes, shared items and pairs of items by clusters shared; options counts, pairs: "
-        "the axes the selected measures read",
+        "the axes the selected measures read; cells: cells and pairs of cells by biclusters shared",
     )
 )
 
@@ -145,6 +146,89 @@ Examples
 >>> daskbicl.onmi_{axis}(truth, truth)
 1.0
 """)
+
+
+def _cells(tables: CoverTables):
+    if tables.cells is None:
+        raise InputError("the cells were not counted")
+    if tables.cells.n_cells < 2:
+        raise InputError(f"omega and CSI on cells need at least two cells, got {tables.cells.n_cells}")
+    return tables.cells
+
+
+_CELL_COST = """Cells are counted through their memberships: a cell lies in the
+biclusters its row and its column share, so the distinct row signatures
+are intersected with the distinct column signatures (the work is their
+product) and pairs of cells are counted from those classes as for rows
+(docs/measures/overlapping.md).  Beyond the dask config ``daskbicl.max_work``
+the measure raises :class:`~daskbicl.errors.TooLargeError` before the work;
+pairs of cells are exact int64 counts up to 4e9 cells (larger matrices are
+refused with the same error).  Each block of a co-clustering is a bicluster
+here."""
+
+
+register(Measure(
+    name="omega",
+    summary="Omega index on cells: pairs of cells sharing as many biclusters on both sides, chance-corrected.",
+    family="bicluster", provider="cover", default=False,
+    finalize=lambda t: omega_from_histogram(_cells(t).pairs),
+    symmetric=True, bounds=(-math.inf, 1.0), perfect=1.0, empty_pred=0.0,
+    provider_options={"counts": frozenset(), "cells": True},
+    doc=f"""
+The omega index of ``omega_rows`` with cells as the items and biclusters as
+the clusters: for a pair of cells, a and b are the truth and pred biclusters
+containing both,
+
+.. math::
+    \\omega = \\frac{{N_{{a=b}} - E}}{{M - E}}, \\qquad
+    E = \\frac{{1}}{{M}} \\sum_k N^{{T}}_{{k}} N^{{P}}_{{k}}
+
+over the M = |D|(|D|-1)/2 pairs of cells.  {_CELL_COST}  1 when the
+expected agreement is M; a pred with no bicluster scores 0.
+
+Reference: {_REF_OMEGA}
+
+Examples
+--------
+>>> import daskbicl
+>>> truth = daskbicl.biclustering([[1, 1, 0], [0, 1, 1]], [[1, 0], [1, 1]])
+>>> daskbicl.omega(truth, truth)
+1.0
+"""))
+
+register(Measure(
+    name="csi",
+    summary="Campello soft index on cells (biclustlib's csi): agreement of the cell co-association counts.",
+    family="bicluster", provider="cover", default=False,
+    finalize=lambda t: csi_from_histograms(_cells(t).pairs, _cells(t).cells),
+    symmetric=True, bounds=(0.0, 1.0), perfect=1.0,
+    provider_options={"counts": frozenset(), "cells": True},
+    doc=f"""
+Each biclustering is read as a soft clustering of the cells: one cluster
+per bicluster and one singleton per cell no bicluster covers (Horta &
+Campello 2014).  With a, b the truth and pred biclusters a pair of cells
+shares and v, u = max(1, number of truth / pred biclusters containing a cell),
+
+.. math::
+    A = \\sum_{{x<y}} \\min(a, b) + \\sum_x \\min(u - 1, v - 1), \\quad
+    D = \\sum_{{x<y}} |a - b| + \\sum_x |u - v|, \\quad
+    \\mathrm{{CSI}} = \\frac{{A}}{{A + D}},
+
+as biclustlib's ``evaluation/csi.py`` computes it.  Exact integers, one
+rounding; 1 when D = 0 (no disagreement; biclustlib divides 0 by 0 there).
+{_CELL_COST}  A pred with no bicluster is refused (pass at least one bicluster).
+
+Reference: Campello (2010), Generalized external indexes for comparing data
+partitions with overlapping categories, Pattern Recognition Letters 31(9);
+Horta & Campello (2014), IEEE/ACM TCBB 11(5); biclustlib (Padilha).
+
+Examples
+--------
+>>> import daskbicl
+>>> truth = daskbicl.biclustering([[1, 1, 0], [0, 1, 1]], [[1, 0], [1, 1]])
+>>> daskbicl.csi(truth, truth)
+1.0
+"""))
 
 
 def _liu_wang(tables: BiclusterTables) -> float:
