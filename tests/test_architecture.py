@@ -131,6 +131,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.micro.sampling",
     "daskbicl.kernels.coclustering.string_codes",
     "daskbicl.kernels.coclustering.byte_counting",
+    "daskbicl.kernels.bicluster.signature_pairs",
 }
 
 

@@ -174,7 +174,9 @@ def test_heavy_overlap_does_not_take_down_the_other_measures():
     from daskbicl.kernels.micro.micro_scores import MicroTables, e4sc, micro_ce, rnia
 
     truth, pred = _heavy()
-    others = [n for n in daskbicl.MEASURES if daskbicl.MEASURES[n].family != "partition" and n != "mocice_bcubed"]
+    # omega and csi on cells count pairs of cell classes: refused by the work limit here too (test_field_bicluster.py)
+    others = [n for n in daskbicl.MEASURES
+              if daskbicl.MEASURES[n].family != "partition" and n not in ("mocice_bcubed", "omega", "csi")]
     got = daskbicl.score(truth, pred, measures=others)
     assert set(got) == set(others)  # the 12 bicluster measures too
     t = MicroTables(signature_counts(truth.row_mask.values, pred.row_mask.values),

@@ -399,6 +399,19 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
     return dict(params) if ok else None
 
 
+def _check_word(name: str, value, measures) -> str | None:
+    """The error message for a word-valued parameter (e.g. aggregate, variant), or None when valid."""
+    for measure in measures:
+        param = get(measure).params.get(name)
+        if param is None:
+            continue
+        try:
+            param.validate(name, value)
+        except DaskbiclError as exc:
+            return str(exc)
+    return None
+
+
 def _check_policy(value, path: tuple, check: _Checker) -> str | None:
     if value is None:
         return None

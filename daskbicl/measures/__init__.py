@@ -8,6 +8,7 @@ scores through.
 
 from . import bicluster as _bicluster  # noqa: F401  (registers the measures)
 from . import coclustering as _partition  # noqa: F401
+from . import field_bicluster as _field_bicluster  # noqa: F401
 from . import field_partition as _field_partition  # noqa: F401
 from . import information as _information  # noqa: F401
 from . import micro as _micro  # noqa: F401
