@@ -70,22 +70,15 @@ def format_table(results: dict) -> str:
 # --------------------------------------------------------------------------- commands
 
 
-def _check_param_values(params: dict) -> None:
-    """Each ``--param`` value against the constraint its measures declare, before any store is opened."""
-    from .measures import REGISTRY
-
-    for name, value in params.items():
-        declared = [m.params[name] for m in REGISTRY.values() if name in m.params]
-        if declared:
-            declared[0].validate(name, value)
-
-
 def cmd_score(args) -> int:
-    from .measures import ScorePlan
+    from .measures import ScorePlan, check_request
 
-    # Validate parameters, inputs and measures before starting any cluster.
-    _check_param_values(dict(args.param or []))
-    plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **dict(args.param or []))
+    # The request (measures, parameters, options) is checked before any store is opened, the inputs
+    # before any cluster is started.
+    params = dict(args.param or [])
+    null_options = {"n": args.null, "seed": args.seed} if args.null is not None else {}
+    check_request(args.measure, params, unassigned=args.unassigned, **null_options)
+    plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **params)
     if args.null is not None:
         return _score_null(args, plan)
     _compile_notice(plan)
@@ -114,9 +107,8 @@ def _compile_notice(plan) -> None:
 
 def _score_null(args, plan) -> int:
     """``daskbicl score --null N``: each measure against its permutation null."""
-    from .measures.null import _check_draws, null
+    from .measures.null import null
 
-    _check_draws(args.null)
     names = args.measure or [m.name for m in plan.measures]
     with cluster(args.scheduler, args.workers, default="threads"):
         started = time.perf_counter()

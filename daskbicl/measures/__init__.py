@@ -12,15 +12,7 @@ from . import information as _information  # noqa: F401
 from . import micro as _micro  # noqa: F401
 from . import pairs as _pairs  # noqa: F401
 from .api import contingency, make_measure_function, measure_docstring, score
-from .plan import (
-    ScorePlan,
-    check_request,
-    provider_options,
-    resolve_params,
-    run,
-    run_tables,
-    select_measures,
-)
+from .plan import ScorePlan, provider_options, run, run_tables
 from .registry import (
     PROVIDERS,
     REGISTRY,
@@ -34,6 +26,7 @@ from .registry import (
     register,
     register_provider,
 )
+from .request import check_options, check_params, check_request, resolve_params, select_measures
 from .tables import Contingency
 
 __all__ = [
@@ -47,6 +40,8 @@ __all__ = [
     "Param",
     "Provider",
     "ScorePlan",
+    "check_options",
+    "check_params",
     "check_request",
     "contingency",
     "get",

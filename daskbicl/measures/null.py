@@ -18,7 +18,6 @@ when there is one.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import NamedTuple
 
 import dask
@@ -27,14 +26,12 @@ import numpy as np
 from ..errors import InputError, MeasureError, TooLargeError
 from ..kernels.coclustering.contingency import Table
 from ..scheduling import compute
-from .plan import resolve_params, select_measures
 from .registry import Measure
+from .request import MAX_DRAWS, check_options, resolve_params, select_measures
 from .tables import Contingency
 
-__all__ = ["NullResult", "null"]
+__all__ = ["MAX_DRAWS", "NullResult", "null"]
 
-#: Most draws accepted in one call.
-MAX_DRAWS = 10**7
 #: Dense table entries (H·H' + L·L') sampled per task; a single draw above MAX_TABLE_CELLS is refused.
 _BATCH_CELLS = 1 << 22
 MAX_TABLE_CELLS = 1 << 24
@@ -76,12 +73,6 @@ def _draw_batch(rows: Table, cols: Table, measures, params, size: int, seed) -> 
     return out
 
 
-def _check_draws(n) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= MAX_DRAWS:
-        raise InputError(f"n is the number of null draws: an integer from 1 to {MAX_DRAWS:,}, got {n!r}")
-    return int(n)
-
-
 def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, unassigned: str = "error",
          progress: bool = False, **params) -> dict[str, NullResult]:
     """Every co-clustering measure of ``truth`` and ``pred`` against its permutation null.
@@ -117,7 +108,8 @@ def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, unassigned
     """
     from .api import contingency, score
 
-    draws = _check_draws(n)
+    options = check_options(n=n, seed=seed, unassigned=unassigned)  # before anything is counted
+    draws, seed, unassigned = options["n"], options["seed"], options["unassigned"]
     selected = select_measures(measures, "partition", "partition")
     for m in selected:
         if m.provider != "partition":

@@ -25,6 +25,7 @@ from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
 from ..kernels.tradeoff.indices import get_index
 from ..measures.bicluster import prepare_tables
 from ..measures.plan import ScorePlan, run_tables
+from ..measures.request import check_options
 from . import space as tradeoff_space
 
 __all__ = ["SweepTradeoff", "tradeoff"]
@@ -391,7 +392,9 @@ def tradeoff(
     ['tight', 'loose']
     """
 
-    get_index(index)
+    get_index(index)  # the request is checked before any input is opened
+    options = check_options(drop_empty=drop_empty, unassigned=unassigned)
+    drop_empty, unassigned = options["drop_empty"], options["unassigned"]
     if not sweeps:
         raise InputError("tradeoff needs at least one sweep (a biclustering of results)")
     if names is None:
