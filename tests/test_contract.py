@@ -83,7 +83,7 @@ INVALID = [(name, v) for name, (p, _) in sorted(PARAMS.items()) for v in invalid
 
 def test_every_parameter_is_covered():
     assert SETTINGS and len({name for name, _ in SETTINGS}) == len(PARAMS)
-    for name, (p, measures) in PARAMS.items():
+    for name, (p, _) in PARAMS.items():
         for value in valid_values(p):  # the generated values are valid, non-default and canonical
             assert p.validate(name, value) == value != p.default
         for value in invalid_values(p):
@@ -310,3 +310,41 @@ def test_bad_parameters_fail_before_any_input_is_opened(tmp_path):
         daskbicl.null(missing, missing, n=9, seed=-1)
     with pytest.raises(daskbicl.InputError, match="drop_empty"):
         daskbicl.tradeoff(missing, missing, drop_empty="perhaps")
+
+
+# --------------------------------------------------------------------------- what the results key must hold
+
+
+def _beta_manifest(stores, betas, path):
+    """One pair scored with fmeasure at each beta (as text, so canonicalisation is on the way)."""
+    kind = "biclustering"
+    path.write_text(_manifest(stores, [(kind, ["fmeasure"], "beta", str(b)) for b in betas]))
+    return str(path)
+
+
+def test_rerun_scores_a_measure_whose_parameter_value_changed(stores, tmp_path, client):
+    db = str(tmp_path / "beta.sqlite")
+    first = run_batch(_beta_manifest(stores, [0.5], tmp_path / "a.toml"), db, client=client)
+    assert (first.scored, first.failed) == (1, 0)
+    same = run_batch(_beta_manifest(stores, ["0.50"], tmp_path / "b.toml"), db, client=client)  # same value, spelled anew
+    assert (same.scored, same.skipped) == (0, 1)
+    changed = run_batch(_beta_manifest(stores, [2.0], tmp_path / "c.toml"), db, client=client)
+    assert (changed.scored, changed.skipped) == (1, 0)
+    with ResultsDB(db) as results:
+        rows = results.scores(measure=["fmeasure"])
+    betas = sorted(json.loads(r["params"])["beta"] for r in rows)
+    assert betas == [0.5, 2.0]
+    truth, pred = stores["biclustering"]
+    for r in rows:
+        assert r["value"] == daskbicl.fmeasure(truth, pred, beta=json.loads(r["params"])["beta"])
+
+
+def test_results_latest_keeps_one_row_per_parameter_set(stores, tmp_path, client, capsys):
+    """``results --latest`` keys on the parameters too: two betas of one measure are two latest rows."""
+    db = str(tmp_path / "latest.sqlite")
+    run_batch(_beta_manifest(stores, [0.5, 2.0], tmp_path / "two.toml"), db, client=client)
+    run_batch(_beta_manifest(stores, [0.5, 2.0], tmp_path / "two.toml"), db, client=client, force=True)
+    assert cli.main(["results", db, "--latest", "--format", "json", "--measure", "fmeasure"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted(json.loads(r["params"])["beta"] for r in rows) == [0.5, 2.0]
+    assert len(rows) == 2  # and the forced rerun's rows replaced the first run's, not added to them
