@@ -40,6 +40,7 @@ from .clitools import (
 from .errors import DaskbiclError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
+from .kernels.tradeoff.indices import DEFAULT_INDEX, INDICES
 
 # --------------------------------------------------------------------------- cluster
 
@@ -97,10 +98,10 @@ def cmd_score(args) -> int:
 
 def _compile_notice(plan) -> None:
     """One line on stderr before the micro-object kernels are compiled for the first time (a silent minute otherwise)."""
-    from .kernels.compiled import NEEDS_NUMBA, cached
+    from .kernels.compiled import cached
 
     kinds = {plan.truth.attrs.get("daskbicl_kind"), plan.pred.attrs.get("daskbicl_kind")}
-    if "biclustering" in kinds and NEEDS_NUMBA & {m.name for m in plan.measures} and not cached():
+    if "biclustering" in kinds and any(m.compiled for m in plan.measures) and not cached():
         print("daskbicl: compiling the micro-object kernels (first use after installing: 20 s to a minute, "
               "cached afterwards)", file=sys.stderr)
 
@@ -372,7 +373,7 @@ def _print_tradeoff(result) -> None:
 def cmd_tradeoff(args) -> int:
     from .tradeoffs.sweep import tradeoff
 
-    indices = list(dict.fromkeys(args.index or ["fmeasure"]))
+    indices = list(dict.fromkeys(args.index or [DEFAULT_INDEX]))
     if not 0.0 <= args.lam <= 1.0:
         raise InputError(f"--lam must be in [0, 1], got {args.lam:g}")
     figures = _figure_paths(args)
@@ -524,8 +525,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("truth", help="biclustering store with the target bicluster")
     p.add_argument("sweeps", nargs="+", metavar="SWEEP", help="biclustering stores: one algorithm's results each")
     p.add_argument(
-        "--index", action="append", choices=["fmeasure", "jaccard", "kulczynski", "folke"],
-        help="weighted index (repeat for one report and one figure panel per index; default fmeasure; "
+        "--index", action="append", choices=INDICES,
+        help=f"weighted index (repeat for one report and one figure panel per index; default {DEFAULT_INDEX}; "
         "with several, --json prints {\"indices\": {NAME: report}})",
     )
     p.add_argument("--name", action="append", metavar="NAME", help="algorithm name per sweep (repeat; default: paths)")

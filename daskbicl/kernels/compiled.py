@@ -14,10 +14,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["cached", "NEEDS_NUMBA"]
+__all__ = ["cached"]
 
-#: Measures whose computation runs the compiled family walk (E4SC does not).
-NEEDS_NUMBA = frozenset({"mocice_bcubed", "micro_ce", "micro_rnia"})
+# Which measures run the compiled walk is a fact of their records (``Measure.compiled``).
 
 
 def _cache_folders() -> list[Path]:

@@ -59,6 +59,7 @@ register(
         perfect=1.0,
         fields=("precision", "recall", "f1"),
         provider_options={"parts": frozenset({"bcubed"})},
+        compiled=True,  # the numba-compiled family walk
         doc=f"""
 For a cell x, G(x) and C(x) are the pred and truth biclusters containing it;
 
@@ -118,6 +119,7 @@ register(
         perfect=0.0,
         params={"multiset": MULTISET},
         provider_options={"parts": frozenset({"overlap", "coverage"})},
+        compiled=True,  # the numba-compiled family walk
         doc=f"""
 .. math::
     \\mathrm{{CE}} = \\frac{{|U| - D_{{\\max}}}}{{|U|}}
@@ -170,6 +172,7 @@ register(
         bounds=(0.0, 1.0),
         perfect=0.0,
         provider_options={"parts": frozenset({"coverage"})},
+        compiled=True,  # the numba-compiled family walk
         doc=f"""
 .. math::
     \\mathrm{{RNIA}} = \\frac{{|U| - |I|}}{{|U|}}

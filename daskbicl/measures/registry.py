@@ -219,6 +219,11 @@ class Measure:
         The value when pred is a biclustering with no bicluster at all (an
         algorithm that found nothing; docs/guide/data-model.md): 0 for every similarity, 1 for
         the micro CE and RNIA errors.  None: the measure does not accept it.
+    compiled : bool
+        Its computation runs numba-compiled kernels (compiled on the first
+        use after an install; the command line says so before a silent
+        minute).  Capability facts such as this live on the record, not in
+        the modules that act on them.
     """
 
     name: str
@@ -236,6 +241,7 @@ class Measure:
     provider_options: Mapping = field(default_factory=dict)
     empty_pred: object = None
     default: bool = True
+    compiled: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))

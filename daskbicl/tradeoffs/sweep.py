@@ -22,7 +22,7 @@ from ..engine.blocks import as_biclustering
 from ..errors import InputError
 from ..io.inputs import as_input
 from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
-from ..kernels.tradeoff.indices import get_index
+from ..kernels.tradeoff.indices import DEFAULT_INDEX, get_index
 from ..measures.bicluster import prepare_tables
 from ..measures.plan import ScorePlan, run_tables
 from ..measures.request import check_options
@@ -332,7 +332,7 @@ def _match_label(labels: pd.Index, label):
 def tradeoff(
     truth,
     *sweeps,
-    index: str = "fmeasure",
+    index: str = DEFAULT_INDEX,
     names=None,
     truth_bicluster=None,
     pre_min: float | None = None,
