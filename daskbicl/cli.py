@@ -410,12 +410,18 @@ def cmd_tradeoff(args) -> int:
 
 
 def cmd_measures(args) -> int:
-    from .measures import REGISTRY
+    """Every measure, from its record: one line each, or ``--json`` the whole record (parameters, bounds, ...)."""
+    from .measures import catalogue
 
-    width = max(map(len, REGISTRY))
-    for name, m in REGISTRY.items():
-        params = f" [{', '.join(f'{k}={v}' for k, v in m.defaults.items())}]" if m.params else ""
-        print(f"{name:<{width}}  {m.family:<9}  {m.summary}{params}")
+    rows = catalogue()
+    if args.json:
+        print(json.dumps(jsonable(rows), default=str))
+        return EXIT_OK
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        defaults = ", ".join(f"{k}={p['default']}" for k, p in r["params"].items())
+        params = f" [{defaults}]" if defaults else ""
+        print(f"{r['name']:<{width}}  {r['family']:<9}  {r['summary']}{params}")
     return EXIT_OK
 
 
@@ -545,6 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tradeoff)
 
     p = sub.add_parser("measures", help="list the measures")
+    p.add_argument("--json", action="store_true",
+                   help="print every measure's record (family, inputs, parameters with defaults and constraints, "
+                        "bounds, symmetry, compiled kernels) as one JSON list")
     p.set_defaults(func=cmd_measures)
 
     # batch and results are defined next to their feature (add_parsers(sub, common),

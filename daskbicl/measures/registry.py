@@ -31,7 +31,7 @@ from ..errors import MeasureError
 
 __all__ = [
     "Boolean", "Interval", "Measure", "OneOf", "Param", "Provider", "PROVIDERS", "REGISTRY",
-    "get", "register", "register_provider",
+    "catalogue", "get", "register", "register_provider",
 ]
 
 
@@ -297,3 +297,25 @@ def get(name) -> Measure:
         raise MeasureError(
             f"unknown measure {name!r}.{hint} Available: {', '.join(sorted(REGISTRY))}"
         ) from None
+
+
+def catalogue() -> list[dict]:
+    """Every registered measure as plain data: what ``daskbicl measures --json`` prints and the docs tabulate.
+
+    Examples
+    --------
+    >>> import daskbicl
+    >>> row = next(r for r in catalogue() if r["name"] == "nce")
+    >>> row["params"]["normalizer"]["default"], row["params"]["normalizer"]["constraint"]
+    ('corrected', "one of 'corrected', 'printed'")
+    """
+    return [
+        {
+            "name": m.name, "family": m.family, "summary": m.summary, "default": m.default,
+            "provider": m.provider, "inputs": list(PROVIDERS[m.provider].kinds), "symmetric": m.symmetric,
+            "bounds": list(m.bounds), "perfect": m.perfect, "fields": list(m.fields), "compiled": m.compiled,
+            "params": {k: {"default": p.default, "constraint": p.constraint.describe(), "doc": p.doc}
+                       for k, p in m.params.items()},
+        }
+        for m in REGISTRY.values()
+    ]
