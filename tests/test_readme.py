@@ -32,7 +32,7 @@ import daskbicl
 
 ROOT = Path(__file__).resolve().parents[1]
 SHELL = {"bash", "sh", "shell", "console"}
-FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[^\s`{]*)\s*$")
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[^\s`]*)\s*$")
 
 
 def pages() -> list[Path]:
@@ -42,7 +42,7 @@ def pages() -> list[Path]:
 
 
 def blocks(text: str) -> list[tuple[int, str, str]]:
-    """``(line, language, code)`` of every fenced block with a plain language tag (not ``{directive}``)."""
+    """``(line, language, code)`` of every fenced block (MyST directives such as ``{toctree}`` included)."""
     out, lines, i = [], text.splitlines(), 0
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -61,7 +61,7 @@ def blocks(text: str) -> list[tuple[int, str, str]]:
 
 def test_block_extraction():
     text = "x\n```bash\ndaskbicl measures  # list\n```\n  ```python\n  a = 1\n  ```\n```{toctree}\nx\n```\n"
-    assert blocks(text) == [(2, "bash", "daskbicl measures  # list"), (6, "python", "a = 1"), (9, "", "x")]
+    assert blocks(text) == [(2, "bash", "daskbicl measures  # list"), (6, "python", "a = 1"), (9, "{toctree}", "x")]
 
 
 def shell_commands(code: str) -> list[list[str]]:
@@ -92,8 +92,40 @@ def test_shell_command_extraction():
     assert shell_commands(code) == [["demo"], ["score", "a.zarr", "b c.zarr", "--json"]]
 
 
-CASES = [(page, line, lang, code) for page in pages() for line, lang, code in blocks(page.read_text())
-         if lang in SHELL | {"python", "py"}]
+#: Documentation blocks that do not run as printed today (fragments that assume names defined elsewhere,
+#: files the page never makes), keyed by page and first line of code. Each is an expected failure that
+#: must keep failing (strict): fix the block, and the test tells you to take it off this list. README.md
+#: has no such list: a README line that fails is a failing test.
+KNOWN_BROKEN_DOCS = {
+    ("docs/guide/batch.md", "daskbicl batch nightly.toml"): "the page never writes nightly.toml",
+    ("docs/guide/cluster.md", "from distributed import Client, LocalCluster"): "fragment: no import daskbicl",
+    ("docs/guide/cluster.md", "import dask"): "fragment: no import daskbicl",
+    ("docs/guide/data-model.md", "daskbicl.save(ds,"): "fragment: no import, ds undefined",
+    ("docs/guide/inputs.md", "from sklearn.cluster import SpectralBiclustering"): "fragment: no import daskbicl",
+    ("docs/guide/inputs.md", "from sklearn.cluster import SpectralCoclustering"): "fragment: no import daskbicl",
+    ("docs/guide/inputs.md", "truth = ([\"T-cell\""): "fragment: no import daskbicl",
+    ("docs/guide/inputs.md", "daskbicl.biclustering_from_indices("): "fragment: rows0, cols0 undefined",
+    ("docs/guide/inputs.md", "daskbicl convert truth.zarr --rows labels.csv"): "labels.csv is never written",
+    ("docs/guide/inputs.md", "tables = daskbicl.contingency("): "fragment: no import daskbicl",
+    ("docs/index.md", "import daskbicl"): "z, w undefined",
+    ("docs/measures/more.md", "r = daskbicl.null("): "fragment: no import daskbicl",
+}
+
+
+def _known_broken(page: Path, code: str) -> str | None:
+    rel = str(page.relative_to(ROOT))
+    first = code.strip().splitlines()[0] if code.strip() else ""
+    for (where, start), why in KNOWN_BROKEN_DOCS.items():
+        if rel == where and first.startswith(start):
+            return why
+    return None
+
+
+CASES = [
+    pytest.param(page, line, lang, code, id=f"{page.relative_to(ROOT)}:{line}",
+                 marks=[pytest.mark.xfail(strict=True, reason=why)] if (why := _known_broken(page, code)) else [])
+    for page in pages() for line, lang, code in blocks(page.read_text()) if lang in SHELL | {"python", "py"}
+]
 _FOLDERS: dict[Path, Path] = {}
 _NAMESPACES: dict[Path, dict] = {}
 
@@ -114,9 +146,11 @@ def _folder(page: Path, factory) -> Path:
     return _FOLDERS[page]
 
 
-def _run_shell(code: str, folder: Path) -> None:
+def _run_shell(code: str, folder: Path, address: str) -> None:
+    """Each command in order; an example scheduler address (``tcp://...``) is the session's LocalCluster."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     for args in shell_commands(code):
+        args = [address if a.startswith("tcp://") else a for a in args]
         proc = subprocess.run([sys.executable, "-m", "daskbicl", *args], cwd=folder, capture_output=True,
                               text=True, timeout=600, env=env)
         assert proc.returncode == 0, f"daskbicl {shlex.join(args)} exited {proc.returncode}: {proc.stderr.strip()}"
@@ -133,13 +167,12 @@ def _run_python(code: str, namespace: dict, name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page, line, lang, code", CASES,
-                         ids=[f"{page.relative_to(ROOT)}:{line}" for page, line, _, _ in CASES])
-def test_example_runs_as_printed(page, line, lang, code, tmp_path_factory, monkeypatch):
+@pytest.mark.parametrize("page, line, lang, code", CASES)
+def test_example_runs_as_printed(page, line, lang, code, tmp_path_factory, monkeypatch, local_cluster):
     folder = _folder(page, tmp_path_factory)
     monkeypatch.chdir(folder)
     if lang in SHELL:
-        _run_shell(code, folder)
+        _run_shell(code, folder, local_cluster.scheduler_address)
     else:
         namespace = _NAMESPACES.setdefault(page, {"__name__": "__readme__"})
         _run_python(code, namespace, f"{page.relative_to(ROOT)}:{line}")
@@ -147,5 +180,5 @@ def test_example_runs_as_printed(page, line, lang, code, tmp_path_factory, monke
 
 def test_every_page_with_examples_is_collected():
     """The README's blocks are found, whatever it says (the lead may rewrite it)."""
-    readme = [case for case in CASES if case[0].name == "README.md"]
+    readme = [case for case in CASES if case.values[0].name == "README.md"]
     assert readme, "no shell or Python block found in README.md"
