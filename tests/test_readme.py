@@ -61,7 +61,7 @@ def blocks(text: str) -> list[tuple[int, str, str]]:
 
 def test_block_extraction():
     text = "x\n```bash\ndaskbicl measures  # list\n```\n  ```python\n  a = 1\n  ```\n```{toctree}\nx\n```\n"
-    assert blocks(text) == [(2, "bash", "daskbicl measures  # list"), (6, "python", "a = 1"), (9, "{toctree}", "x")]
+    assert blocks(text) == [(2, "bash", "daskbicl measures  # list"), (5, "python", "a = 1"), (8, "{toctree}", "x")]  # line of the fence
 
 
 def shell_commands(code: str) -> list[list[str]]:
