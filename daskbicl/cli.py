@@ -41,6 +41,7 @@ from .errors import DaskbiclError, InputError, StoreError
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
 from .kernels.micro.estimates import Estimate
+from .kernels.tradeoff.indices import DEFAULT_INDEX, INDICES
 
 # --------------------------------------------------------------------------- cluster
 
@@ -81,22 +82,15 @@ def _value_text(value) -> str:
 # --------------------------------------------------------------------------- commands
 
 
-def _check_param_values(params: dict) -> None:
-    """Each ``--param`` value against the constraint its measures declare, before any store is opened."""
-    from .measures import REGISTRY
-
-    for name, value in params.items():
-        declared = [m.params[name] for m in REGISTRY.values() if name in m.params]
-        if declared:
-            declared[0].validate(name, value)
-
-
 def cmd_score(args) -> int:
-    from .measures import ScorePlan
+    from .measures import ScorePlan, check_request
 
-    # Validate parameters, inputs and measures before starting any cluster.
-    _check_param_values(dict(args.param or []))
-    plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **dict(args.param or []))
+    # The request (measures, parameters, options) is checked before any store is opened, the inputs
+    # before any cluster is started.
+    params = dict(args.param or [])
+    null_options = {"n": args.null, "seed": args.seed} if args.null is not None else {}
+    check_request(args.measure, params, unassigned=args.unassigned, **null_options)
+    plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **params)
     if args.null is not None:
         return _score_null(args, plan)
     _compile_notice(plan)
@@ -123,7 +117,7 @@ def _compile_notice(plan) -> None:
 
     kinds = {plan.truth.attrs.get("daskbicl_kind"), plan.pred.attrs.get("daskbicl_kind")}
     group = "the micro-object kernels"
-    if "biclustering" in kinds and compiled.NEEDS_NUMBA & {m.name for m in plan.measures}:
+    if "biclustering" in kinds and any(m.compiled for m in plan.measures):
         compiled.announce_compiles()
         if not compiled.ready(group):
             print(compiled.message(group), file=sys.stderr)
@@ -159,9 +153,8 @@ def cmd_warm(args) -> int:
 
 def _score_null(args, plan) -> int:
     """``daskbicl score --null N``: each measure against its permutation null."""
-    from .measures.null import _check_draws, null
+    from .measures.null import null
 
-    _check_draws(args.null)
     names = args.measure or [m.name for m in plan.measures]
     with cluster(args.scheduler, args.workers, default="threads"):
         started = time.perf_counter()
@@ -445,7 +438,7 @@ def _print_tradeoff(result) -> None:
 def cmd_tradeoff(args) -> int:
     from .tradeoffs.sweep import tradeoff
 
-    indices = list(dict.fromkeys(args.index or ["fmeasure"]))
+    indices = list(dict.fromkeys(args.index or [DEFAULT_INDEX]))
     if not 0.0 <= args.lam <= 1.0:
         raise InputError(f"--lam must be in [0, 1], got {args.lam:g}")
     figures = _figure_paths(args)
@@ -482,12 +475,18 @@ def cmd_tradeoff(args) -> int:
 
 
 def cmd_measures(args) -> int:
-    from .measures import REGISTRY
+    """Every measure, from its record: one line each, or ``--json`` the whole record (parameters, bounds, ...)."""
+    from .measures import catalogue
 
-    width = max(map(len, REGISTRY))
-    for name, m in REGISTRY.items():
-        params = f" [{', '.join(f'{k}={v}' for k, v in m.defaults.items())}]" if m.params else ""
-        print(f"{name:<{width}}  {m.family:<9}  {m.summary}{params}")
+    rows = catalogue()
+    if args.json:
+        print(json.dumps(jsonable(rows), default=str))
+        return EXIT_OK
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        defaults = ", ".join(f"{k}={p['default']}" for k, p in r["params"].items())
+        params = f" [{defaults}]" if defaults else ""
+        print(f"{r['name']:<{width}}  {r['family']:<9}  {r['summary']}{params}")
     return EXIT_OK
 
 
@@ -605,8 +604,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("truth", help="biclustering store with the target bicluster")
     p.add_argument("sweeps", nargs="+", metavar="SWEEP", help="biclustering stores: one algorithm's results each")
     p.add_argument(
-        "--index", action="append", choices=["fmeasure", "jaccard", "kulczynski", "folke"],
-        help="weighted index (repeat for one report and one figure panel per index; default fmeasure; "
+        "--index", action="append", choices=INDICES,
+        help=f"weighted index (repeat for one report and one figure panel per index; default {DEFAULT_INDEX}; "
         "with several, --json prints {\"indices\": {NAME: report}})",
     )
     p.add_argument("--name", action="append", metavar="NAME", help="algorithm name per sweep (repeat; default: paths)")
@@ -625,6 +624,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tradeoff)
 
     p = sub.add_parser("measures", help="list the measures")
+    p.add_argument("--json", action="store_true",
+                   help="print every measure's record (family, inputs, parameters with defaults and constraints, "
+                        "bounds, symmetry, compiled kernels) as one JSON list")
     p.set_defaults(func=cmd_measures)
 
     p = sub.add_parser("warm", help="compile (or load from the cache) every numba kernel now, "

@@ -63,22 +63,31 @@ def positive_int(text: str) -> int:
     return value
 
 
-def param(text: str) -> tuple[str, float | str]:
-    """``NAME=VALUE``: a number, or a word (true/false, a method name) that the measure's constraint parses.
+def param(text: str) -> tuple[str, int | float | str]:
+    """``NAME=VALUE``: the value typed as TOML and Python would type it (an integer, a number, or a word).
 
-    Values are checked against the measure's declared constraint before any
-    data is read, so ``--param beta=x`` and ``--param average_method=median``
-    fail with a message naming the allowed values.
+    Nothing is checked here: the value goes to the one validation of a
+    request (:mod:`daskbicl.measures.request`) with the others, as a
+    manifest's ``params`` and ``score``'s keywords do, so ``--param beta=x``
+    and ``--param average_method=median`` fail there, with the same message
+    as through Python and a manifest.
+
+    Examples
+    --------
+    >>> param("beta=0.5"), param("clip=1"), param("normalizer=PRINTED")
+    (('beta', 0.5), ('clip', 1), ('normalizer', 'PRINTED'))
     """
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    name, value = text.split("=", 1)
-    if not name.strip() or not value.strip():
+    name, value = (part.strip() for part in text.split("=", 1))
+    if not name or not value:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    try:
-        return name.strip(), float(value)
-    except ValueError:
-        return name.strip(), value.strip()
+    for kind in (int, float):
+        try:
+            return name, kind(value)
+        except ValueError:
+            pass
+    return name, value
 
 
 #: ``--scheduler`` words that run in this process (dask's single-machine schedulers).

@@ -25,13 +25,27 @@ def _micro() -> None:
     import numpy as np
 
     from .io.inputs import biclustering_dataset
-    from .kernels.compiled import NEEDS_NUMBA
+    from .measures import REGISTRY, score
+
+    rng = np.random.default_rng(0)
+    pair = [biclustering_dataset(rng.random((3, 40)) < 0.4, rng.random((3, 30)) < 0.4, role="warm")
+            for _ in range(2)]
+    compiled = sorted(name for name, m in REGISTRY.items() if m.compiled and m.family == "micro")
+    score(*pair, measures=compiled)  # the exact engine
+    score(*pair, measures=["mocice_bcubed"], method="sample")  # the sampling kernels
+
+
+def _overlap() -> None:
+    """The omega index and CSI on cells of two small overlapping biclusterings, in this process."""
+    import numpy as np
+
+    from .io.inputs import biclustering_dataset
     from .measures import score
 
     rng = np.random.default_rng(0)
     pair = [biclustering_dataset(rng.random((3, 40)) < 0.4, rng.random((3, 30)) < 0.4, role="warm")
             for _ in range(2)]
-    score(*pair, measures=sorted(NEEDS_NUMBA))
+    score(*pair, measures=["omega_rows", "omega", "csi"])
 
 
 def _strings() -> None:
@@ -56,6 +70,7 @@ def _bytes() -> None:
 WORKLOADS: dict[str, Callable[[], None]] = {
     "the micro-object kernels": _micro,
     "the string-label hash table": _strings,
+    "the overlap pair counter (omega, csi)": _overlap,
     "the one-byte code counter": _bytes,
 }
 

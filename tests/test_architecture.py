@@ -197,3 +197,67 @@ def test_no_opaque_module_aliases(module):
             for a in node.names:
                 if f"{base}.{a.name}" in MODULES and a.asname and a.asname.lstrip("_").isupper():
                     raise AssertionError(f"{module}: 'import {a.name} as {a.asname}'")
+
+
+def _measure_name_literals(path: Path, names: set[str]) -> list[str]:
+    """String literals of ``path`` equal to a registered measure name (docstrings and ``__all__`` aside)."""
+    tree = ast.parse(path.read_text())
+    skip = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            skip.add(id(body[0].value))  # a docstring
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            skip.update(id(x) for x in ast.walk(node.value))  # the names of functions, not of measures
+    return [f"{path.name}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+            and node.value.strip().lower() in names]
+
+
+def test_no_module_outside_the_registry_names_a_measure():
+    """Which measures exist, and what they need, is said by their records only.
+
+    Outside ``daskbicl/measures/`` (the records) and ``daskbicl/kernels/``
+    (the maths, whose functions and result keys are named after what they
+    compute, and which never decide what is scored), no module writes a
+    measure's name: interfaces read the registry (CLI choices, ``daskbicl
+    measures``, the docs' tables), capability facts are fields of the record
+    (``Measure.compiled``), defaults are constants of their records
+    (``DEFAULT_INDEX`` of the tradeoff indices).
+    """
+    from daskbicl.measures import REGISTRY
+
+    names = set(REGISTRY)
+    found = [hit for module, path in MODULES.items()
+             if module.split(".")[1:2] not in (["measures"], ["kernels"])
+             for hit in _measure_name_literals(path, names)]
+    assert not found, "\n".join(found)
+
+
+def test_the_measure_name_check_finds_a_literal(tmp_path):
+    from daskbicl.measures import REGISTRY
+
+    name = next(iter(REGISTRY))
+    probe = tmp_path / "probe.py"
+    probe.write_text(f'"""Doc {name}."""\n__all__ = ["{name}"]\nX = " {name.upper()} "\n')
+    hits = _measure_name_literals(probe, set(REGISTRY))
+    assert len(hits) == 1 and hits[0].endswith(f"{' ' + name.upper() + ' '!r}")
+
+
+def test_registration_does_not_depend_on_import_order():
+    """Every record module registers its measures whichever is imported first (fresh interpreters)."""
+    import subprocess
+
+    records = sorted(p.stem for p in (PACKAGE / "measures").glob("*.py")
+                     if "register(" in p.read_text() and p.stem != "registry")
+    def registered(first: str) -> list[str]:
+        code = f"{first}import daskbicl; from daskbicl.measures import REGISTRY; print(' '.join(sorted(REGISTRY)))"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              cwd=PACKAGE.parent)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()
+
+    baseline = registered("")
+    assert baseline
+    for first in records:
+        assert registered(f"import daskbicl.measures.{first}; ") == baseline, first

@@ -312,7 +312,7 @@ CLI_CASES = {
     "batch unassigned policy": (["batch", "{s}/policy.toml"], "unassigned must be one of"),
     "batch unknown measure": (["batch", "{s}/measure_unknown.toml"], "unknown measure 'carri'"),
     "batch measure of another kind": (["batch", "{s}/measure_kind.toml"], "needs co-clusterings"),
-    "batch param of the wrong type": (["batch", "{s}/param_type.toml"], "parameter 'beta' must be a number"),
+    "batch param of the wrong type": (["batch", "{s}/param_type.toml"], "parameter beta must be a number in (0, inf), got 'big'"),
     "batch no pairs": (["batch", "{s}/no_pairs.toml"], "no [[pairs]] table"),
     "batch pairs not tables": (["batch", "{s}/pairs_not_tables.toml"], "pairs must be an array of tables"),
     "batch local scheduler": (["batch", "{s}/ok.toml", "--scheduler", "threads"], "batch runs on a Dask cluster"),

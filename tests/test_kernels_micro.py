@@ -12,13 +12,12 @@ import itertools
 import math
 import subprocess
 import sys
-import time
 from fractions import Fraction
 from functools import partial
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from daskbicl.errors import InputError, TooLargeError
@@ -332,15 +331,16 @@ def test_coclusterings_as_biclusterings(data):
     assert e4sc(t, exact=True) == oracle.e4sc(tr, tc, pr, pc)
 
 
-def test_coclustering_path_is_fast_on_many_blocks():
-    """30 x 30 clusters on 20000 x 20000: 900 blocks per side, no mask anywhere."""
+def test_coclustering_path_on_many_blocks():
+    """30 x 30 clusters on 20000 x 20000: 900 blocks per side, no mask anywhere.
+
+    Its time is measured in benchmarks/coclustering_blocks.py, not asserted here.
+    """
     rng = np.random.default_rng(3)
     z, zp, w, wp = (rng.integers(0, 30, 20_000) for _ in range(4))
     rows, cols = Table.from_labels(z, zp), Table.from_labels(w, wp)
-    start = time.perf_counter()
     prf = coclustering_bcubed(rows, cols)
     ov = coclustering_overlap(rows, cols)
-    assert time.perf_counter() - start < 5.0
     assert ov.shared.shape == (900, 900) and ov.shared.sum() == 20_000**2
     assert 0 < prf.precision < 1 and 0 < prf.recall < 1
 
@@ -394,13 +394,35 @@ def test_ce_is_within_zero_one_by_default(p):
     assert 0 <= rnia(t, exact=True) <= 1
 
 
+@st.composite
+def distinct_problems(draw, max_n=7, max_k=4):
+    """Two sides of distinct non-empty cell sets (plus, maybe, an empty bicluster), not equal.
+
+    Drawn directly, so every example is tested (filtering ``problems()``
+    returned early on ~88% of them).
+    """
+    n_i, n_j = draw(st.integers(1, max_n)), draw(st.integers(1, max_n))
+
+    def side():
+        sets = draw(st.lists(st.tuples(st.integers(1, 2**n_i - 1), st.integers(1, 2**n_j - 1)),
+                             min_size=1, max_size=max_k, unique=True))  # distinct (rows, cols): distinct cells
+        rows = np.array([[(r >> i) & 1 for i in range(n_i)] for r, _ in sets], dtype=bool)
+        cols = np.array([[(c >> j) & 1 for j in range(n_j)] for _, c in sets], dtype=bool)
+        if draw(st.booleans()):  # an empty bicluster (rows, no column) has no cell: it changes nothing
+            rows, cols = np.vstack([rows, rows[:1]]), np.vstack([cols, np.zeros((1, n_j), bool)])
+        return rows, cols
+
+    (tr, tc), (pr, pc) = side(), side()
+    assume(multiset_of_cells(tr, tc) != multiset_of_cells(pr, pc))
+    return tr, tc, pr, pc
+
+
 @SETTINGS
-@given(problems())
+@given(distinct_problems())
 def test_different_distinct_biclusters_score_below_one(p):
     tr, tc, pr, pc = p
     a, b = multiset_of_cells(tr, tc), multiset_of_cells(pr, pc)
-    if len(set(a)) < len(a) or len(set(b)) < len(b) or a == b or not a or not b:
-        return  # only distinct cell sets on each side (see the duplicates test)
+    assert len(set(a)) == len(a) and len(set(b)) == len(b) and a != b and a and b  # the strategy's promise
     assert bcubed(*p).f1 < 1
 
 

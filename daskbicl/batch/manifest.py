@@ -53,10 +53,10 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ..errors import DaskbiclError, MeasureError
+from ..errors import DaskbiclError
 from ..io.store import is_remote
-from ..kernels.coclustering.contingency import DEFAULT_POLICY, POLICIES
-from ..measures import check_request, get, select_measures
+from ..kernels.coclustering.contingency import DEFAULT_POLICY
+from ..measures import check_options, check_params, check_request, get, select_measures
 
 try:  # Python >= 3.11
     import tomllib
@@ -120,16 +120,34 @@ class Request:
     line: int = field(default=0, compare=False)
     unassigned: str = DEFAULT_POLICY
 
+    def __post_init__(self):
+        """Parameters and policy in their canonical form (``"PRINTED"`` is ``"printed"``, ``"0.5"`` is 0.5).
+
+        A request built in Python then stores, and finds on the next run,
+        the same parameters as one read from a manifest.  Values the checks
+        refuse are kept as given: :func:`dry_run` and the run report them.
+        """
+        params = tuple(sorted(self.params))
+        try:
+            selected = [get(name) for name in self.measures] if self.measures else None
+            params = tuple(sorted(check_params(dict(params), selected).items()))
+        except DaskbiclError:
+            pass
+        object.__setattr__(self, "params", params)
+        try:
+            object.__setattr__(self, "unassigned", check_options(unassigned=self.unassigned)["unassigned"])
+        except DaskbiclError:
+            pass
+
     def resolve(self, kind_truth: str, kind_pred: str) -> list[tuple[object, dict]]:
-        """``[(Measure, full parameter dict), ...]`` for inputs of these kinds.
+        """``[(Measure, full parameter dict), ...]`` for inputs of these kinds, values canonical.
 
         Raises :class:`~daskbicl.MeasureError` when a measure does not apply
-        to the kinds (e.g. ``cari`` on a biclustering).
+        to the kinds (e.g. ``cari`` on a biclustering) or a parameter is invalid.
         """
         selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
         given = dict(self.params)
-        return [(m, stored_params({k: _canonical(given.get(k, v)) for k, v in m.defaults.items()}, self.unassigned))
-                for m in selected]
+        return [(m, stored_params(m.validate_params(given), self.unassigned)) for m in selected]
 
 
 @dataclass
@@ -364,6 +382,12 @@ def _check_groups(doc: dict, check: _Checker) -> dict[str, dict[str, list[str]]]
 
 
 def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _Checker) -> dict | None:
+    """The pair's ``params``, each checked and made canonical by the one validation of a request.
+
+    So a manifest accepts exactly what ``score`` and ``daskbicl score`` accept
+    (``normalizer = "PRINTED"``, ``beta = "0.5"``, ``clip = 1``), with the
+    same messages, and stores the canonical value.
+    """
     params = entry.get("params", {})
     ppath = path + ("params",)
     if not isinstance(params, dict):
@@ -372,53 +396,25 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
     if params and measures is None:
         check.error(ppath, "params needs an explicit measures list (which measures the parameters are for)")
         return None
-    defaults: dict = {}
-    for name in measures or []:
-        for k, v in get(name).defaults.items():
-            defaults.setdefault(k, v)
-    ok = True
+    selected = [get(name) for name in measures or []]
+    out: dict = {}
     for k, v in params.items():
-        if k not in defaults:
-            accepted = ", ".join(sorted(defaults)) or "none"
-            check.error(ppath + (k,), f"parameter {k!r} is not accepted by {', '.join(measures)} "
-                        f"(they accept: {accepted})", token=k)
-            ok = False
-        elif isinstance(defaults[k], str):  # a word parameter (MOCICE-BCubed's method): its own check
-            constraint = next(get(n).params[k] for n in measures or [] if k in get(n).params)
-            try:
-                constraint.validate(k, v)
-            except MeasureError as exc:
-                check.error(ppath + (k,), str(exc), token=k)
-                ok = False
-        elif isinstance(defaults[k], bool) and not isinstance(v, bool):
-            check.error(ppath + (k,), f"parameter {k!r} must be true or false, got {v!r}", token=k)
-            ok = False
-        elif not isinstance(defaults[k], bool) and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            check.error(ppath + (k,), f"parameter {k!r} must be a number, got {v!r}", token=k)
-            ok = False
-    return dict(params) if ok else None
-
-
-def _check_word(name: str, value, measures) -> str | None:
-    """The error message for a word-valued parameter (e.g. aggregate, variant), or None when valid."""
-    for measure in measures:
-        param = get(measure).params.get(name)
-        if param is None:
-            continue
         try:
-            param.validate(name, value)
+            out.update(check_params({k: v}, selected))
         except DaskbiclError as exc:
-            return str(exc)
-    return None
+            check.error(ppath + (k,), str(exc), token=k)
+    return out if len(out) == len(params) else None
+
 
 
 def _check_policy(value, path: tuple, check: _Checker) -> str | None:
     if value is None:
         return None
-    if value not in POLICIES:
-        check.error(path, f"unassigned must be one of {', '.join(map(repr, POLICIES))}, got {value!r}")
+    try:
+        return check_options(unassigned=value)["unassigned"]
+    except DaskbiclError as exc:
+        check.error(path, str(exc))
         return None
-    return value
 
 
 def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: str = DEFAULT_POLICY) -> tuple | None:
@@ -468,7 +464,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         return None
     request = Request(
         tuple(measures) if measures else None,
-        tuple(sorted((k, _canonical(v)) for k, v in params.items())),
+        tuple(sorted(params.items())),
         check.locator.line(path),
         policy or default_policy,
     )

@@ -31,21 +31,24 @@ import time
 import warnings
 from pathlib import Path
 
-__all__ = ["KERNEL_MODULES", "NEEDS_NUMBA", "CompileWarning", "announce_compiles", "cached", "ready"]
+__all__ = ["KERNEL_MODULES", "CompileWarning", "announce_compiles", "cached", "ready"]
 
-#: Measures whose computation runs the compiled family walk (E4SC does not).
-NEEDS_NUMBA = frozenset({"mocice_bcubed", "micro_ce", "micro_rnia"})
+# Which measures run the compiled walk is a fact of their records (``Measure.compiled``).
 
 #: Every module of daskbicl holding numba kernels, by group: (what the user is told compiles,
 #: how long a first compile takes; measured with benchmarks/latency.py, see docs/guide/cluster.md).
 KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
     "the micro-object kernels": (
         ("daskbicl.kernels.micro.family_walk", "daskbicl.kernels.micro.family_leaf",
-         "daskbicl.kernels.micro.family_estimate"),
+         "daskbicl.kernels.micro.family_estimate", "daskbicl.kernels.micro.class_kernels",
+         "daskbicl.kernels.micro.sampling"),
         "20 s to a minute"),
     "the string-label hash table": (
         ("daskbicl.kernels.coclustering.string_codes",),
         "about 5 s, then about 1 s for each new label width up to 8 words"),
+    "the overlap pair counter (omega, csi)": (
+        ("daskbicl.kernels.bicluster.signature_pairs",),
+        "a few seconds"),
     "the one-byte code counter": (
         ("daskbicl.kernels.coclustering.byte_counting",),
         "a few seconds"),

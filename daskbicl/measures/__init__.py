@@ -6,23 +6,11 @@ generated from the registry into :mod:`daskbicl.measures.functions`, and
 scores through.
 """
 
-from . import bicluster as _bicluster  # noqa: F401  (registers the measures)
-from . import coclustering as _partition  # noqa: F401
-from . import field_bicluster as _field_bicluster  # noqa: F401
-from . import field_partition as _field_partition  # noqa: F401
-from . import information as _information  # noqa: F401
-from . import micro as _micro  # noqa: F401
-from . import pairs as _pairs  # noqa: F401
+import importlib
+import pkgutil
+
 from .api import contingency, make_measure_function, measure_docstring, score
-from .plan import (
-    ScorePlan,
-    check_request,
-    provider_options,
-    resolve_params,
-    run,
-    run_tables,
-    select_measures,
-)
+from .plan import ScorePlan, provider_options, run, run_tables
 from .registry import (
     PROVIDERS,
     REGISTRY,
@@ -32,11 +20,22 @@ from .registry import (
     OneOf,
     Param,
     Provider,
+    catalogue,
     get,
     register,
     register_provider,
 )
+from .request import check_options, check_params, check_request, resolve_params, select_measures
 from .tables import Contingency
+
+#: Modules of this package that are machinery, not measure records.
+_MACHINERY = frozenset({"api", "functions", "null", "plan", "registry", "request", "tables"})
+
+# Every other module holds records and registers them when imported: all are imported here, in name
+# order, so a measure in a new file registers without any other edit and in the same order every time.
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+    if _info.name not in _MACHINERY:
+        importlib.import_module(f"{__name__}.{_info.name}")
 
 __all__ = [
     "PROVIDERS",
@@ -48,7 +47,10 @@ __all__ = [
     "OneOf",
     "Param",
     "Provider",
+    "catalogue",
     "ScorePlan",
+    "check_options",
+    "check_params",
     "check_request",
     "contingency",
     "get",

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from .plan import ScorePlan, run_tables
 from .registry import Measure
+from .request import check_options
 from .tables import DENSE_CELLS as _DENSE_CELLS
 from .tables import Contingency
 
@@ -167,6 +168,7 @@ def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENS
     ...     ([0, 0, 1, 1], [5, 5, 6]), ([1, 1, 0, 2], [0, 1, 1]), measures=["ari_rows", "ce"])
     True
     """
+    dense_cells = check_options(dense_cells=dense_cells)["dense_cells"]  # before anything is counted
     plan = ScorePlan.build(truth, pred, measures=[], tables=["partition"], unassigned=unassigned)
     rows, cols = plan.tables_of(run_tables([plan], progress=progress)[0], "partition")
-    return Contingency(rows, cols, int(dense_cells))
+    return Contingency(rows, cols, dense_cells)

@@ -93,13 +93,14 @@ def prepare_tables(
     return tables
 
 
-def _pairs(tables: BiclusterTables, *, R=1.0, beta=1.0, clip=False, drop_empty=False) -> tuple:
+def _pairs(tables: BiclusterTables, *, clip, drop_empty, R=R_PARAM.default, beta=BETA.default) -> tuple:
+    """The pair table; R and beta default to their records' defaults for the measures that take neither."""
     tables = prepare_tables(tables, drop_empty)
     pairs = precision_recall.pair_measures_of(tables, R=R, beta=beta, clip=bool(clip))
     return tables, pairs
 
 
-def _aggregates(tables: BiclusterTables, aggregate: str = "truth", **params) -> dict:
+def _aggregates(tables: BiclusterTables, *, aggregate: str, **params) -> dict:
     _, pairs = _pairs(tables, **params)
     return precision_recall.best_match_mean(pairs, aggregate=aggregate)
 
@@ -128,10 +129,10 @@ def pair_scores(truth, pred, *, R: float = 1.0, beta: float = 1.0, clip: bool = 
     >>> float(ds.recall.sel(truth_bicluster="B", pred_bicluster=0))
     0.5
     """
-    plan = ScorePlan.build(truth, pred, measures=[], tables=["bicluster"])
-    params = {"R": R, "beta": beta, "clip": clip, "drop_empty": drop_empty}
-    R, beta, clip, drop_empty = (P.validate(k, params[k]) for k, P in
+    given = {"R": R, "beta": beta, "clip": clip, "drop_empty": drop_empty}
+    R, beta, clip, drop_empty = (P.validate(k, given[k]) for k, P in  # before any input is opened
                                  (("R", R_PARAM), ("beta", BETA), ("clip", CLIP), ("drop_empty", DROP_EMPTY)))
+    plan = ScorePlan.build(truth, pred, measures=[], tables=["bicluster"])
     tables = plan.tables_of(run_tables([plan], progress=progress)[0], "bicluster")
     tables, pairs = _pairs(tables, R=R, beta=beta, clip=clip, drop_empty=drop_empty)
     dims = ("truth_bicluster", "pred_bicluster")
@@ -237,7 +238,7 @@ register(_bicluster("jaccard_space", f"Jaccard, {_SPACE}", {}, _UNBOUNDED,
                     _doc(_JACCARD, "space", "jaccard_space")))
 
 
-def _matching(tables: BiclusterTables, finalize, drop_empty=False) -> float:
+def _matching(tables: BiclusterTables, finalize, drop_empty: bool) -> float:
     return finalize(prepare_tables(tables, drop_empty))
 
 
@@ -245,7 +246,7 @@ register(Measure(
     name="consensus",
     summary="scikit-learn's consensus score: cell Jaccard on a one-to-one matching, / max(K, L).",
     family="bicluster", provider="bicluster",
-    finalize=lambda t, drop_empty=False: _matching(t, matching.consensus, drop_empty),
+    finalize=lambda t, drop_empty: _matching(t, matching.consensus, drop_empty),
     symmetric=True, bounds=(0.0, 1.0), perfect=1.0, params={"drop_empty": DROP_EMPTY}, default=False,
     empty_pred=0.0,
     doc=r"""
@@ -276,7 +277,7 @@ for _name, _direction, _over in (("prelic_relevance", "relevance", "pred"), ("pr
         name=_name,
         summary=f"Prelić {_direction}: sqrt of the mean best row- and column-set Jaccard over {_over} biclusters.",
         family="bicluster", provider="bicluster",
-        finalize=lambda t, drop_empty=False, _d=_direction: _matching(t, lambda x: matching.prelic(x, _d), drop_empty),
+        finalize=lambda t, drop_empty, _d=_direction: _matching(t, lambda x: matching.prelic(x, _d), drop_empty),
         symmetric=False, bounds=(0.0, 1.0), perfect=1.0, params={"drop_empty": DROP_EMPTY}, default=False,
         empty_pred=0.0,
         doc=rf"""

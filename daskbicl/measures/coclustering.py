@@ -136,7 +136,7 @@ register(
         summary="Normalised co-clustering error, 1 − CE/(1 − 1/(HL)) (1 = identical, 0 = independent).",
         family="partition",
         provider="partition",
-        finalize=lambda t, normalizer="corrected": cocluster_scores.nce(*t, dense_limit=_dense_limit(), normalizer=normalizer),
+        finalize=lambda t, normalizer: cocluster_scores.nce(*t, dense_limit=_dense_limit(), normalizer=normalizer),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=1.0,

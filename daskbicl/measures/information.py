@@ -32,7 +32,7 @@ for _name in ("nmi_rows", "nmi_cols"):
         name=_name,
         summary=f"Normalized mutual information of the {_word} partitions, MI / avg(H, H').",
         family="partition", provider="partition",
-        finalize=lambda t, average_method="arithmetic", _i=_i: information_theory.nmi(t[_i], average_method),
+        finalize=lambda t, average_method, _i=_i: information_theory.nmi(t[_i], average_method),
         symmetric=True, bounds=(0.0, 1.0), perfect=1.0, params={"average_method": AVERAGE}, default=False,
         doc=rf"""
 .. math::
@@ -57,7 +57,7 @@ for _name in ("ami_rows", "ami_cols"):
         name=_name,
         summary=f"Adjusted mutual information of the {_word} partitions (~0 = random, 1 = identical).",
         family="partition", provider="partition",
-        finalize=lambda t, average_method="arithmetic", _i=_i: information_theory.ami(t[_i], average_method),
+        finalize=lambda t, average_method, _i=_i: information_theory.ami(t[_i], average_method),
         symmetric=True, bounds=(-1.0, 1.0), perfect=1.0, params={"average_method": AVERAGE}, default=False,
         doc=rf"""
 .. math::

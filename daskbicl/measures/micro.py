@@ -71,6 +71,7 @@ register(
         fields=("precision", "recall", "f1"),
         params={"method": METHOD},
         provider_options={"parts": frozenset({"bcubed"})},
+        compiled=True,  # the numba-compiled family walk
         doc=f"""
 For a cell x, G(x) and C(x) are the pred and truth biclusters containing it;
 
@@ -134,12 +135,13 @@ register(
         empty_pred=1.0,
         family="micro",
         provider="micro",
-        finalize=lambda r, multiset=True: float(micro_scores.micro_ce(r, multiset=multiset, max_work=max_work())),
+        finalize=lambda r, multiset: float(micro_scores.micro_ce(r, multiset=multiset, max_work=max_work())),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
         params={"multiset": MULTISET},
         provider_options={"parts": frozenset({"overlap", "coverage"})},
+        compiled=True,  # the numba-compiled family walk
         doc=f"""
 .. math::
     \\mathrm{{CE}} = \\frac{{|U| - D_{{\\max}}}}{{|U|}}
@@ -187,11 +189,12 @@ register(
         family="micro",
         provider="micro",
         params={"multiset": MULTISET},
-        finalize=lambda r, multiset=True: float(micro_scores.rnia(r, multiset=multiset)),
+        finalize=lambda r, multiset: float(micro_scores.rnia(r, multiset=multiset)),
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
         provider_options={"parts": frozenset({"coverage"})},
+        compiled=True,  # the numba-compiled family walk
         doc=f"""
 .. math::
     \\mathrm{{RNIA}} = \\frac{{|U| - |I|}}{{|U|}}

@@ -28,7 +28,6 @@ when there is one.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import NamedTuple
 
 import dask
@@ -37,19 +36,17 @@ import numpy as np
 from ..errors import InputError, MeasureError, TooLargeError
 from ..kernels.coclustering.contingency import Table
 from ..scheduling import compute
-from .plan import resolve_params, select_measures
-from .registry import Boolean, Measure, OneOf
+from .registry import Measure
+from .request import MAX_DRAWS, NULL_MODELS, check_options, resolve_params, select_measures
 from .tables import Contingency
 
-__all__ = ["NullResult", "null"]
+__all__ = ["MAX_DRAWS", "NullResult", "null"]
 
-#: Most draws accepted in one call.
-MAX_DRAWS = 10**7
 #: Dense table entries (H·H' + L·L') sampled per task; a single draw above MAX_TABLE_CELLS is refused.
 _BATCH_CELLS = 1 << 22
 MAX_TABLE_CELLS = 1 << 24
 #: Random models (Gates & Ahn 2017): fixed cluster sizes, fixed number of clusters, any partition.
-MODELS = ("perm", "num", "all")
+MODELS = NULL_MODELS
 
 
 class NullResult(NamedTuple):
@@ -133,15 +130,6 @@ def _urns(rows: Table, cols: Table, model: str):
     return tuple((random_partitions.urn_distribution(t.n),) * 2 for t in (rows, cols))
 
 
-def _check_model(model, one_sided) -> tuple[str, bool]:
-    """``model`` and ``one_sided`` validated (the CLI passes them as text through ``--param``)."""
-    choice = OneOf(MODELS)
-    try:
-        return choice.check("model", model), Boolean().check("one_sided", one_sided)
-    except MeasureError as exc:
-        raise InputError(str(exc)) from None
-
-
 def _check_feasible(rows: Table, cols: Table, model: str, one_sided: bool) -> None:
     """Refuse up front what a draw could not do: a "num" rejection rate near 0, "all" tables too large."""
     from ..kernels.coclustering import random_partitions
@@ -175,12 +163,6 @@ def _adjusted(obs: float, mean: float, std: float, draws: int, perfect: float) -
     half = 1.96 * std / math.sqrt(draws)
     ends = sorted(adjust(mean + d) for d in (-half, half))
     return adjust(mean), ends[0], ends[1]
-
-
-def _check_draws(n) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or not 1 <= int(n) <= MAX_DRAWS:
-        raise InputError(f"n is the number of null draws: an integer from 1 to {MAX_DRAWS:,}, got {n!r}")
-    return int(n)
 
 
 def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, model: str = "perm", one_sided: bool = True,
@@ -229,8 +211,9 @@ def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, model: str
     """
     from .api import contingency, score
 
-    draws = _check_draws(n)
-    model, one_sided = _check_model(model, one_sided)
+    options = check_options(n=n, seed=seed, unassigned=unassigned, model=model, one_sided=one_sided)
+    draws, seed, unassigned = options["n"], options["seed"], options["unassigned"]
+    model, one_sided = options["model"], options["one_sided"]
     selected = select_measures(measures, "partition", "partition")
     for m in selected:
         if m.provider != "partition":

@@ -34,107 +34,16 @@ from ..engine.core import any_lazy, eager, shared_passes, task
 from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
-from ..io.validate import BICLUSTERING, KINDS, PARTITION
-from ..kernels.coclustering.contingency import check_policy
+from ..io.validate import BICLUSTERING, PARTITION
 from ..scheduling import compute, in_process, scatter_inputs
-from .registry import PROVIDERS, REGISTRY, Measure, get
+from .registry import PROVIDERS, Measure
+from .request import check_options, check_request, resolve_params, select_measures
 from .tables import Contingency
 
 __all__ = [
     "ScorePlan", "check_request", "graph_key", "plan_graphs", "provider_options", "resolve_params", "run",
     "run_tables", "scored_in_process", "select_measures",
 ]
-
-
-def _default_families(kind_truth: str, kind_pred: str) -> tuple[str, ...]:
-    if kind_truth == PARTITION and kind_pred == PARTITION:
-        return ("partition",)
-    return ("bicluster", "micro")
-
-
-def _names(measures) -> list[str]:
-    if isinstance(measures, str):
-        return [measures]
-    if not isinstance(measures, Iterable):
-        raise MeasureError(f"measures must be a measure name or a list of names, got {measures!r}")
-    names = list(measures)
-    for n in names:
-        if not isinstance(n, str):
-            raise MeasureError(f"measures must be a measure name or a list of names, got {measures!r}")
-    if not names:
-        raise MeasureError("measures is empty; pass None for every applicable measure")
-    return names
-
-
-def select_measures(measures, kind_truth: str | None = None, kind_pred: str | None = None) -> list[Measure]:
-    """Resolve ``measures`` (None, a name, or names) into registry records.
-
-    ``None`` selects the default measures (the published ones, ``Measure.default``)
-    of the default families for the input kinds: co-clustering measures for
-    two co-clusterings, bicluster and micro-object measures otherwise.  With kinds given, a measure whose
-    provider cannot read them is an error; without, the measures must at
-    least share one kind of input.
-    """
-    if measures is None:
-        if kind_truth is None or kind_pred is None:
-            return []
-        families = _default_families(kind_truth, kind_pred)
-        return [m for m in REGISTRY.values() if m.family in families and m.default]
-    selected = list({m.name: m for m in map(get, _names(measures))}.values())
-    if kind_truth is None or kind_pred is None:
-        common = set(KINDS)
-        for m in selected:
-            common &= set(PROVIDERS[m.provider].kinds)
-        if not common:
-            raise MeasureError(
-                f"measures {', '.join(m.name for m in selected)} cannot score the same kind of input"
-            )
-        return selected
-    for m in selected:
-        kinds = PROVIDERS[m.provider].kinds
-        for role, kind in (("truth", kind_truth), ("pred", kind_pred)):
-            if kind not in kinds:
-                raise MeasureError(
-                    f"measure {m.name!r} needs co-clusterings ({' or '.join(kinds)}) but "
-                    f"{role} is a {kind}"
-                )
-    return selected
-
-
-def resolve_params(selected: Sequence[Measure], params: Mapping) -> dict[str, dict]:
-    """Measure name -> its full, validated parameter dict.
-
-    A parameter no selected measure accepts is an error, so is a value
-    outside a parameter's declared constraint: both are found before any
-    data is read.
-    """
-    known = {p for m in selected for p in m.params}
-    unknown = sorted(set(params) - known)
-    if unknown:
-        allowed = ", ".join(sorted(known)) or "none"
-        raise MeasureError(
-            f"unknown parameter(s) {', '.join(map(str, unknown))} for the selected measures "
-            f"(they accept: {allowed})"
-        )
-    return {m.name: m.validate_params(params) for m in selected}
-
-
-def check_request(measures, params: Mapping | None = None, kinds: tuple[str, str] | None = None) -> list[Measure]:
-    """Validate measure names and parameters without any data; the selected measures.
-
-    Examples
-    --------
-    >>> import daskbicl
-    >>> [m.name for m in check_request(["fmeasure"], {"beta": "2"})]
-    ['fmeasure']
-    >>> check_request(["fmeasure"], {"beta": -1})
-    Traceback (most recent call last):
-    ...
-    daskbicl.errors.MeasureError: parameter beta must be a number in (0, inf), got -1
-    """
-    selected = select_measures(measures, *(kinds or (None, None)))
-    resolve_params(selected, params or {})
-    return selected
 
 
 def _merge_option(provider: str, key: str, a, b):
@@ -246,11 +155,11 @@ class ScorePlan:
             if pred is not None:
                 raise InputError("score(tables, ...) takes the counted tables alone: pass no pred")
             return cls.from_tables(truth, measures, **params)
-        unassigned = check_policy(unassigned)
+        unassigned = check_options(unassigned=unassigned)["unassigned"]
         if pred is None:
             raise InputError("pred is missing: score(truth, pred, ...), or score(tables) for a daskbicl.contingency()")
         tables_only = bool(tables) and isinstance(measures, (list, tuple)) and not measures
-        if measures is not None and not tables_only:  # names and parameters fail before any store is opened
+        if not tables_only:  # names and parameters fail before any store is opened
             check_request(measures, params)
         truth = as_input(truth, roles[0], unassigned=unassigned)
         pred = as_input(pred, roles[1], allow_empty=not tables, unassigned=unassigned)
@@ -283,8 +192,7 @@ class ScorePlan:
         Every co-clustering measure applies, and every other measure whose
         provider declares ``from_tables``.
         """
-        if measures is not None:
-            check_request(measures, params)
+        check_request(measures, params)
         selected = select_measures(measures, PARTITION, PARTITION)
         for m in selected:
             if PROVIDERS[m.provider].from_tables is None:

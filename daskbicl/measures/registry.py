@@ -38,7 +38,7 @@ from ..errors import MeasureError
 
 __all__ = [
     "Boolean", "Interval", "Measure", "OneOf", "Param", "Provider", "PROVIDERS", "REGISTRY",
-    "get", "register", "register_provider",
+    "catalogue", "get", "register", "register_provider",
 ]
 
 
@@ -234,6 +234,11 @@ class Measure:
     version : int
         The version of the measure's definition: bump when a measure's
         definition changes; batch never reuses rows of another version.
+    compiled : bool
+        Its computation runs numba-compiled kernels (compiled on the first
+        use after an install; the command line says so before a silent
+        minute).  Capability facts such as this live on the record, not in
+        the modules that act on them.
     """
 
     name: str
@@ -252,6 +257,7 @@ class Measure:
     empty_pred: object = None
     default: bool = True
     version: int = 1
+    compiled: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "params", _frozen(self.params))
@@ -316,3 +322,25 @@ def get(name) -> Measure:
         raise MeasureError(
             f"unknown measure {name!r}.{hint} Available: {', '.join(sorted(REGISTRY))}"
         ) from None
+
+
+def catalogue() -> list[dict]:
+    """Every registered measure as plain data: what ``daskbicl measures --json`` prints and the docs tabulate.
+
+    Examples
+    --------
+    >>> import daskbicl
+    >>> row = next(r for r in catalogue() if r["name"] == "nce")
+    >>> row["params"]["normalizer"]["default"], row["params"]["normalizer"]["constraint"]
+    ('corrected', "one of 'corrected', 'printed'")
+    """
+    return [
+        {
+            "name": m.name, "family": m.family, "summary": m.summary, "default": m.default,
+            "provider": m.provider, "inputs": list(PROVIDERS[m.provider].kinds), "symmetric": m.symmetric,
+            "bounds": list(m.bounds), "perfect": m.perfect, "fields": list(m.fields), "compiled": m.compiled,
+            "params": {k: {"default": p.default, "constraint": p.constraint.describe(), "doc": p.doc}
+                       for k, p in m.params.items()},
+        }
+        for m in REGISTRY.values()
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..kernels.tradeoff.indices import get_index, weighted_index
+from ..kernels.tradeoff.indices import DEFAULT_INDEX, get_index, weighted_index
 from ._common import GREY, legend_below, new_axes, place_labels
 from ._common import LABELS as _LABELS
 
@@ -117,7 +117,7 @@ def plot_pr_space(
     rec,
     *,
     names=None,
-    index: str = "fmeasure",
+    index: str = DEFAULT_INDEX,
     lam: float = 0.5,
     levels=(0.2, 0.4, 0.6, 0.8),
     truth_size: int | None = None,
@@ -229,7 +229,7 @@ def plot_corrected_pr_space(
     rec_c,
     *,
     names=None,
-    index: str = "fmeasure",
+    index: str = DEFAULT_INDEX,
     lam: float = 0.5,
     levels=(0.2, 0.4, 0.6, 0.8),
     groups=None,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..kernels.tradeoff.indices import DEFAULT_INDEX
 from ..tradeoffs.space import (
     ApplicationDomain,
     Comparison,
@@ -226,7 +227,7 @@ def plot_tradeoff_space(
     rec,
     *,
     names=None,
-    index: str | Sequence[str] = "fmeasure",
+    index: str | Sequence[str] = DEFAULT_INDEX,
     truth_size: int | None = None,
     n_cells: int | None = None,
     pre_min: float | None = None,

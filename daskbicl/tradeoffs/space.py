@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..kernels.tradeoff.indices import (
+    DEFAULT_INDEX,
     below_segments,
     envelope_segments,
     get_index,
@@ -55,7 +56,7 @@ def _results(pre, rec, names) -> pd.DataFrame:
     return pd.DataFrame({"name": names, "pre": p, "rec": r})
 
 
-def tradeoff_curves(pre, rec, lam=None, *, names=None, index: str = "fmeasure") -> pd.DataFrame:
+def tradeoff_curves(pre, rec, lam=None, *, names=None, index: str = DEFAULT_INDEX) -> pd.DataFrame:
     """Each result's curve :math:`I_\\lambda(pre_i, rec_i)` on a λ grid.
 
     Parameters
@@ -281,7 +282,7 @@ def optimal_tradeoff(
     rec,
     *,
     names=None,
-    index: str = "fmeasure",
+    index: str = DEFAULT_INDEX,
     pre_min: float | None = None,
     rec_min: float | None = None,
 ) -> Tradeoff:
@@ -366,7 +367,7 @@ class ApplicationDomain:
 
 
 def application_domain(
-    pre, rec, *, truth_size: int, n_cells: int, names=None, index: str = "fmeasure"
+    pre, rec, *, truth_size: int, n_cells: int, names=None, index: str = DEFAULT_INDEX
 ) -> ApplicationDomain:
     """Maximal/minimal result curves and the uninformative λ of each result.
 
@@ -454,7 +455,7 @@ class Comparison:
 def compare_algorithms(
     algorithms: Mapping[Hashable, object],
     *,
-    index: str = "fmeasure",
+    index: str = DEFAULT_INDEX,
     pre_min: float | None = None,
     rec_min: float | None = None,
 ) -> Comparison:

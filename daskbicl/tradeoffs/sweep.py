@@ -22,9 +22,10 @@ from ..engine.blocks import as_biclustering
 from ..errors import InputError
 from ..io.inputs import as_input
 from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
-from ..kernels.tradeoff.indices import get_index
+from ..kernels.tradeoff.indices import DEFAULT_INDEX, get_index
 from ..measures.bicluster import prepare_tables
 from ..measures.plan import ScorePlan, run_tables
+from ..measures.request import check_options
 from . import space as tradeoff_space
 
 __all__ = ["SweepTradeoff", "tradeoff"]
@@ -333,7 +334,7 @@ def _match_label(labels: pd.Index, label):
 def tradeoff(
     truth,
     *sweeps,
-    index: str = "fmeasure",
+    index: str = DEFAULT_INDEX,
     names=None,
     truth_bicluster=None,
     pre_min: float | None = None,
@@ -393,7 +394,9 @@ def tradeoff(
     ['tight', 'loose']
     """
 
-    get_index(index)
+    get_index(index)  # the request is checked before any input is opened
+    options = check_options(drop_empty=drop_empty, unassigned=unassigned)
+    drop_empty, unassigned = options["drop_empty"], options["unassigned"]
     if not sweeps:
         raise InputError("tradeoff needs at least one sweep (a biclustering of results)")
     if names is None:

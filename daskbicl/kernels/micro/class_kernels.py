@@ -13,6 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..compiled import announce_compiles
+
+announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
+
 __all__ = ["bcubed_of_classes", "classes_of_pairs", "pair_weights"]
 
 #: Classes of at most this many elements count their traces in a dense table.

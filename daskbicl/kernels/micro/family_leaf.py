@@ -30,6 +30,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..compiled import announce_compiles
+
+announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
+
 __all__ = ["build_table", "find", "leaf_bcubed", "union_table", "STATUS_COLLISION"]
 
 #: Two sets of a leaf have the same hash: draw new random words and retry.

@@ -41,6 +41,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..compiled import announce_compiles
+
+announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
+
 __all__ = ["enumerate_family", "STATUS_OK", "STATUS_FULL"]
 
 #: Return status of :func:`enumerate_family`: finished.

@@ -49,8 +49,11 @@ import numpy as np
 from numba import njit
 
 from ...errors import InputError
+from ..compiled import announce_compiles
 from .estimates import BlockSums
 from .memberships import Memberships
+
+announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
 __all__ = ["SEED", "Sampler"]
 

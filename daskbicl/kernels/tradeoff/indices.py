@@ -45,6 +45,7 @@ import numpy as np
 from ...errors import InputError, MeasureError
 
 __all__ = [
+    "DEFAULT_INDEX",
     "INDEX_RECORDS",
     "INDICES",
     "R_from_lambda",
@@ -252,6 +253,8 @@ JACCARD = WeightedIndex(
 #: The weighted indices by name.
 INDEX_RECORDS: dict[str, WeightedIndex] = {x.name: x for x in (KULCZYNSKI, FMEASURE, FOLKE, JACCARD)}
 INDICES: tuple[str, ...] = tuple(INDEX_RECORDS)
+#: The index used when none is named (the tradeoff functions, figures and ``daskbicl tradeoff --index``).
+DEFAULT_INDEX: str = FMEASURE.name
 
 
 def get_index(index) -> WeightedIndex:
@@ -275,7 +278,7 @@ def unit(name: str, value) -> np.ndarray:
     return arr
 
 
-def weighted_index(pre, rec, lam, index: str = "fmeasure"):
+def weighted_index(pre, rec, lam, index: str = DEFAULT_INDEX):
     """Weighted Kulczynski, F-measure, Folke or Jaccard index (docs/measures/tradeoff.md).
 
     .. math::
