@@ -1,4 +1,4 @@
-"""Command line: ``daskbicl score | generate | demo | tradeoff | measures``.
+"""Command line: ``daskbicl score | generate | demo | convert | tradeoff | measures | warm | batch | results``.
 
 Errors a user can cause are printed as one line on stderr and exit with
 status 2 (no traceback); ``--debug`` shows the traceback instead.  Output
@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
 import sys
-import tempfile
 import time
 
 from ._version import __version__
@@ -28,55 +26,25 @@ from .clitools import (
     EXIT_USAGE,
     Parser,
     check_figure_path,
-    choose_scheduler,
     cluster,
     exit_status,
+    format_table,
     jsonable,
     param,
     positive_int,
     progress_wanted,
     workers_count,
 )
-from .errors import DaskbiclError, InputError, StoreError
+from .datacommands import cmd_convert, cmd_demo, cmd_generate
+from .errors import DaskbiclError, InputError
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
-from .kernels.micro.estimates import Estimate
 from .kernels.tradeoff.indices import DEFAULT_INDEX, INDICES
 
 # --------------------------------------------------------------------------- cluster
 
 
 # --------------------------------------------------------------------------- output
-
-
-def format_table(results: dict) -> str:
-    """Human-readable table of a ``score`` result."""
-    from .measures import REGISTRY
-
-    rows = []
-    for name, value in results.items():
-        summary = REGISTRY[name].summary if name in REGISTRY else ""
-        if hasattr(value, "_asdict"):
-            for field, v in value._asdict().items():
-                rows.append((f"{name}.{field}", v, summary))
-                summary = ""
-        else:
-            rows.append((name, value, summary))
-    width = max(len("measure"), *(len(r[0]) for r in rows))
-    texts = [_value_text(value) for _, value, _ in rows]
-    vw = max(10, *(len(t) for t in texts))
-    lines = [f"{'measure':<{width}}  {'value':>{vw}}  description", f"{'-' * width}  {'-' * vw}  {'-' * 11}"]
-    for (name, _, summary), text in zip(rows, texts):
-        lines.append(f"{name:<{width}}  {text:>{vw}}  {summary}")
-    if any(isinstance(value, Estimate) for _, value, _ in rows):
-        lines.append("\n≈ v ± h: sampled estimate, 95 % interval [v - h, v + h] (method=exact insists on the exact "
-                     "value; docs: measures/micro, \"Exact or sampled\")")
-    return "\n".join(lines)
-
-
-def _value_text(value) -> str:
-    """An exact value to 6 decimals; a sampled one as "≈ 0.4312 ± 0.0008" (decimals enough for its half-width)."""
-    return str(value) if isinstance(value, Estimate) else f"{value:.6f}"
 
 
 # --------------------------------------------------------------------------- commands
@@ -175,232 +143,6 @@ def _score_null(args, plan) -> int:
     sides = "truth and pred random" if args.two_sided else "truth fixed"
     print(f"\n{args.null} draws under {model}, {sides}; p counts draws at least as good, +1), in {elapsed:.2f} s; "
           "--json adds the chance-adjusted value and its 95 % interval", file=sys.stderr)
-    return EXIT_OK
-
-
-def _store_names(preds: int) -> list[str]:
-    return ["truth.zarr"] + (["pred.zarr"] if preds == 1 else [f"pred-{k:03d}.zarr" for k in range(preds)])
-
-
-#: ``generate`` refuses to build a graph of more chunks than this (it would take minutes to plan).
-MAX_GENERATE_CHUNKS = 200_000
-
-
-def _check_size(rows: int, cols: int, chunk: int, preds: int) -> None:
-    chunks = (-(-rows // chunk) + -(-cols // chunk)) * (1 + preds)
-    if chunks > MAX_GENERATE_CHUNKS:
-        need = -(-(rows + cols) * (1 + preds) // MAX_GENERATE_CHUNKS)
-        raise InputError(
-            f"{rows:,} rows and {cols:,} columns in chunks of {chunk:,} make {chunks:,} chunks "
-            f"(at most {MAX_GENERATE_CHUNKS:,}); pass --chunk {need:,} or more"
-        )
-
-
-def _check_generate(out_dir: str, noise: float, seed: int, preds: int, overwrite: bool) -> None:
-    """Validate every ``generate`` argument before anything is written or started."""
-    if not (math.isfinite(noise) and 0.0 <= noise <= 1.0):
-        raise InputError(f"--noise is the fraction of labels redrawn: it must be in [0, 1], got {noise:g}")
-    if seed < 0:
-        raise InputError(f"--seed must be a non-negative integer, got {seed}")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise InputError(f"output folder {out_dir} exists and is not a folder")
-    if not overwrite:
-        existing = [os.path.join(out_dir, n) for n in _store_names(preds) if os.path.exists(os.path.join(out_dir, n))]
-        if existing:
-            more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-            raise StoreError(f"{existing[0]}{more} already exists; pass --overwrite to replace")
-
-
-@contextlib.contextmanager
-def _output_folder(out_dir: str):
-    """Create ``out_dir`` (and missing parents); if what follows fails, remove the folders created that stayed empty.
-
-    Stores that were completed stay (each store is written atomically);
-    a failed ``generate`` never leaves an empty output folder behind.
-    """
-    created = []
-    folder = os.path.abspath(out_dir)
-    while not os.path.isdir(folder):
-        created.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    for path in reversed(created):
-        try:
-            os.mkdir(path)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            _remove_empty(created)
-            raise InputError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
-    try:
-        yield
-    except BaseException:
-        _remove_empty(created)
-        raise
-
-
-def _remove_empty(folders: list[str]) -> None:
-    for path in folders:  # deepest first
-        with contextlib.suppress(OSError):
-            os.rmdir(path)  # only if empty
-
-
-def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_clusters: int,
-              noise: float, seed: int, preds: int, overwrite: bool, chunk: int,
-              progress: bool = False) -> tuple[str, list[str]]:
-    from .io.store import open_store, save
-    from .io.synthetic import perturb, random_partition
-
-    _check_generate(out_dir, noise, seed, preds, overwrite)
-    with _output_folder(out_dir):
-        truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
-        names = _store_names(preds)
-        truth_path = save(truth, os.path.join(out_dir, names[0]), overwrite=overwrite, progress=progress)
-        truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
-        pred_paths = []
-        for k, name in enumerate(names[1:]):
-            pred = perturb(truth, noise, seed=seed + 1 + k)
-            pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite, progress=progress))
-    return truth_path, pred_paths
-
-
-def _generate_biclustering(args, progress: bool) -> tuple[str, list[str]]:
-    """``generate --kind biclustering``: a synthetic overlapping biclustering and noisy copies."""
-    from .io.store import save
-    from .io.synthetic_biclustering import perturb_biclustering, random_biclustering
-
-    truth = random_biclustering(args.rows, args.cols, args.biclusters, density=args.density, layout=args.layout,
-                                overlap=args.overlap, seed=args.seed, chunk=args.chunk)
-    names = _store_names(args.preds)
-    with _output_folder(args.out):
-        truth_path = save(truth, os.path.join(args.out, names[0]), overwrite=args.overwrite, progress=progress)
-        preds = [
-            save(perturb_biclustering(truth, args.noise, density=args.density, seed=args.seed + 1 + k),
-                 os.path.join(args.out, name), overwrite=args.overwrite, progress=progress)
-            for k, name in enumerate(names[1:])
-        ]
-    return truth_path, preds
-
-
-def _check_generate_biclustering(args) -> None:
-    from .io.synthetic_biclustering import LAYOUTS
-
-    if not 0.0 < args.density <= 1.0:
-        raise InputError(f"--density is the share of rows and of columns in a bicluster: it must be in (0, 1], got {args.density:g}")
-    if not 0.0 <= args.overlap <= 1.0:
-        raise InputError(f"--overlap must be in [0, 1], got {args.overlap:g}")
-    if args.layout not in LAYOUTS:  # argparse checks choices; this guards the Python call
-        raise InputError(f"--layout must be one of {', '.join(LAYOUTS)}")
-
-
-def cmd_generate(args) -> int:
-    _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite)
-    _check_size(args.rows, args.cols, args.chunk, args.preds)
-    if args.kind == "biclustering":
-        _check_generate_biclustering(args)
-    with cluster(args.scheduler, args.workers) if args.cluster else contextlib.nullcontext():
-        started = time.perf_counter()
-        with contextlib.redirect_stdout(sys.stderr):
-            if args.kind == "biclustering":
-                truth, preds = _generate_biclustering(args, progress_wanted(args))
-            else:
-                truth, preds = _generate(
-                    args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
-                    args.noise, args.seed, args.preds, args.overwrite, args.chunk, progress_wanted(args),
-                )
-    print(f"truth: {truth}")
-    for p in preds:
-        print(f"pred:  {p}")
-    print(f"generated in {time.perf_counter() - started:.2f} s", file=sys.stderr)
-    return EXIT_OK
-
-
-def cmd_demo(args) -> int:
-    from .measures import score
-
-    _check_generate(args.out or tempfile.gettempdir(), args.noise, args.seed, 1, True)
-    out = args.out or tempfile.mkdtemp(prefix="daskbicl-demo-")
-    print(
-        f"daskbicl {__version__} demo: a {args.rows:,} x {args.cols:,} co-clustering "
-        f"({args.row_clusters} x {args.col_clusters} clusters) and a copy with "
-        f"{args.noise:.0%} of its labels redrawn"
-    )
-    with cluster(args.scheduler, args.workers, default="local") as client:
-        if client is not None:
-            print(f"dask cluster: {len(client.scheduler_info()['workers'])} worker processes at "
-                  f"{client.scheduler.address}")
-        else:
-            print(f"dask scheduler: {choose_scheduler(args.scheduler, args.workers)} (in this process)")
-        started = time.perf_counter()
-        truth, preds = _generate(
-            out, args.rows, args.cols, args.row_clusters, args.col_clusters,
-            args.noise, args.seed, 1, True, 1 << 20,
-        )
-        print(f"wrote {truth}\n      {preds[0]}  ({time.perf_counter() - started:.1f} s)")
-        started = time.perf_counter()
-        with contextlib.redirect_stdout(sys.stderr):
-            results = score(truth, preds[0], progress=progress_wanted(args))
-        elapsed = time.perf_counter() - started
-    print()
-    print(format_table(results))
-    print(f"\nscored {args.rows + args.cols:,} labels per store in {elapsed:.2f} s")
-    print(f"stores kept in {out}  (try: daskbicl score {truth} {preds[0]} --json)")
-    return EXIT_OK
-
-
-def _read_labels(spec: str, keep_na: bool):
-    """Labels of a file; says on stderr how many were read as missing (they become unassigned)."""
-    from .io.inputs import count_missing, read_labels
-
-    values = read_labels(spec, keep_na=keep_na)
-    missing = count_missing(values)
-    if missing:
-        hint = ("only empty cells are missing with --keep-na" if keep_na else
-                'empty cells and markers such as "NA", "N/A", "null" are missing; --keep-na keeps such text '
-                "as labels")
-        print(f"note: {spec}: {missing:,} of {len(values):,} labels read as missing, stored as unassigned "
-              f"({hint})", file=sys.stderr)
-    return values
-
-
-def _convert_dataset(args):
-    """The Dataset ``daskbicl convert`` writes, from the files its arguments name."""
-    from .io.inputs import biclustering_from_indices, read_biclusters_json, read_mask
-    from .io.validate import as_dataset
-
-    row = _read_labels(args.row_coords, args.keep_na) if args.row_coords else None
-    col = _read_labels(args.col_coords, args.keep_na) if args.col_coords else None
-    forms = [bool(args.rows or args.cols), bool(args.row_mask or args.col_mask), bool(args.biclusters)]
-    if sum(forms) != 1:
-        raise InputError("convert needs exactly one of: --rows and --cols (a co-clustering), "
-                         "--row-mask and --col-mask, or --biclusters FILE.json (a biclustering)")
-    if forms[0]:
-        if not (args.rows and args.cols):
-            raise InputError("a co-clustering needs both --rows FILE and --cols FILE")
-        from . import partition
-
-        return partition(_read_labels(args.rows, args.keep_na), _read_labels(args.cols, args.keep_na),
-                         row=row, col=col)
-    if forms[1]:
-        if not (args.row_mask and args.col_mask):
-            raise InputError("a biclustering from masks needs both --row-mask FILE and --col-mask FILE")
-        from . import biclustering
-
-        return biclustering(read_mask(args.row_mask), read_mask(args.col_mask), row=row, col=col)
-    shape = tuple(args.shape) if args.shape else None
-    ds = biclustering_from_indices(read_biclusters_json(args.biclusters), shape, row=row, col=col)
-    return as_dataset(ds, "convert")
-
-
-def cmd_convert(args) -> int:
-    from .io.store import save
-
-    ds = _convert_dataset(args)  # every file read and checked before anything is written
-    path = save(ds, args.out, overwrite=args.overwrite)
-    sizes = ", ".join(f"{n:,} {d}s" for d, n in ds.sizes.items())
-    print(f"{ds.attrs['daskbicl_kind']}: {path} ({sizes})")
     return EXIT_OK
 
 
