@@ -22,8 +22,9 @@ import xarray as xr
 
 from ..kernels.bicluster.cell_pairs import cell_histogram, cell_pair_histogram, cell_signatures
 from ..kernels.bicluster.omega_index import pair_histogram
-from ..kernels.micro.memberships import Memberships
+from ..kernels.micro.memberships import Memberships, memberships_of_table
 from .blocks import as_biclustering
+from .contingency_pass import partition_tables
 from .core import task
 from .micro_pass import max_work, memberships_graph
 
@@ -113,9 +114,16 @@ def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=froz
         raise ValueError(f"unknown axis {sorted(unknown)}; expected some of {sorted(AXES)}")
     limit = max_work()
     out = {}
+    kinds = {truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"]}
+    # two co-clusterings: each axis's signatures are the cells of its contingency table (the pass the
+    # co-clustering measures count anyway), never one-hot masks
+    tables = partition_tables(truth, pred, split_every=split_every) if kinds == {"partition"} else None
     for axis in sorted(counts | pairs):
-        graph = memberships_graph(_one_axis_masks(truth, axis, "truth"), _one_axis_masks(pred, axis, "pred"),
-                                  split_every=split_every)
+        if tables is not None:
+            graph = task(memberships_of_table)(tables[0 if axis == "rows" else 1])
+        else:
+            graph = memberships_graph(_one_axis_masks(truth, axis, "truth"), _one_axis_masks(pred, axis, "pred"),
+                                      split_every=split_every)
         out[axis] = task(cover_counts)(graph, axis in pairs, limit)
     cell = None
     if cells:

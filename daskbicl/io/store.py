@@ -112,7 +112,8 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         raise InputError(f"{role}: a store path must be text, got bytes {text!r}")
     if not is_remote(text):
         storage_options = None  # fsspec options mean nothing to a local path (zarr refuses them)
-        local = _local(text)
+        # absolute: the chunks may be read by workers of a cluster started in another folder
+        local = _local(text).absolute()
         if not local.exists():
             if local.is_symlink():
                 raise StoreError(f"{role}: {text} is a broken symbolic link or a loop of symbolic links")

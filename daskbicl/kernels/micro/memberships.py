@@ -31,7 +31,7 @@ import numpy as np
 
 from ...errors import InputError
 
-__all__ = ["Memberships", "merge_memberships", "one_side", "signature_counts", "subproblem"]
+__all__ = ["Memberships", "memberships_of_table", "merge_memberships", "one_side", "signature_counts", "subproblem"]
 
 # Columns of a mask block turned into lists at once (bounds the temporaries).
 _SUB = 1 << 17
@@ -371,3 +371,35 @@ def subproblem(m: Memberships, required=(), keep=None):
 def one_side(m: Memberships, side: str):
     """:func:`subproblem` with no required element, keeping one side's elements."""
     return subproblem(m, (), keep=side)
+
+
+def memberships_of_table(table) -> Memberships:
+    """The signatures of one axis of two co-clusterings, from their contingency table (no mask, no pass).
+
+    Each item is in exactly one truth cluster i and one pred cluster j: the
+    distinct signatures are the non-zero cells ``[i, K + j]`` with ``n_ij``
+    items, and the Gram table holds the cluster sizes and the table itself.
+    ``table`` is a :class:`~daskbicl.kernels.coclustering.contingency.Table`
+    (coordinate form; every cluster has at least one item).
+
+    Examples
+    --------
+    >>> from daskbicl.kernels.coclustering.contingency import Table
+    >>> m = memberships_of_table(Table.from_labels([0, 0, 1], [0, 1, 1]))
+    >>> m.lists(), m.cnt.tolist(), m.gram.tolist()
+    ([[0, 2], [0, 3], [1, 3]], [1, 1, 1], [[2, 0, 1, 1], [0, 1, 0, 1], [1, 0, 1, 0], [1, 1, 0, 2]])
+    """
+    k, l = len(table.truth_labels), len(table.pred_labels)
+    rows, cols = np.asarray(table.rows, np.int64), np.asarray(table.cols, np.int64)
+    counts = np.asarray(table.counts, np.int64)
+    order = np.lexsort((cols, rows))
+    rows, cols, counts = rows[order], cols[order], counts[order]
+    el = np.empty(2 * len(counts), np.int32)
+    el[0::2], el[1::2] = rows, k + cols
+    gram = np.zeros((k + l, k + l), np.int64)
+    np.add.at(gram, (rows, rows), counts)
+    np.add.at(gram, (k + cols, k + cols), counts)
+    np.add.at(gram, (rows, k + cols), counts)
+    np.add.at(gram, (k + cols, rows), counts)
+    return Memberships(k, l, int(counts.sum()), np.arange(0, 2 * len(counts) + 1, 2, dtype=np.int64), el, counts,
+                       gram)
