@@ -74,9 +74,6 @@ def test_block_extraction():
 #: has no such list: a README line that fails is a failing test.
 KNOWN_BROKEN_DOCS = {
     ("docs/guide/batch.md", "daskbicl batch nightly.toml"): "the page never writes nightly.toml",
-    ("docs/guide/cluster.md", "daskbicl score truth.zarr pred.zarr "): (
-        "--scheduler ADDRESS with relative store paths: the workers resolve them in their own folder "
-        "(pred.zarr/col_labels does not exist); the CLI should make local paths absolute"),
     ("docs/guide/cluster.md", "from distributed import Client, LocalCluster"): "fragment: no import daskbicl",
     ("docs/guide/cluster.md", "import dask"): "fragment: no import daskbicl",
     ("docs/guide/data-model.md", "daskbicl.save(ds,"): "fragment: no import, ds undefined",
@@ -154,7 +151,8 @@ def _run_shell(code: str, folder: Path, address: str) -> None:
     assert proc.returncode == 0, f"the block exited {proc.returncode}: {proc.stderr.strip()[-2000:]}"
 
 
-def _run_python(code: str, namespace: dict, name: str) -> None:
+def _run_python(code: str, namespace: dict, name: str, address: str) -> None:
+    code = re.sub(r"tcp://[\w.:-]+", address, code)  # an example scheduler address: the session's LocalCluster
     if ">>>" in code:
         test = doctest.DocTestParser().get_doctest(code, namespace, name, name, 0)
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -173,7 +171,7 @@ def test_example_runs_as_printed(page, line, lang, code, tmp_path_factory, monke
         _run_shell(code, folder, local_cluster.scheduler_address)
     else:
         namespace = _NAMESPACES.setdefault(page, {"__name__": "__readme__"})
-        _run_python(code, namespace, f"{page.relative_to(ROOT)}:{line}")
+        _run_python(code, namespace, f"{page.relative_to(ROOT)}:{line}", local_cluster.scheduler_address)
 
 
 def test_every_page_with_examples_is_collected():
