@@ -352,8 +352,9 @@ def test_coclusterings_use_each_row_cluster_once():
 
 def test_degenerate_inputs():
     one_row = _ds(([[1]], [[1, 1]]))
-    with pytest.raises(daskbicl.InputError, match="at least two rows"):
-        daskbicl.omega_rows(one_row, one_row)
+    assert daskbicl.omega_rows(one_row, one_row) == 1.0  # no pair: the adjusted Rand index's convention
+    assert daskbicl.omega_rows(one_row, one_row) == daskbicl.ari_rows(([0], [0, 0]), ([0], [0, 0]))
+    assert daskbicl.csi(one_row, one_row) == 1.0
     empty = daskbicl.biclustering(np.zeros((0, 4), bool), np.zeros((0, 3), bool))
     truth = _ds(([[1, 1, 0, 0]], [[1, 1, 0]]))
     no_csi = [n for n in FIELD if n != "csi"]

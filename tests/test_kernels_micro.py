@@ -12,6 +12,7 @@ import itertools
 import math
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from functools import partial
 

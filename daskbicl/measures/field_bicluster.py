@@ -62,9 +62,8 @@ def _axis(tables: CoverTables, axis: str):
 
 def _omega(tables: CoverTables, axis: str) -> float:
     counts = _axis(tables, axis)
-    if counts.n_items < 2:
-        word = _AXIS_WORD[axis]
-        raise InputError(f"the omega index of the {word} covers needs at least two {word}s, got {counts.n_items}")
+    if counts.n_items < 2:  # no pair to tell the covers apart: 1, the adjusted Rand index's convention
+        return 1.0
     return omega_from_histogram(counts.pairs)
 
 
@@ -151,8 +150,6 @@ Examples
 def _cells(tables: CoverTables):
     if tables.cells is None:
         raise InputError("the cells were not counted")
-    if tables.cells.n_cells < 2:
-        raise InputError(f"omega and CSI on cells need at least two cells, got {tables.cells.n_cells}")
     return tables.cells
 
 
@@ -171,7 +168,7 @@ register(Measure(
     name="omega",
     summary="Omega index on cells: pairs of cells sharing as many biclusters on both sides, chance-corrected.",
     family="bicluster", provider="cover", default=False,
-    finalize=lambda t: omega_from_histogram(_cells(t).pairs),
+    finalize=lambda t: 1.0 if _cells(t).n_cells < 2 else omega_from_histogram(_cells(t).pairs),
     symmetric=True, bounds=(-math.inf, 1.0), perfect=1.0, empty_pred=0.0,
     provider_options={"counts": frozenset(), "cells": True},
     doc=f"""
