@@ -31,8 +31,24 @@ def _micro() -> None:
     pair = [biclustering_dataset(rng.random((3, 40)) < 0.4, rng.random((3, 30)) < 0.4, role="warm")
             for _ in range(2)]
     compiled = sorted(name for name, m in REGISTRY.items() if m.compiled and m.family == "micro")
-    score(*pair, measures=compiled)  # the exact engine
-    score(*pair, measures=["mocice_bcubed"], method="sample")  # the sampling kernels
+    score(*pair, measures=compiled)  # the exact engine, by the method its plan picks
+    _both_exact_methods(rng)
+    sampled = sorted(name for name, m in REGISTRY.items() if "method" in m.params)
+    score(*pair, measures=sampled, method="sample")  # the sampling kernels
+
+
+def _both_exact_methods(rng) -> None:
+    """The family walk and the cell-class method, each forced, on one small pair (the plan picks one)."""
+    from .kernels.micro.memberships import signature_counts
+    from .kernels.micro.micro_scores import MicroTables, micro_ce, mocice_bcubed, rnia
+
+    masks = [rng.random((3, n)) < 0.4 for n in (40, 40, 30, 30)]  # truth rows, pred rows, truth cols, pred cols
+    rows, cols = signature_counts(masks[0], masks[1]), signature_counts(masks[2], masks[3])
+    for method in ("family", "classes"):
+        tables = MicroTables(rows, cols, method=method)
+        mocice_bcubed(tables)
+        micro_ce(tables)
+        rnia(tables)
 
 
 def _overlap() -> None:
@@ -40,12 +56,12 @@ def _overlap() -> None:
     import numpy as np
 
     from .io.inputs import biclustering_dataset
-    from .measures import score
+    from .measures import REGISTRY, score
 
     rng = np.random.default_rng(0)
     pair = [biclustering_dataset(rng.random((3, 40)) < 0.4, rng.random((3, 30)) < 0.4, role="warm")
             for _ in range(2)]
-    score(*pair, measures=["omega_rows", "omega", "csi"])
+    score(*pair, measures=sorted(name for name, m in REGISTRY.items() if m.provider == "cover"))
 
 
 def _strings() -> None:

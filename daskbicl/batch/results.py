@@ -350,7 +350,13 @@ class ResultsDB:
             return sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
         real = os.path.abspath(self.path)
         writable = os.access(real, os.W_OK) and os.access(os.path.dirname(real), os.W_OK)
-        uri = pathlib.Path(real).as_uri() + ("?mode=ro" if writable else "?immutable=1")
+        if writable:
+            # an ordinary connection that refuses writes: when it closes, SQLite removes the WAL side
+            # files it made (a mode=ro connection would leave -wal/-shm behind a mere reader)
+            conn = sqlite3.connect(real, timeout=60.0, isolation_level=None)
+            conn.execute("PRAGMA query_only = ON")
+            return conn
+        uri = pathlib.Path(real).as_uri() + "?immutable=1"
         return sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
 
     def _tables(self) -> set[str]:

@@ -57,8 +57,7 @@ from .. import config
 from ..errors import InputError, TooLargeError
 from ..kernels.micro import estimates, micro_scores
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
-from ..kernels.micro.cell_records import _nothing_covered as nothing_covered
-from ..kernels.micro.cell_records import bicluster_overlap, same_biclusters
+from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
 from ..kernels.micro.memberships import merge_memberships, signature_counts
 from ..kernels.micro.planner import plan_micro
@@ -229,7 +228,7 @@ def _sampled(sampler, overlap, count, *parts):
         return None
     sides = _sides(sampler)
     if not sides:
-        raise nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
+        raise bcubed_nothing_covered()
     if len(sides) == 1 or same_biclusters(overlap):  # documented conventions: exact values, never sampled
         value = 1.0 if len(sides) == 2 else 0.0
         return micro_scores.PRF(value, value, value)

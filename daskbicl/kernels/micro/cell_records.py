@@ -286,6 +286,11 @@ def _nothing_covered(measure: str, what: str) -> InputError:
         "bicluster needs at least one row and one column to cover a cell.")
 
 
+def bcubed_nothing_covered() -> InputError:
+    """MOCICE-BCubed's error when neither side covers a cell (its P and R are 0/0)."""
+    return _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
+
+
 def _check_bool(name: str, value) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
