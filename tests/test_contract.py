@@ -354,5 +354,5 @@ def test_results_latest_keeps_one_row_per_parameter_set(stores, tmp_path, client
     run_batch(_beta_manifest(stores, [0.5, 2.0], tmp_path / "two.toml"), db, client=client, force=True)
     assert cli.main(["results", db, "--latest", "--format", "json", "--measure", "fmeasure"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert sorted(json.loads(r["params"])["beta"] for r in rows) == [0.5, 2.0]
+    assert sorted(r["params"]["beta"] for r in rows) == [0.5, 2.0]  # the JSON export holds parameters as an object
     assert len(rows) == 2  # and the forced rerun's rows replaced the first run's, not added to them
