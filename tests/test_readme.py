@@ -151,6 +151,16 @@ def _run_shell(code: str, folder: Path, address: str) -> None:
     assert proc.returncode == 0, f"the block exited {proc.returncode}: {proc.stderr.strip()[-2000:]}"
 
 
+def _close_clients(namespace: dict) -> None:
+    """A Client an example opened would stay the default client of every later test: close it."""
+    from distributed import Client
+
+    for name, value in list(namespace.items()):
+        if isinstance(value, Client):
+            value.close()
+            del namespace[name]
+
+
 def _run_python(code: str, namespace: dict, name: str, address: str) -> None:
     code = re.sub(r"tcp://[\w.:-]+", address, code)  # an example scheduler address: the session's LocalCluster
     if ">>>" in code:
@@ -171,7 +181,10 @@ def test_example_runs_as_printed(page, line, lang, code, tmp_path_factory, monke
         _run_shell(code, folder, local_cluster.scheduler_address)
     else:
         namespace = _NAMESPACES.setdefault(page, {"__name__": "__readme__"})
-        _run_python(code, namespace, f"{page.relative_to(ROOT)}:{line}", local_cluster.scheduler_address)
+        try:
+            _run_python(code, namespace, f"{page.relative_to(ROOT)}:{line}", local_cluster.scheduler_address)
+        finally:
+            _close_clients(namespace)
 
 
 def test_every_page_with_examples_is_collected():

@@ -332,7 +332,7 @@ def catalogue() -> list[dict]:
     >>> import daskbicl
     >>> row = next(r for r in catalogue() if r["name"] == "nce")
     >>> row["params"]["normalizer"]["default"], row["params"]["normalizer"]["constraint"]
-    ('corrected', "one of 'corrected', 'printed'")
+    ('corrected', "one of 'corrected', 'printed', 'per_axis'")
     """
     return [
         {
