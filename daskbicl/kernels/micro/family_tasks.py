@@ -46,7 +46,7 @@ from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, budget_error, too_large
 from .cell_records import (
     PRF,
     _hmean,
-    _nothing_covered,
+    bcubed_nothing_covered,
     coverage_from_histogram,
     coverage_from_moments,
     pair_histogram,
@@ -310,6 +310,25 @@ def _class_task(plan: MicroPlan, index: int, jaccard, exact: bool) -> TaskResult
     return TaskResult(zero, p, r, p, r, depth, hi - lo, 0)
 
 
+def _settled_bcubed(up: int, ut: int, results, identical: bool, exact: bool) -> PRF | None:
+    """MOCICE-BCubed when no float sum is needed (conventions, or the exact rational path), else None.
+
+    ``up``/``ut`` are the union sizes of pred and truth; shared by the finish of both exact methods.
+    """
+    if up == 0 and ut == 0:
+        raise bcubed_nothing_covered()
+    zero = Fraction(0) if exact else 0.0
+    if up == 0 or ut == 0:  # documented convention: the 0/0 side counts as 0
+        return PRF(zero, zero, zero)
+    if identical and not exact:
+        return PRF(1.0, 1.0, 1.0)
+    if exact:
+        p = sum((t.p_num for t in results), Fraction(0)) / up
+        r = sum((t.r_num for t in results), Fraction(0)) / ut
+        return PRF(p, r, _hmean(p, r))
+    return None
+
+
 def _finish_classes(plan: MicroPlan, results, exact: bool, identical: bool):
     from .class_traces import class_coverage, covered
 
@@ -318,17 +337,9 @@ def _finish_classes(plan: MicroPlan, results, exact: bool, identical: bool):
     if not plan.bcubed:
         return coverage, None, None
     up, ut = covered(plan.merged, plan.classes)
-    if up == 0 and ut == 0:
-        raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
-    zero = Fraction(0) if exact else 0.0
-    if up == 0 or ut == 0:  # documented convention: the 0/0 side counts as 0
-        return coverage, PRF(zero, zero, zero), 0.0
-    if identical and not exact:
-        return coverage, PRF(1.0, 1.0, 1.0), 0.0
-    if exact:
-        p = sum((t.p_num for t in results), Fraction(0)) / up
-        r = sum((t.r_num for t in results), Fraction(0)) / ut
-        return coverage, PRF(p, r, _hmean(p, r)), 0.0
+    settled = _settled_bcubed(up, ut, results, identical, exact)
+    if settled is not None:
+        return coverage, settled, 0.0
     p = math.fsum(t.p_num for t in results) / up
     r = math.fsum(t.r_num for t in results) / ut
     depth = max((t.depth for t in results), default=0)
@@ -360,17 +371,9 @@ def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact
     if plan.bcubed:
         assert tables is not None
         up, ut = tables.pred_total, tables.truth_total
-        if up == 0 and ut == 0:
-            raise _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
-        zero = Fraction(0) if exact else 0.0
-        if up == 0 or ut == 0:  # documented convention: the 0/0 side counts as 0
-            return coverage, PRF(zero, zero, zero), 0.0
-        if identical and not exact:
-            return coverage, PRF(1.0, 1.0, 1.0), 0.0
-        if exact:
-            p = sum((t.p_num for t in results), Fraction(0)) / up
-            r = sum((t.r_num for t in results), Fraction(0)) / ut
-            return coverage, PRF(p, r, _hmean(p, r)), 0.0
+        settled = _settled_bcubed(up, ut, results, identical, exact)
+        if settled is not None:
+            return coverage, settled, 0.0
         pn = math.fsum(t.p_num for t in results)
         rn = math.fsum(t.r_num for t in results)
         pa = math.fsum(t.p_abs for t in results)
