@@ -94,8 +94,8 @@ RUN_COLUMNS = ("run_id", "manifest", "started_at", "finished_at", "pairs", "scor
                "tags", "git_commit")
 FAILURE_COLUMNS = ("truth", "pred", "measures", "params", "reason", "truth_fp", "pred_fp", "version", "failed_at", "run_id")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS scores (
+#: The columns of the scores table, once: the schema and the migration from schema 2 both use them.
+_SCORES_COLUMNS = """
     id        INTEGER PRIMARY KEY,
     truth     TEXT NOT NULL,
     pred      TEXT NOT NULL,
@@ -113,7 +113,10 @@ CREATE TABLE IF NOT EXISTS scores (
     exact     INTEGER NOT NULL DEFAULT 1,
     half_width REAL,
     UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version)
-);
+"""
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS scores ({_SCORES_COLUMNS});
 CREATE TABLE IF NOT EXISTS failures (
     id        INTEGER PRIMARY KEY,
     truth     TEXT NOT NULL,
@@ -174,26 +177,8 @@ CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_
 #: table is rebuilt), and exact/half_width (a sampled value, MOCICE-BCubed's ``method``; all rows so far exact);
 #: runs gain tags and git_commit; each score row becomes the observations of the runs
 #: that scored it and last saw it (the runs between are not known: schema 2 kept only the last).
-_MIGRATE_2 = """
-CREATE TABLE scores_v3 (
-    id        INTEGER PRIMARY KEY,
-    truth     TEXT NOT NULL,
-    pred      TEXT NOT NULL,
-    measure   TEXT NOT NULL,
-    params    TEXT NOT NULL,
-    truth_fp  TEXT NOT NULL,
-    pred_fp   TEXT NOT NULL,
-    value     REAL,
-    version   TEXT NOT NULL,
-    scored_at TEXT NOT NULL,
-    run_id    TEXT,
-    seen_at   TEXT,
-    seen_run  TEXT,
-    measure_version INTEGER NOT NULL DEFAULT 1,
-    exact     INTEGER NOT NULL DEFAULT 1,
-    half_width REAL,
-    UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version)
-);
+_MIGRATE_2 = f"""
+CREATE TABLE scores_v3 ({_SCORES_COLUMNS});
 INSERT INTO scores_v3 (id, truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
                        seen_at, seen_run, measure_version)
     SELECT id, truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
