@@ -74,16 +74,6 @@ def test_block_extraction():
 #: has no such list: a README line that fails is a failing test.
 KNOWN_BROKEN_DOCS = {
     ("docs/guide/batch.md", "daskbicl batch nightly.toml"): "the page never writes nightly.toml",
-    ("docs/guide/cluster.md", "from distributed import Client, LocalCluster"): "fragment: no import daskbicl",
-    ("docs/guide/cluster.md", "import dask"): "fragment: no import daskbicl",
-    ("docs/guide/data-model.md", "daskbicl.save(ds,"): "fragment: no import, ds undefined",
-    ("docs/guide/inputs.md", "from sklearn.cluster import SpectralBiclustering"): "fragment: no import daskbicl",
-    ("docs/guide/inputs.md", "from sklearn.cluster import SpectralCoclustering"): "fragment: no import daskbicl",
-    ("docs/guide/inputs.md", "truth = ([\"T-cell\""): "fragment: no import daskbicl",
-    ("docs/guide/inputs.md", "daskbicl.biclustering_from_indices("): "fragment: rows0, cols0 undefined",
-    ("docs/guide/inputs.md", "daskbicl convert truth.zarr --rows labels.csv"): "labels.csv is never written",
-    ("docs/guide/inputs.md", "tables = daskbicl.contingency("): "fragment: no import daskbicl",
-    ("docs/measures/more.md", "r = daskbicl.null("): "fragment: no import daskbicl",
 }
 
 
