@@ -356,3 +356,49 @@ def test_results_latest_keeps_one_row_per_parameter_set(stores, tmp_path, client
     rows = json.loads(capsys.readouterr().out)
     assert sorted(r["params"]["beta"] for r in rows) == [0.5, 2.0]  # the JSON export holds parameters as an object
     assert len(rows) == 2  # and the forced rerun's rows replaced the first run's, not added to them
+
+
+# --------------------------------------------------------------------------- tradeoff's bounds
+
+BAD_BOUNDS = ["abc", "", 1.5, -0.1, float("nan"), float("inf"), True, [0.5]]
+
+
+@pytest.mark.parametrize("option", ["pre_min", "rec_min"])
+@pytest.mark.parametrize("value", BAD_BOUNDS, ids=repr)
+def test_tradeoff_bounds_refused_before_any_input_is_opened(tmp_path, option, value):
+    """Missing stores are not even noticed: the bound is refused first, the same way by every function."""
+    missing = str(tmp_path / "missing.zarr")
+    want = f"{option} must be a number from 0 to 1 (or None for no bound), got {value!r}"
+    with pytest.raises(daskbicl.InputError) as err:
+        daskbicl.tradeoff(missing, missing, **{option: value})
+    assert str(err.value) == want
+    for call in (lambda: daskbicl.optimal_tradeoff([0.5], [0.5], **{option: value}),
+                 lambda: daskbicl.compare_algorithms({"A": ([0.5], [0.5])}, **{option: value})):
+        with pytest.raises(daskbicl.InputError) as err:
+            call()
+        assert str(err.value) == want
+
+
+@pytest.mark.parametrize("value", ["abc", "1.5", "-0.1", "nan"])
+def test_tradeoff_bounds_on_the_command_line(tmp_path, capsys, value):
+    missing = str(tmp_path / "missing.zarr")
+    for option in ("pre_min", "rec_min"):
+        assert cli.main(["tradeoff", missing, missing, f"--{option.replace('_', '-')}", value]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"daskbicl: error: {option} must be a number from 0 to 1 (or None for no bound), got {value!r}")
+
+
+def test_tradeoff_bounds_are_canonical_through_every_door(stores, capsys):
+    """'0.15', ' 0.15 ' and 0.15 keep the same results, in Python and on the command line; "0" keeps all."""
+    truth, sweep = stores["biclustering"]
+    every = daskbicl.tradeoff(truth, sweep, truth_bicluster=0, rec_min="0", pre_min=0, names=["alg"])
+    assert every.results["kept"].all() and (every.rec_min, every.pre_min) == (0.0, 0.0)
+    want = every.results.loc[every.results["rec"] >= 0.15, "result"].tolist()
+    assert 0 < len(want) < len(every.results)  # the bound matters on these stores
+    for spelling in (0.15, "0.15", " 0.15 "):
+        t = daskbicl.tradeoff(truth, sweep, truth_bicluster=0, rec_min=spelling, names=["alg"])
+        assert t.rec_min == 0.15 and t.results.loc[t.results["kept"], "result"].tolist() == want
+    assert cli.main(["tradeoff", truth, sweep, "--truth-bicluster", "0", "--name", "alg", "--rec-min", " 0.15",
+                     "--json", "--workers", "0"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["constraints"] == {"pre_min": None, "rec_min": 0.15}

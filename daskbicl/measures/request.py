@@ -234,6 +234,26 @@ def _check_null_model(value) -> str:
         raise InputError(str(exc).replace("parameter ", "option ", 1)) from None
 
 
+def _check_bound(name: str) -> Callable:
+    """``pre_min`` / ``rec_min`` of :func:`daskbicl.tradeoff`: None, or a number from 0 to 1 ("0.5" read as 0.5)."""
+
+    def check(value) -> float | None:
+        if value is None:
+            return None
+        number = value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                pass
+        if (isinstance(number, (bool, np.bool_)) or not isinstance(number, numbers.Real)
+                or not 0.0 <= float(number) <= 1.0):  # also refuses nan
+            raise InputError(f"{name} must be a number from 0 to 1 (or None for no bound), got {value!r}")
+        return float(number)
+
+    return check
+
+
 #: Option name -> its check (value -> canonical value, or InputError).
 OPTIONS: dict[str, Callable] = {
     "unassigned": _check_unassigned,
@@ -243,6 +263,8 @@ OPTIONS: dict[str, Callable] = {
     "drop_empty": _check_flag("drop_empty"),
     "model": _check_null_model,
     "one_sided": _check_flag("one_sided"),
+    "pre_min": _check_bound("pre_min"),
+    "rec_min": _check_bound("rec_min"),
 }
 
 
@@ -251,7 +273,7 @@ def check_options(**options) -> dict:
 
     Examples
     --------
-    >>> check_options(unassigned="Cluster", n=99)
-    {'unassigned': 'cluster', 'n': 99}
+    >>> check_options(unassigned="Cluster", n=99, rec_min="0.5")
+    {'unassigned': 'cluster', 'n': 99, 'rec_min': 0.5}
     """
     return {name: OPTIONS[name](value) for name, value in options.items()}

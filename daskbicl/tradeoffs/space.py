@@ -9,7 +9,6 @@ this module turns it into the labelled tables users read:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +27,7 @@ from ..kernels.tradeoff.indices import (
     unit,
     weighted_index,
 )
+from ..measures.request import check_options
 
 __all__ = [
     "ApplicationDomain",
@@ -257,16 +257,11 @@ def constraint_text(pre_min=None, rec_min=None) -> str:
 
 
 def _kept(res: pd.DataFrame, pre_min, rec_min) -> np.ndarray:
+    bounds = check_options(pre_min=pre_min, rec_min=rec_min)
     keep = np.ones(len(res), dtype=bool)
-    for column, bound in (("pre", pre_min), ("rec", rec_min)):
-        if bound is not None:
-            try:
-                bound = float(bound)
-            except (TypeError, ValueError):
-                raise InputError(f"{column}_min must be a number, got {bound!r}") from None
-            if math.isnan(bound):
-                raise InputError(f"{column}_min must be a number, got nan")
-            keep &= res[column].to_numpy() >= bound
+    for column in ("pre", "rec"):
+        if bounds[f"{column}_min"] is not None:
+            keep &= res[column].to_numpy() >= bounds[f"{column}_min"]
     return keep
 
 
@@ -320,6 +315,8 @@ def optimal_tradeoff(
     0.7565
     """
     get_index(index)
+    bounds = check_options(pre_min=pre_min, rec_min=rec_min)
+    pre_min, rec_min = bounds["pre_min"], bounds["rec_min"]
     res, excluded = _constrain(_results(pre, rec, names), pre_min, rec_min)
     segs = envelope_segments(res["pre"].to_numpy(), res["rec"].to_numpy(), index)
     iv = _intervals_frame(res, segs, index)
@@ -491,6 +488,8 @@ def compare_algorithms(
     (('B',), ['A'])
     """
     get_index(index)
+    bounds = check_options(pre_min=pre_min, rec_min=rec_min)
+    pre_min, rec_min = bounds["pre_min"], bounds["rec_min"]
     if len(algorithms) < 1:
         raise InputError("need at least one algorithm")
     tradeoffs, excluded = {}, []

@@ -395,8 +395,9 @@ def tradeoff(
     """
 
     get_index(index)  # the request is checked before any input is opened
-    options = check_options(drop_empty=drop_empty, unassigned=unassigned)
+    options = check_options(drop_empty=drop_empty, unassigned=unassigned, pre_min=pre_min, rec_min=rec_min)
     drop_empty, unassigned = options["drop_empty"], options["unassigned"]
+    pre_min, rec_min = options["pre_min"], options["rec_min"]
     if not sweeps:
         raise InputError("tradeoff needs at least one sweep (a biclustering of results)")
     if names is None:
