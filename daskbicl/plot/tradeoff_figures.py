@@ -100,62 +100,11 @@ def plot_tradeoff(
     fig, ax = new_axes(ax)
     lam = envelope_grid(tradeoff.breakpoints, n_grid)
     if domain is not None:
-        mx = domain.maximal_curve(lam)
-        mn = domain.minimal_curve(lam)
-        ax.fill_between(
-            lam,
-            0,
-            mx,
-            facecolor="none",
-            edgecolor="0.6",
-            hatch="////",
-            linewidth=0,
-            zorder=0.5,
-            gid="uninformative",
-            label="uninformative: below X = D",
-        )
-        ax.plot(
-            lam,
-            mx,
-            color="0.25",
-            ls="--",
-            lw=1.2,
-            gid="maximal",
-            label=f"maximal result X = D ({domain.maximal[0]:.3g}, 1)",
-        )
-        ax.plot(
-            lam,
-            mn,
-            color="0.25",
-            ls=":",
-            lw=1.4,
-            gid="minimal",
-            label=f"minimal result (1, {domain.minimal[1]:.3g})",
-        )
+        _draw_domain(ax, lam, domain)
     colors = identity_colors((str(w) for w in tradeoff.intervals["winner"]), palette="Dark2")
     if show_curves:
         _draw_curves(ax, lam, tradeoff, colors)
-    ax.plot(
-        lam,
-        tradeoff.envelope(lam),
-        color="black",
-        lw=3,
-        gid="optimal",
-        label=f"optimal tradeoff (AUC = {tradeoff.auc:.3f})",
-    )
-    bp = tradeoff.breakpoints
-    ax.plot(
-        bp,
-        tradeoff.envelope(bp),
-        ls="none",
-        marker="o",
-        ms=7,
-        mfc="white",
-        mec="black",
-        zorder=6,
-        gid="breakpoints",
-        label="breakpoints",
-    )
+    _draw_optimal(ax, lam, tradeoff)
     _label_intervals(ax, tradeoff.intervals, "winner", lambda x: tradeoff.envelope(x), colors)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.1)
@@ -164,6 +113,26 @@ def plot_tradeoff(
     ax.set_title(title if title is not None else f"Tradeoff space — {_LABELS[tradeoff.index]}")
     legend_below(ax)
     return fig
+
+
+def _draw_domain(ax, lam: np.ndarray, domain: ApplicationDomain) -> None:
+    """The maximal (X = D, dashed) and minimal (dotted) results' curves, the region under the maximal one hatched."""
+    mx = domain.maximal_curve(lam)
+    ax.fill_between(lam, 0, mx, facecolor="none", edgecolor="0.6", hatch="////", linewidth=0, zorder=0.5,
+                    gid="uninformative", label="uninformative: below X = D")
+    ax.plot(lam, mx, color="0.25", ls="--", lw=1.2, gid="maximal",
+            label=f"maximal result X = D ({domain.maximal[0]:.3g}, 1)")
+    ax.plot(lam, domain.minimal_curve(lam), color="0.25", ls=":", lw=1.4, gid="minimal",
+            label=f"minimal result (1, {domain.minimal[1]:.3g})")
+
+
+def _draw_optimal(ax, lam: np.ndarray, tradeoff: Tradeoff) -> None:
+    """The optimal curve in bold and a marker at each breakpoint."""
+    ax.plot(lam, tradeoff.envelope(lam), color="black", lw=3, gid="optimal",
+            label=f"optimal tradeoff (AUC = {tradeoff.auc:.3f})")
+    bp = tradeoff.breakpoints
+    ax.plot(bp, tradeoff.envelope(bp), ls="none", marker="o", ms=7, mfc="white", mec="black", zorder=6,
+            gid="breakpoints", label="breakpoints")
 
 
 def _winning_spans(intervals) -> dict[str, str]:

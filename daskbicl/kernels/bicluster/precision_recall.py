@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -54,21 +55,47 @@ __all__ = [
     "AGGREGATES",
     "MEASURE_KEYS",
     "PAIR_KEYS",
+    "PairScores",
     "aggregate_measures",
     "best_match_mean",
     "check_parameters",
     "corrected_precision_recall",
     "empty_biclusters",
     "pair_measures",
+    "pair_scores",
 ]
 
-#: The twelve measures aggregated by :func:`best_match_mean`.
-MEASURE_KEYS: tuple[str, ...] = tuple(
-    f"{m}{s}" for m in ("goodness", "fmeasure", "dice", "jaccard") for s in ("", "_corrected", "_space")
-)
+class PairScores(NamedTuple):
+    """Every (truth, pred) bicluster pair's counts and scores, each a (K, L) array (:func:`pair_scores`).
 
-#: Keys of the dict returned by :func:`pair_measures`.
-PAIR_KEYS: tuple[str, ...] = ("intersection", "precision", "recall", *MEASURE_KEYS)
+    The fields are named after the formulas computed (raw, ``_corrected``
+    and corrected-``_space`` forms of four indices); which of them is a
+    scored measure, and under which name, is said by the measure records
+    (``daskbicl/measures/bicluster.py``).
+    """
+
+    intersection: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    goodness: np.ndarray
+    goodness_corrected: np.ndarray
+    goodness_space: np.ndarray
+    fmeasure: np.ndarray
+    fmeasure_corrected: np.ndarray
+    fmeasure_space: np.ndarray
+    dice: np.ndarray
+    dice_corrected: np.ndarray
+    dice_space: np.ndarray
+    jaccard: np.ndarray
+    jaccard_corrected: np.ndarray
+    jaccard_space: np.ndarray
+
+
+#: Keys of the dict returned by :func:`pair_measures` (the fields of :class:`PairScores`).
+PAIR_KEYS: tuple[str, ...] = PairScores._fields
+
+#: The twelve index forms aggregated by :func:`best_match_mean` (all fields but the counts and pre/rec).
+MEASURE_KEYS: tuple[str, ...] = PAIR_KEYS[3:]
 
 _INT64_SAFE = 1 << 62
 
@@ -415,43 +442,65 @@ def pair_measures(
     >>> float(pair_measures([[2]], [[2]], [2], [2], [10], [10], 100)["fmeasure_corrected"][0, 0])
     0.0
     """
+    return pair_scores(rows_shared, cols_shared, truth_rows, truth_cols, pred_rows, pred_cols, n_cells,
+                       R=R, beta=beta, clip=clip)._asdict()
+
+
+def pair_scores(rows_shared, cols_shared, truth_rows, truth_cols, pred_rows, pred_cols, n_cells: int, *,
+                R: float = 1.0, beta: float = 1.0, clip: bool = False) -> PairScores:
+    """:func:`pair_measures` as a :class:`PairScores` record (the same arrays, bit for bit).
+
+    >>> s = pair_scores([[2]], [[2]], [2], [2], [2], [4], 100)
+    >>> float(s.precision[0, 0]), float(s.dice[0, 0])
+    (0.5, 0.6666666666666666)
+    """
     R, beta = check_parameters(R, beta)
     inter, f = _tables(rows_shared, cols_shared, truth_rows, truth_cols, pred_rows, pred_cols, n_cells)
-    n, b, x, N, Db, Dx = f["n"], f["b"], f["x"], f["N"], f["Db"], f["Dx"]
-    pre = n / x
-    rec = n / b
-    nz = f["nz"]
-    pos = nz & (N > 0)
-    P = x * Db
-    Q = b * Dx
-    pre_c = _div(N, P, nz)
-    rec_c = _div(N, Q, nz)
-
-    out: dict[str, np.ndarray] = {
-        "intersection": inter,
-        "precision": np.broadcast_to(pre, N.shape).copy(),
-        "recall": np.broadcast_to(rec, N.shape).copy(),
-    }
+    n, b, x, N = f["n"], f["b"], f["x"], f["N"]
+    pre_c, rec_c = _div(N, x * f["Db"], f["nz"]), _div(N, b * f["Dx"], f["nz"])
     ones = np.ones_like(N)
-    # Goodness and F as weighted forms: rho = R/(R+1) on precision, lam =
-    # beta²/(1+beta²) on recall (the same values as the printed formulas,
-    # bit for bit at R = beta = 1, and finite for every finite R, beta > 0).
-    rho, one_rho = split_weight(R)
-    out["goodness"] = (rho * pre + one_rho * rec) * ones
-    out["goodness_corrected"] = _div(N * (rho * b + one_rho * x), b * x * (rho * Db + one_rho * Dx), nz)
-    out["goodness_space"] = rho * pre_c + one_rho * rec_c
-    for key, (lam, mu) in (("fmeasure", beta_weights(beta)), ("dice", (0.5, 0.5))):
-        out[key] = n / (lam * b + mu * x) * ones
-        out[f"{key}_corrected"] = _div(N, lam * Q + mu * P, nz)
-        out[f"{key}_space"] = _div(pre_c * rec_c, lam * pre_c + mu * rec_c, pos)
-    out["jaccard"] = n / f["union"]
-    out["jaccard_corrected"] = _div((b + x) * N, f["union"] * (P + Q), nz)
-    out["jaccard_space"] = _div(pre_c * rec_c, pre_c + rec_c - pre_c * rec_c, pos)
+    scores = PairScores(
+        inter, np.broadcast_to(n / x, N.shape).copy(), np.broadcast_to(n / b, N.shape).copy(),
+        *_goodness_forms(f, pre_c, rec_c, R, ones),
+        *_f_forms(f, pre_c, rec_c, beta_weights(beta), ones),
+        *_f_forms(f, pre_c, rec_c, (0.5, 0.5), ones),  # Dice = F_1
+        *_jaccard_forms(f, pre_c, rec_c),
+    )
     if clip:
         for key in MEASURE_KEYS:
             if key.endswith(("_corrected", "_space")):
-                np.maximum(out[key], 0.0, out=out[key])
-    return out
+                np.maximum(getattr(scores, key), 0.0, out=getattr(scores, key))
+    return scores
+
+
+def _goodness_forms(f: dict, pre_c, rec_c, R: float, ones) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Goodness raw, corrected, corrected-space, as the weighted form: rho = R/(R+1) on precision.
+
+    (The same values as the printed formula, bit for bit at R = 1, and finite for every finite R > 0.)
+    """
+    n, b, x, N, nz = f["n"], f["b"], f["x"], f["N"], f["nz"]
+    rho, one_rho = split_weight(R)
+    raw = (rho * (n / x) + one_rho * (n / b)) * ones
+    corrected = _div(N * (rho * b + one_rho * x), b * x * (rho * f["Db"] + one_rho * f["Dx"]), nz)
+    return raw, corrected, rho * pre_c + one_rho * rec_c
+
+
+def _f_forms(f: dict, pre_c, rec_c, weights: tuple[float, float], ones) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """F raw, corrected, corrected-space with weight lam = beta²/(1+beta²) on recall (``weights = (lam, mu)``)."""
+    n, b, x, N, nz = f["n"], f["b"], f["x"], f["N"], f["nz"]
+    lam, mu = weights
+    P, Q = x * f["Db"], b * f["Dx"]
+    raw = n / (lam * b + mu * x) * ones
+    corrected = _div(N, lam * Q + mu * P, nz)
+    return raw, corrected, _div(pre_c * rec_c, lam * pre_c + mu * rec_c, nz & (N > 0))
+
+
+def _jaccard_forms(f: dict, pre_c, rec_c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Jaccard raw, corrected (the approximate expectation, see :func:`pair_measures`), corrected-space."""
+    b, x, N, nz = f["b"], f["x"], f["N"], f["nz"]
+    P, Q = x * f["Db"], b * f["Dx"]
+    corrected = _div((b + x) * N, f["union"] * (P + Q), nz)
+    return f["n"] / f["union"], corrected, _div(pre_c * rec_c, pre_c + rec_c - pre_c * rec_c, nz & (N > 0))
 
 
 #: How best matches are averaged: over truth biclusters (Hanczar–Nadif), over pred ones, or both.
