@@ -402,3 +402,18 @@ def test_tradeoff_bounds_are_canonical_through_every_door(stores, capsys):
                      "--json", "--workers", "0"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["constraints"] == {"pre_min": None, "rec_min": 0.15}
+
+
+# --------------------------------------------------------------------------- the records themselves
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_parameter_default_is_written_once_in_its_param(name):
+    """``finalize`` (and ``shared``) receive every parameter resolved from the ``Param``: no second default."""
+    import inspect
+
+    measure = REGISTRY[name]
+    for func in filter(None, (measure.finalize, measure.shared)):
+        signature = inspect.signature(func).parameters
+        repeated = [p for p in measure.params if p in signature and signature[p].default is not inspect.Parameter.empty]
+        assert not repeated, f"{name}: {func.__qualname__} repeats the default of {repeated}"

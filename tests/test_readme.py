@@ -181,3 +181,31 @@ def test_every_page_with_examples_is_collected():
     """The README's blocks are found, whatever it says (the lead may rewrite it)."""
     readme = [case for case in CASES if case.values[0].name == "README.md"]
     assert readme, "no shell or Python block found in README.md"
+
+
+def test_contributing_worked_example_is_the_code():
+    """CONTRIBUTING.md's worked example (homogeneity_rows) says what the code says.
+
+    The kernel block is the kernel's source, verbatim; the record block, run
+    with ``register`` capturing its argument, gives the registered record's
+    fields and the same value on a table.
+    """
+    from daskbicl.kernels.coclustering import homogeneity
+    from daskbicl.kernels.coclustering.contingency import Table
+    from daskbicl.measures import REGISTRY, Measure
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## Adding a measure"):text.index("## Adding a counting pass")]
+    kernel, record = [code for _, lang, code in blocks(section) if lang == "python"][:2]
+    assert kernel.strip() in (ROOT / "daskbicl/kernels/coclustering/homogeneity.py").read_text()
+    captured: list = []
+    exec(compile(record, "CONTRIBUTING.md", "exec"), {"register": captured.append, "Measure": Measure,
+                                                       "homogeneity": homogeneity})
+    (shown,) = captured
+    real = REGISTRY[shown.name]
+    for field in ("name", "summary", "family", "provider", "symmetric", "bounds", "perfect", "default", "params"):
+        assert getattr(shown, field) == getattr(real, field), field
+    rng = __import__("numpy").random.default_rng(0)
+    for _ in range(20):
+        tables = tuple(Table.from_labels(rng.integers(0, 4, 30), rng.integers(0, 5, 30)) for _ in range(2))
+        assert shown.finalize(tables) == real.finalize(tables)

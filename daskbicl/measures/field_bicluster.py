@@ -114,7 +114,7 @@ def _onmi_measure(axis: str) -> Measure:
         name=f"onmi_{axis}",
         summary=f"Overlapping NMI of the {word} covers (Lancichinetti et al.; McDaid et al. with variant='mgh').",
         family="bicluster", provider="cover", default=False,
-        finalize=lambda t, variant="lfk", _a=axis: _onmi(t, _a, variant),
+        finalize=lambda t, variant, _a=axis: _onmi(t, _a, variant),
         symmetric=True, bounds=(0.0, 1.0), perfect=1.0, empty_pred=0.0,
         params={"variant": VARIANT},
         provider_options={"counts": frozenset({axis})},

@@ -49,7 +49,7 @@ def _axis_measures(stem: str, summary: str, kernel: Callable, *, symmetric: bool
             def finalize(t, _i=i):
                 return kernel(t[_i], dense_limit=_dense_limit())
         elif params:
-            def finalize(t, beta=1.0, _i=i):
+            def finalize(t, beta, _i=i):
                 return kernel(t[_i], beta)
         else:
             def finalize(t, _i=i):
