@@ -20,17 +20,19 @@ from ..kernels.bicluster.mask_counting import (
 )
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
+from .core import ChunkPass, counting_pass, shared_pass, task
 
-__all__ = ["bicluster_tables", "mask_counts_graph"]
+__all__ = ["INTERSECT_MASKS", "bicluster_tables", "mask_counts_graph"]
+
+
+#: Shared items of K truth and L pred masks along one axis: a (K, L) table per chunk, the tables summed.
+INTERSECT_MASKS = ChunkPass("masks", chunk=intersect_counts, combine=merge_mask_counts, axis=-1)
 
 
 def mask_counts_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed :class:`~daskbicl.kernels.bicluster.mask_counting.MaskCounts` of two (K, n) and (L, n) masks."""
     def build():
-        blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
-        parts = map_blocks_delayed(intersect_counts, blocks)
-        return tree_reduce(parts, merge_mask_counts, split_every=split_every)
+        return counting_pass(INTERSECT_MASKS, (truth_mask, pred_mask), split_every=split_every)
 
     return shared_pass(f"masks-{split_every}", (truth_mask, pred_mask), build)
 

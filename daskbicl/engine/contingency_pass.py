@@ -23,10 +23,10 @@ import xarray as xr
 from ..codes import coding_of
 from ..errors import LabelError
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR, DenseCounts, PairCounts, Table
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, tree_reduce
+from .core import ChunkPass, counting_pass, shared_pass, task
 from .labels import DEFAULT_POLICY, count_labels, decode_pairs, merge_labelled, to_table
 
-__all__ = ["contingency_graph", "partition_tables"]
+__all__ = ["COUNT_LABEL_PAIRS", "contingency_graph", "partition_tables"]
 
 
 def _count_block(names, truth, pred) -> PairCounts | DenseCounts:
@@ -65,10 +65,12 @@ def _counted(labels):
     return (labels, None) if coding is None else (coding.codes, coding.table)
 
 
+#: Pair counts of two aligned label arrays: each chunk coded and counted, the counts merged by label value.
+COUNT_LABEL_PAIRS = ChunkPass("label-pairs", chunk=_count_block, combine=merge_labelled)
+
+
 def _merged_counts(truth_labels, pred_labels, names, split_every: int):
-    blocks = aligned_blocks(truth_labels, pred_labels)
-    parts = map_blocks_delayed(_count_block, blocks, names)
-    return tree_reduce(parts, merge_labelled, split_every=split_every)
+    return counting_pass(COUNT_LABEL_PAIRS, (truth_labels, pred_labels), names, split_every=split_every)
 
 
 def contingency_graph(truth_labels, pred_labels, *, names=("truth labels", "pred labels"), split_every: int = 8,

@@ -1,7 +1,10 @@
 """Building blocks of every counting pass: aligned blocks, per-block tasks, tree reductions.
 
 A counting pass maps a numpy kernel over aligned chunks of its inputs and
-combines the small per-chunk results with a tree reduction.  The per-chunk
+combines the small per-chunk results with a tree reduction.  A pass is
+declared as a :class:`ChunkPass` record (as flox declares an aggregation:
+its chunk kernel and how partial results combine) and run by the one
+function :func:`counting_pass`, in process or on a cluster.  The per-chunk
 results are small objects (pair counts, fixed-shape integer tables), so the
 pass is written with :func:`dask.delayed` over ``Array.to_delayed()`` blocks:
 public API only, any intermediate type, one graph per pass, and every pass of
@@ -18,6 +21,7 @@ import contextvars
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import dask
 import dask.array as da
@@ -27,7 +31,7 @@ from dask.base import is_dask_collection
 from .. import config
 from ..scheduling import scatter_blocks
 
-__all__ = ["aligned_blocks", "any_lazy", "eager", "map_blocks_delayed", "task", "task_map", "tree_reduce", "shared_pass", "shared_passes",
+__all__ = ["ChunkPass", "counting_pass", "aligned_blocks", "any_lazy", "eager", "map_blocks_delayed", "task", "task_map", "tree_reduce", "shared_pass", "shared_passes",
            "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
@@ -202,3 +206,50 @@ def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
         ]
         if len(level) == 1:
             return level[0]
+
+
+@dataclass(frozen=True)
+class ChunkPass:
+    """One counting pass, declared: what runs on each chunk and how the partial results combine.
+
+    Attributes
+    ----------
+    name : str
+        Names the pass's graphs (and shares them, :func:`shared_pass`).
+    chunk : callable
+        ``chunk(*args, *block) -> partial``: a kernel on one block of the
+        aligned input arrays (numpy views), ``args`` the pass's constants.
+    combine : callable
+        ``combine(*partials) -> partial``, associative: the tree reduction's step.
+    axis : int
+        The axis along which the inputs are aligned and cut into blocks.
+    """
+
+    name: str
+    chunk: Callable
+    combine: Callable
+    axis: int = -1
+
+
+def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8):
+    """The combined partial result of ``spec`` over ``arrays``: map its chunk kernel, tree-reduce with combine.
+
+    The one place a pass's graph is built.  ``arrays`` (numpy or dask, the
+    same length along ``spec.axis``) are cut into aligned blocks
+    (:func:`aligned_blocks`: views of numpy arrays, scattered to the workers
+    on a cluster; a dask array's own chunks), ``spec.chunk(*args, *block)``
+    runs per block and the partial results are combined in a tree of
+    fan-in ``split_every``.  Inside :func:`eager` it runs at once (no graph);
+    otherwise it returns one Delayed object.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> total = ChunkPass("sum", chunk=lambda scale, x: scale * int(x.sum()), combine=lambda *p: sum(p))
+    >>> with eager():
+    ...     counting_pass(total, (np.arange(10),), 2, split_every=2)
+    90
+    """
+    blocks = aligned_blocks(*arrays, axis=spec.axis)
+    parts = map_blocks_delayed(spec.chunk, blocks, *args)
+    return tree_reduce(parts, spec.combine, split_every=split_every)

@@ -15,7 +15,8 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..engine.bicluster_pass import bicluster_tables
+from ..engine.bicluster_pass import INTERSECT_MASKS, bicluster_tables
+from ..engine.contingency_pass import COUNT_LABEL_PAIRS
 from ..errors import InputError
 from ..kernels.bicluster import matching, precision_recall
 from ..kernels.bicluster.mask_counting import BiclusterTables, tables_from_partitions
@@ -40,6 +41,7 @@ register_provider(
         kinds=("partition", "biclustering"),
         description="K x L shared-row and shared-column tables and bicluster sizes",
         from_tables=lambda rows, cols: tables_from_partitions(rows, cols),
+        passes=(INTERSECT_MASKS, COUNT_LABEL_PAIRS),  # masks; two co-clusterings: their contingency tables
     )
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import config
-from ..engine.contingency_pass import partition_tables
+from ..engine.contingency_pass import COUNT_LABEL_PAIRS, partition_tables
 from ..kernels.coclustering import cocluster_scores
 from .registry import Measure, OneOf, Param, Provider, register, register_provider
 
@@ -20,6 +20,7 @@ register_provider(
         kinds=("partition",),
         description="row and column contingency tables (one chunked pass per axis)",
         from_tables=lambda rows, cols: (rows, cols),
+        passes=(COUNT_LABEL_PAIRS,),
     )
 )
 

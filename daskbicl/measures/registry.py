@@ -173,6 +173,10 @@ class Provider:
     contingency tables of two co-clusterings (``from_tables(row_table,
     col_table, **options)``), so :func:`daskbicl.score` can score a
     :class:`~daskbicl.measures.tables.Contingency` without the data.
+    ``passes`` are the chunked passes ``build`` runs
+    (:class:`~daskbicl.engine.core.ChunkPass` records: chunk kernel and
+    combine; :func:`~daskbicl.engine.core.counting_pass` builds every one),
+    ``build`` then puts their roots through the provider's finalize step.
     """
 
     name: str
@@ -180,6 +184,7 @@ class Provider:
     kinds: tuple[str, ...]
     description: str = ""
     from_tables: Callable | None = None
+    passes: tuple = ()
 
 
 def _frozen(mapping) -> Mapping:
