@@ -417,3 +417,15 @@ def test_a_parameter_default_is_written_once_in_its_param(name):
         signature = inspect.signature(func).parameters
         repeated = [p for p in measure.params if p in signature and signature[p].default is not inspect.Parameter.empty]
         assert not repeated, f"{name}: {func.__qualname__} repeats the default of {repeated}"
+
+
+def test_tradeoff_index_names_ignore_case_like_measure_names(stores, tmp_path):
+    truth, sweep = stores["biclustering"]
+    want = daskbicl.tradeoff(truth, sweep, truth_bicluster=0, index="jaccard", names=["alg"])
+    got = daskbicl.tradeoff(truth, sweep, truth_bicluster=0, index=" Jaccard ", names=["alg"])
+    assert got.index == "jaccard" and got.optimal["alg"].auc == want.optimal["alg"].auc
+    assert got.for_index("FMEASURE").index == "fmeasure"
+    assert daskbicl.optimal_tradeoff([0.5, 0.9], [0.8, 0.2], index="Kulczynski").index == "kulczynski"
+    missing = str(tmp_path / "missing.zarr")
+    with pytest.raises(daskbicl.MeasureError, match="unknown index 'dice'; choose one of"):
+        daskbicl.tradeoff(missing, missing, index="Dice")  # refused before the missing stores are noticed

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import InputError, MeasureError
 from ..io.validate import KINDS
 from ..kernels.coclustering.contingency import check_policy
+from ..kernels.tradeoff.indices import get_index
 from .registry import PROVIDERS, REGISTRY, Boolean, Measure, OneOf, get
 
 __all__ = [
@@ -254,6 +255,13 @@ def _check_bound(name: str) -> Callable:
     return check
 
 
+def _check_index(value) -> str:
+    """A tradeoff index by name, case and surrounding spaces ignored: its canonical name (or MeasureError)."""
+    if isinstance(value, str):
+        value = value.strip().lower()
+    return get_index(value).name
+
+
 #: Option name -> its check (value -> canonical value, or InputError).
 OPTIONS: dict[str, Callable] = {
     "unassigned": _check_unassigned,
@@ -265,6 +273,7 @@ OPTIONS: dict[str, Callable] = {
     "one_sided": _check_flag("one_sided"),
     "pre_min": _check_bound("pre_min"),
     "rec_min": _check_bound("rec_min"),
+    "index": _check_index,
 }
 
 

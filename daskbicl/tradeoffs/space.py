@@ -314,7 +314,7 @@ def optimal_tradeoff(
     >>> round(t.auc, 4)
     0.7565
     """
-    get_index(index)
+    index = check_options(index=index)["index"]
     bounds = check_options(pre_min=pre_min, rec_min=rec_min)
     pre_min, rec_min = bounds["pre_min"], bounds["rec_min"]
     res, excluded = _constrain(_results(pre, rec, names), pre_min, rec_min)
@@ -396,7 +396,7 @@ def application_domain(
     >>> d.uninformative.round(4).to_dict("list")
     {'result': [0], 'lam_lo': [0.8889], 'lam_hi': [1.0]}
     """
-    get_index(index)
+    index = check_options(index=index)["index"]
     res = _results(pre, rec, names)
     b, D = int(truth_size), int(n_cells)
     if b < 1 or D < b:
@@ -487,7 +487,7 @@ def compare_algorithms(
     >>> c.excluded, c.intervals["algorithm"].tolist()
     (('B',), ['A'])
     """
-    get_index(index)
+    index = check_options(index=index)["index"]
     bounds = check_options(pre_min=pre_min, rec_min=rec_min)
     pre_min, rec_min = bounds["pre_min"], bounds["rec_min"]
     if len(algorithms) < 1:

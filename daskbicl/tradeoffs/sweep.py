@@ -22,7 +22,7 @@ from ..engine.blocks import as_biclustering
 from ..errors import InputError
 from ..io.inputs import as_input
 from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
-from ..kernels.tradeoff.indices import DEFAULT_INDEX, get_index
+from ..kernels.tradeoff.indices import DEFAULT_INDEX
 from ..measures.bicluster import prepare_tables
 from ..measures.plan import ScorePlan, run_tables
 from ..measures.request import check_options
@@ -91,7 +91,7 @@ class SweepTradeoff:
         No data is read again: only the curves, intervals, AUC and
         application domain are recomputed.
         """
-        get_index(index)
+        index = check_options(index=index)["index"]
         if index == self.index:
             return self
         return _analyse(
@@ -128,9 +128,7 @@ class SweepTradeoff:
         out = [indices] if isinstance(indices, str) else list(indices)
         if not out:
             raise InputError("indices: give at least one index")
-        for idx in out:
-            get_index(idx)
-        return out
+        return [check_options(index=idx)["index"] for idx in out]
 
     def _suffix(self) -> str:
         text = tradeoff_space.constraint_text(self.pre_min, self.rec_min).replace(">=", "≥")
@@ -394,9 +392,10 @@ def tradeoff(
     ['tight', 'loose']
     """
 
-    get_index(index)  # the request is checked before any input is opened
-    options = check_options(drop_empty=drop_empty, unassigned=unassigned, pre_min=pre_min, rec_min=rec_min)
-    drop_empty, unassigned = options["drop_empty"], options["unassigned"]
+    # the request is checked before any input is opened
+    options = check_options(index=index, drop_empty=drop_empty, unassigned=unassigned, pre_min=pre_min,
+                            rec_min=rec_min)
+    index, drop_empty, unassigned = options["index"], options["drop_empty"], options["unassigned"]
     pre_min, rec_min = options["pre_min"], options["rec_min"]
     if not sweeps:
         raise InputError("tradeoff needs at least one sweep (a biclustering of results)")
