@@ -85,6 +85,7 @@ _LAZY = {
     **dict.fromkeys(["R_from_lambda", "beta_from_lambda", "lambda_from_beta", "lambda_from_R", "weighted_index"],
                     ".kernels.tradeoff.indices"),
     **dict.fromkeys(["perturb", "random_partition"], ".io.synthetic"),
+    "element_scores": ".measures.field_cells",
 }
 
 
@@ -188,6 +189,7 @@ __all__ = [
     "biclustering_from_indices",
     "from_estimator",
     "pair_scores",
+    "element_scores",
     "AlignmentError",
     "DaskbiclError",
     "InfrastructureError",

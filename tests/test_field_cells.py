@@ -60,12 +60,17 @@ def ecs_brute(truth_labels, pred_labels) -> float:
     return float(scores.mean())
 
 
-def ecs_cell_by_cell(truth_labels, pred_labels) -> float:
-    """Each cell's |A ∩ B| / max(|A|, |B|), cell by cell (the partition closed form; for 12 000 cells)."""
+def element_shares(truth_labels, pred_labels) -> np.ndarray:
+    """Each element's |A ∩ B| / max(|A|, |B|), element by element (the partition closed form)."""
     _, t_idx, t_size = np.unique(truth_labels, return_inverse=True, return_counts=True)
     _, p_idx, p_size = np.unique(pred_labels, return_inverse=True, return_counts=True)
     _, j_idx, j_size = np.unique(t_idx * len(p_size) + p_idx, return_inverse=True, return_counts=True)
-    return float(np.mean(j_size[j_idx] / np.maximum(t_size[t_idx], p_size[p_idx])))
+    return j_size[j_idx] / np.maximum(t_size[t_idx], p_size[p_idx])
+
+
+def ecs_cell_by_cell(truth_labels, pred_labels) -> float:
+    """The mean of :func:`element_shares` over the cells (for 12 000 cells, where the affinities are too big)."""
+    return float(np.mean(element_shares(truth_labels, pred_labels)))
 
 
 def test_the_cell_by_cell_oracle_equals_the_pagerank_definition():
@@ -215,3 +220,52 @@ def test_cli_and_manifest(tmp_path):
     with ResultsDB(tmp_path / "r.sqlite", create=False) as db:
         values = {r["measure"]: r["value"] for r in db.scores()}
     assert values["ecs"] == pytest.approx(want, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- per-element scores
+
+
+@pytest.mark.parametrize("axis", ["rows", "cols"])
+@given(pair=coclusterings(max_rows=9, max_cols=8), data=st.data())
+@settings(max_examples=30)
+def test_element_scores_are_each_elements_share(axis, pair, data):
+    import dask.array as da
+
+    from .strategies import chunks_for
+
+    (z, w), (zp, wp) = pair
+    labels = (z, zp) if axis == "rows" else (w, wp)
+    want = [ecs_brute_one(labels[0], labels[1], i) for i in range(len(labels[0]))]
+    got = daskbicl.element_scores((z, w), (zp, wp), axis=axis)
+    assert got.dims == ("row" if axis == "rows" else "col",) and got.name == f"ecs_{axis}"
+    np.testing.assert_allclose(got.values, want, rtol=0, atol=1e-12)
+    assert float(got.mean()) == pytest.approx(getattr(daskbicl, f"ecs_{axis}")((z, w), (zp, wp)), abs=1e-12)
+    chunked = [tuple(da.from_array(x, chunks=(data.draw(chunks_for(len(x))),)) for x in side)
+               for side in ((z, w), (zp, wp))]  # truth and pred chunked differently
+    np.testing.assert_allclose(daskbicl.element_scores(*chunked, axis=axis).values, want, rtol=0, atol=1e-12)
+
+
+def ecs_brute_one(truth, pred, i) -> float:
+    """Element i's score from its PageRank affinity vectors (the definition, α = 0.9)."""
+    p, q = _affinities(np.asarray(truth)), _affinities(np.asarray(pred))
+    return float(1 - np.abs(p[i] - q[i]).sum() / (2 * ALPHA))
+
+
+def test_element_scores_keep_coordinates_and_run_on_a_cluster(client, tmp_path):
+    rng = np.random.default_rng(3)
+    genes = [f"g{i}" for i in range(300)]
+    truth = daskbicl.partition(rng.choice(["a", "b", "c"], 300), rng.integers(0, 3, 20), row=genes)
+    pred = daskbicl.partition(rng.integers(0, 4, 300), rng.integers(0, 2, 20), row=genes)
+    t = daskbicl.save(truth, tmp_path / "t.zarr", chunk=64)
+    p = daskbicl.save(pred, tmp_path / "p.zarr", chunk=64)
+    scores = daskbicl.element_scores(t, p)
+    assert scores.chunks is not None  # lazy until asked for
+    assert list(scores.row.values[:3]) == genes[:3]
+    want = element_shares(truth.row_labels.values, pred.row_labels.values)
+    np.testing.assert_allclose(scores.values, want, rtol=0, atol=1e-12)
+    assert float(scores.sel(row="g7")) == want[7]
+
+
+def test_element_scores_refuse_a_bad_axis():
+    with pytest.raises(daskbicl.InputError, match="axis must be 'rows' or 'cols'"):
+        daskbicl.element_scores(([0, 1], [0]), ([0, 0], [0]), axis="cells")
