@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # loaded on first use at run time (see _LAZY); named here for
         lambda_from_R,
         weighted_index,
     )
+    from .measures.field_cells import element_scores
     from .measures.null import NullResult, null
     from .tradeoffs.space import (
         application_domain,

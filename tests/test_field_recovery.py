@@ -440,3 +440,13 @@ def test_cli_and_batch_manifest(tmp_path):
         want_cls = ce_brute(truth, pred, cls, Fraction(3, 10))
         _same(math.nan if values[f"ce_{cls}"] is None else values[f"ce_{cls}"], want_cls, cls)
     assert values["recovered"] == 6.0
+
+
+def test_benchmark_runs_quick():
+    """benchmarks/field_recovery.py --quick cannot rot; it exits 1 when a peer's value differs."""
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "field_recovery.py"
+    proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ce_sparse" in proc.stdout and "ecs (cells)" in proc.stdout

@@ -18,8 +18,8 @@ from ..engine.blocks import as_biclustering
 from ..engine.contingency_pass import partition_tables
 from ..engine.core import task
 from ..engine.micro_pass import memberships_graph
-from ..kernels.bicluster.element_centric_cells import cell_similarity_of_biclusterings
 from ..errors import InputError
+from ..kernels.bicluster.element_centric_cells import cell_similarity_of_biclusterings
 from ..kernels.coclustering import element_centric
 from ..kernels.coclustering.element_centric import cell_similarity
 from .registry import Measure, Provider, register, register_provider
