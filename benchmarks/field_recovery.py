@@ -3,8 +3,8 @@
 * ``recovered``, ``redundancy``, ``ce_sparse``, ``ce_dense``: daskbicl end to
   end (``daskbicl.score`` on in-memory masks: signature pass + finalize) on
   two biclusterings of ``--labels`` rows and ``--labels`` columns with
-  ``--biclusters`` simulated biclusters each (random row and column sets,
-  sparse and dense, as biclust_comp simulates them); the peer is
+  ``--biclusters`` biclusters each, simulated as biclust_comp does (contiguous
+  blocks of rows x columns at random offsets, sparse and dense); the peer is
   biclust_comp's own functions (``analysis/accuracy.py`` at commit 1b01d44,
   ported in tests/test_field_recovery.py: the sparse/dense CE and the three
   redundancy columns in one call), on square matrices of growing size
@@ -50,12 +50,15 @@ def load() -> str:
 
 
 def biclusters(rng, k: int, n_rows: int, n_cols: int):
-    """k biclusters, each a random set of rows x columns, a tenth to two thirds of each axis."""
+    """k biclusters as biclust_comp simulates them (``simulate/simple.py``): a contiguous block of rows times
+    a contiguous block of columns at random offsets, each a share drawn from (0.05, 0.1, 0.2, 0.5) of its axis."""
     rows = np.zeros((k, n_rows), bool)
     cols = np.zeros((k, n_cols), bool)
     for b in range(k):
-        rows[b, rng.choice(n_rows, max(1, int(rng.choice([0.1, 0.25, 0.6]) * n_rows)), replace=False)] = True
-        cols[b, rng.choice(n_cols, max(1, int(rng.choice([0.1, 0.3, 0.7]) * n_cols)), replace=False)] = True
+        for mask, n in ((rows, n_rows), (cols, n_cols)):
+            size = max(1, int(rng.choice([0.05, 0.1, 0.2, 0.5]) * n))
+            first = int(rng.integers(0, n - size + 1))
+            mask[b, first:first + size] = True
     return rows, cols
 
 
