@@ -92,7 +92,9 @@ def cell_similarity(rows: Table, cols: Table) -> float:
     c2 = cols.counts.astype(np.float64)
     a2 = cols.truth_sizes()[cols.rows].astype(np.float64)
     b2 = cols.pred_sizes()[cols.cols].astype(np.float64)
-    order = np.argsort(a1 / b1, kind="stable")
+    # ties broken by the values, not the label order: the prefix sums (and so the last bit) are the same
+    # whatever the labels are called
+    order = np.lexsort((c1, b1, a1, a1 / b1))
     ratio = (a1 / b1)[order]
     over_a = np.concatenate([[0.0], np.cumsum((c1 * c1 / a1)[order])])  # prefix sums of c_p²/a_p
     over_b = np.concatenate([[0.0], np.cumsum((c1 * c1 / b1)[order])])
