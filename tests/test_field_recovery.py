@@ -235,6 +235,12 @@ def bc_redundancy(X_hat, B_hat):
             "max": self_jaccard.max()}
 
 
+def bc_calc_jaccard_rec_rel(intersect_matrix, union_matrix):
+    jaccard_matrix = np.divide(intersect_matrix, union_matrix)
+    return {"jaccard_relevance_scores": list(np.max(jaccard_matrix, axis=0)),
+            "jaccard_recovery_scores": list(np.max(jaccard_matrix, axis=1))}
+
+
 def bc_remove_empty_factors(X_raw, B_raw, threshold=0):
     """biclust_comp/utils.py at the same commit: factors with no row or no column are dropped."""
     factors_zero = np.all(abs(X_raw) <= threshold, axis=0) | np.all(abs(B_raw) <= threshold, axis=0)
@@ -246,7 +252,8 @@ def biclust_comp_scores(truth, pred) -> dict:
     X_true, B_true = truth[0].T.astype(int), truth[1].T.astype(int)
     X_hat, B_hat = bc_remove_empty_factors(pred[0].T.astype(int), pred[1].T.astype(int))
     sparse, dense = bc_calc_clust_error_sparse_dense(X_true, B_true, X_hat, B_hat)
-    return {"recovered_K": X_hat.shape[1], "sparse": sparse, "dense": dense,
+    rec_rel = bc_calc_jaccard_rec_rel(*bc_calc_overlaps(X_true, B_true, X_hat, B_hat))
+    return {"recovered_K": X_hat.shape[1], "sparse": sparse, "dense": dense, **rec_rel,
             "clust_err": bc_calc_clust_error(bc_calc_overlaps(X_true, B_true, X_hat, B_hat)[0],
                                              bc_calculate_union_size_combined(X_true, B_true, X_hat, B_hat)),
             **{f"redundancy_{k}": v for k, v in bc_redundancy(X_hat, B_hat).items()}}
@@ -278,6 +285,11 @@ def test_equal_to_biclust_comp_on_random_inputs():
             want = math.nan if peer[cls] == -1 else peer[cls]  # -1: biclust_comp's placeholder for "no such truth"
             _same(got[f"ce_{cls}"], want, cls)
         assert 1 - got["micro_ce"] == pytest.approx(peer["clust_err"], abs=1e-12)  # the class split's baseline
+        # biclust_comp's per-bicluster recovery (relevance) scores: best cell Jaccard of each truth (pred)
+        # bicluster; their mean is daskbicl's jaccard over truth (over pred)
+        for aggregate, column in (("truth", "jaccard_recovery_scores"), ("pred", "jaccard_relevance_scores")):
+            mean = daskbicl.jaccard(_ds(truth), _ds(pred), aggregate=aggregate, drop_empty=True)
+            assert mean == pytest.approx(float(np.mean(peer[column])), abs=1e-12), aggregate
         k = peer["recovered_K"]
         for statistic in ("mean", "average_max", "max"):
             value = daskbicl.redundancy(_ds(truth), _ds(pred), statistic=statistic)
