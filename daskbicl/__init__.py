@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # loaded on first use at run time (see _LAZY); named here for
         lambda_from_R,
         weighted_index,
     )
+    from .measures.field_cells import element_scores
     from .measures.null import NullResult, null
     from .tradeoffs.space import (
         application_domain,
@@ -85,6 +86,7 @@ _LAZY = {
     **dict.fromkeys(["R_from_lambda", "beta_from_lambda", "lambda_from_beta", "lambda_from_R", "weighted_index"],
                     ".kernels.tradeoff.indices"),
     **dict.fromkeys(["perturb", "random_partition"], ".io.synthetic"),
+    "element_scores": ".measures.field_cells",
 }
 
 
@@ -188,6 +190,7 @@ __all__ = [
     "biclustering_from_indices",
     "from_estimator",
     "pair_scores",
+    "element_scores",
     "AlignmentError",
     "DaskbiclError",
     "InfrastructureError",
