@@ -29,6 +29,7 @@ recorded.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -292,9 +293,23 @@ class _PairProgress:
         self.out.flush()
 
 
-def _open_once(jobs: list[PairJob], storage_options: dict):
+#: Re-check a completed pair's local stores by ``stat`` first (bytes hashed only when that proves nothing).
+RECHECK_BY_STAT = True
+
+
+def _stat_signatures(plan: Plan) -> dict:
+    return {path: info.stat for path, info in plan.stores.items() if info.stat is not None}
+
+
+#: Pairs sent to the cluster before the client opens the other stores and builds their graphs (0: all at
+#: once).  The cluster starts reading while the client works; a store shared with later pairs (the truth)
+#: may be read once more for them.
+FIRST_WAVE = 1
+
+
+def _open_once(jobs: list[PairJob], storage_options: dict, opened: dict | None = None):
     """One Dataset per store (so pairs share its read tasks), or the error opening it."""
-    opened: dict[str, object] = {}
+    opened = {} if opened is None else opened
     for job in jobs:
         for path, role in ((job.truth, "truth"), (job.pred, "pred")):
             if path not in opened:
@@ -303,6 +318,20 @@ def _open_once(jobs: list[PairJob], storage_options: dict):
                 except DaskbiclError as exc:
                     opened[path] = exc
     return opened
+
+
+def _built(jobs: list[PairJob], storage_options: dict, state: State):
+    """Each pair's :class:`Submitted` graphs, its stores opened when first needed; pairs that cannot be built
+    are recorded as failed."""
+    opened: dict[str, object] = {}
+    for job in jobs:
+        graph, prepared, errors = _build(job, _open_once([job], storage_options, opened))
+        for request, reason in errors:
+            state.fail(job, request, reason)
+        if graph is None:
+            state.settle(job)
+        else:
+            yield Submitted(job, graph, prepared)
 
 
 def _build(job: PairJob, datasets: dict):
@@ -369,21 +398,14 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
             if not job.work:
                 state.settle(job)
 
-        datasets = _open_once(todo, plan.manifest.storage_options)
-        submitted = []
-        for job in todo:
-            graph, prepared, errors = _build(job, datasets)
-            for request, reason in errors:
-                state.fail(job, request, reason)
-            if graph is None:
-                state.settle(job)
-            else:
-                submitted.append(Submitted(job, graph, prepared))
-
-        if submitted:
-            bar = _PairProgress(len(submitted), out, every=progress_every) if progress else None
+        built = _built(todo, plan.manifest.storage_options, state)
+        first = list(itertools.islice(built, FIRST_WAVE)) if FIRST_WAVE else list(built)
+        if first:
+            bar = _PairProgress(len(first), out, every=progress_every) if progress else None
             with _client(client, connect) as active:
-                run_pairs(active, submitted, state, storage_options=plan.manifest.storage_options, progress=bar)
+                run_pairs(active, first, state, storage_options=plan.manifest.storage_options, progress=bar,
+                          stat=_stat_signatures(plan) if RECHECK_BY_STAT else None,
+                          more=(lambda: list(built)) if FIRST_WAVE else None)
         status = "failed" if state.failed_pairs else "ok"
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
