@@ -5,7 +5,8 @@ call (the pairs share the stores' chunk-reading tasks) and collects them as
 they complete.  When all the tables of a pair are in:
 
 * the pair's stores are **fingerprinted again** (each store once for all the
-  pairs that completed together); a store whose fingerprint differs from
+  pairs that completed together; a local store whose ``stat`` listing
+  proves it unchanged is not hashed again, see :func:`_changed`); a store whose fingerprint differs from
   the one taken when the run was planned changed while it was being read, so
   nothing of that pair is recorded: it is a failure saying so, and the next
   run scores the new content.  A result is never filed under the

@@ -27,7 +27,11 @@ What it costs: one listing of the store and one read of its stored
 (compressed) bytes, with no decoding: a 10^6-label int64 array of 10 clusters
 is ~0.6 MB on disk.  Stores are hashed in a thread pool (BLAKE2b releases
 the GIL), on the machine that runs ``daskbicl batch``, which must see the
-stores anyway to open them.
+stores anyway to open them.  The listing also gives a local store's
+:func:`stat_signature` (every file's key, size, modification time and
+inode): the re-check of a store after its pairs are computed uses it
+(:func:`unchanged_since`) and hashes the bytes again only when it does not
+prove the store unchanged.
 
 The same pass reads the root group's ``daskbicl_kind`` attribute, so a batch
 run that has nothing to rescore needs no cluster and opens no dataset.  A

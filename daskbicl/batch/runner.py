@@ -12,8 +12,11 @@ nothing new stops there (it still records that those inputs were seen, for
 
 :func:`execute` opens each store once (one Dataset object per store, shared
 by every pair it is in), builds each pair's counting graphs with
-:func:`daskbicl.measures.prepare`, and submits all pairs in one
-``client.compute`` call: the graphs share the stores' chunk-reading tasks, so
+:func:`daskbicl.measures.prepare`, and submits them: the first pair
+(:data:`FIRST_WAVE`) as soon as it is built, so the cluster starts while the
+client opens the other stores, then all the others in one
+``client.compute`` call.  The graphs share the stores' chunk-reading tasks,
+and the first pair's results are held until the others are submitted, so
 the scheduler reads each chunk once whatever the number of pairs.  Pairs are
 collected by :func:`daskbicl.batch.collect.run_pairs` as they complete: the
 stores are fingerprinted again (a store changed during the run records
