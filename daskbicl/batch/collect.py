@@ -251,14 +251,17 @@ def _one(graph):
 
 
 def run_pairs(client, submitted: list[Submitted], state: State, *, storage_options: dict | None = None,
-              progress=None, stat: dict | None = None, more=None) -> None:
+              progress=None, stat: dict | None = None, more=None, shared: set | None = None) -> None:
     """Compute every submitted pair's tables on ``client`` and record each pair as it completes.
 
     ``progress`` (optional) has ``update(failed: bool)`` and ``close()``;
     ``stat`` maps a store to its stat signature when it was fingerprinted
-    (see :func:`_changed`).  ``more`` (optional) returns the run's other
-    pairs: it is called once, after ``submitted`` went to the cluster, so the
-    cluster starts on the first pairs while the client builds the others.
+    (see :func:`_changed`).  ``more`` (optional) yields the run's other
+    pairs in waves, each sent as soon as it is built: the cluster works on
+    the first pairs while the client builds the others.  Until the last
+    wave is sent, the results of the tasks whose keys are in ``shared`` (the
+    chunk reads of stores that several pairs use, filled in as the waves are
+    built) are held, so later waves use them instead of reading them again.
 
     Raises
     ------
@@ -268,11 +271,13 @@ def run_pairs(client, submitted: list[Submitted], state: State, *, storage_optio
     """
     flight = _Flight(client, chunk_major=len(submitted) > 1 or more is not None)
     started, limit = time.time(), worker_memory(client)
+    hold = shared if more is not None else None
     try:
-        flight.submit(submitted, hold=more is not None)
+        flight.submit(submitted, hold=hold)
+        for wave in more or ():
+            flight.submit(wave, hold=hold)
+        flight.unhold()  # every graph is in: the shared chunks are wanted by the pairs that use them
         if more is not None:
-            flight.submit(more())
-            flight.unhold()  # the later pairs' graphs now want the stores' chunks the first ones read
             if progress is not None and hasattr(progress, "pairs"):
                 progress.pairs = len(flight.subs)
         state.tasks = len(flight.keys)
@@ -299,9 +304,10 @@ class _Flight:
         self.keys: set = set()
         self.held: list = []
 
-    def submit(self, subs: list[Submitted], hold: bool = False) -> None:
-        """Send ``subs`` to the cluster.  ``hold``: keep every task's result (futures on all the graphs' keys)
-        until :meth:`unhold`, so pairs sent later reuse the chunks these read instead of reading them again."""
+    def submit(self, subs: list[Submitted], hold: set | None = None) -> None:
+        """Send ``subs`` to the cluster.  ``hold``: keep the results of the graphs' tasks whose keys are in it
+        (futures on them) until :meth:`unhold`, so pairs sent later reuse those chunks instead of reading them
+        again."""
         if not subs:
             return
         base = len(self.subs)
@@ -313,7 +319,7 @@ class _Flight:
             graphs = [_chunk_major(g) for g in graphs]
         for g in graphs:  # the stores' read tasks are shared: count each key once
             self.keys.update(g.__dask_graph__().keys())
-        inner = _inner_keys(graphs) if hold else []
+        inner = _inner_keys(graphs, hold) if hold else []
         futures = self.client.compute(graphs + inner, optimize_graph=False)  # one call: nothing released between
         futures, self.held = futures[: len(graphs)], self.held + futures[len(graphs):]
         self.futures.extend(futures)
@@ -331,15 +337,15 @@ class _Flight:
         self.held = []
 
 
-def _inner_keys(graphs: list) -> list:
-    """A Delayed for every key of ``graphs`` that is not one of their outputs (the reads, the counts)."""
+def _inner_keys(graphs: list, keys: set) -> list:
+    """A Delayed for every key of ``graphs`` that is in ``keys`` and is not one of their outputs."""
     from dask.delayed import Delayed
 
     outputs = {g.key for g in graphs}
     tasks: dict = {}
     for g in graphs:
         tasks.update(dict(g.__dask_graph__()))
-    return [Delayed(key, tasks) for key in tasks if key not in outputs]
+    return [Delayed(key, tasks) for key in tasks if key in keys and key not in outputs]
 
 
 def _collect(client, flight: _Flight, state: State, storage_options, progress, stat, started, limit) -> None:

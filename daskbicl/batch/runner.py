@@ -14,9 +14,9 @@ nothing new stops there (it still records that those inputs were seen, for
 by every pair it is in), builds each pair's counting graphs with
 :func:`daskbicl.measures.prepare`, and submits them: the first pair
 (:data:`FIRST_WAVE`) as soon as it is built, so the cluster starts while the
-client opens the other stores, then all the others in one
-``client.compute`` call.  The graphs share the stores' chunk-reading tasks,
-and the first pair's results are held until the others are submitted, so
+client opens the other stores, then the others in waves twice as large each
+time.  The graphs share the stores' chunk-reading tasks, and the chunks of
+stores that several pairs use are held until the last wave is submitted, so
 the scheduler reads each chunk once whatever the number of pairs.  Pairs are
 collected by :func:`daskbicl.batch.collect.run_pairs` as they complete: the
 stores are fingerprinted again (a store changed during the run records
@@ -296,6 +296,14 @@ class _PairProgress:
         self.out.flush()
 
 
+def _waves(built, size: int):
+    """The pairs of ``built`` in lists of ``size``, ``2 size``, ``4 size``...: each list is sent as soon as it
+    is built, few enough that the held shared chunks and the scheduler's work stay small."""
+    while wave := list(itertools.islice(built, size)):
+        yield wave
+        size *= 2
+
+
 #: Re-check a completed pair's local stores by ``stat`` first (bytes hashed only when that proves nothing).
 RECHECK_BY_STAT = True
 
@@ -305,8 +313,9 @@ def _stat_signatures(plan: Plan) -> dict:
 
 
 #: Pairs sent to the cluster before the client opens the other stores and builds their graphs (0: all at
-#: once).  The cluster starts reading while the client works; a store shared with later pairs (the truth)
-#: may be read once more for them.
+#: once); the others follow in waves twice as large each time (see :func:`_waves`).  The cluster starts
+#: reading while the client works; the chunks of stores shared with later pairs (the truth) are held until
+#: every wave is sent, so they are read once.
 FIRST_WAVE = 1
 
 
@@ -323,12 +332,21 @@ def _open_once(jobs: list[PairJob], storage_options: dict, opened: dict | None =
     return opened
 
 
-def _built(jobs: list[PairJob], storage_options: dict, state: State):
+def _built(jobs: list[PairJob], storage_options: dict, state: State, shared: set):
     """Each pair's :class:`Submitted` graphs, its stores opened when first needed; pairs that cannot be built
-    are recorded as failed."""
+    are recorded as failed.  The task keys of the stores that several pairs use are added to ``shared``."""
     opened: dict[str, object] = {}
+    uses: dict[str, int] = {}
     for job in jobs:
-        graph, prepared, errors = _build(job, _open_once([job], storage_options, opened))
+        for path in {job.truth, job.pred}:
+            uses[path] = uses.get(path, 0) + 1
+    for job in jobs:
+        fresh = [p for p in (job.truth, job.pred) if p not in opened]
+        _open_once([job], storage_options, opened)
+        for path in fresh:
+            if uses[path] > 1 and hasattr(opened[path], "__dask_graph__"):
+                shared.update(opened[path].__dask_graph__().keys())  # type: ignore[union-attr]
+        graph, prepared, errors = _build(job, opened)
         for request, reason in errors:
             state.fail(job, request, reason)
         if graph is None:
@@ -401,14 +419,15 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
             if not job.work:
                 state.settle(job)
 
-        built = _built(todo, plan.manifest.storage_options, state)
+        shared: set = set()
+        built = _built(todo, plan.manifest.storage_options, state, shared)
         first = list(itertools.islice(built, FIRST_WAVE)) if FIRST_WAVE else list(built)
         if first:
             bar = _PairProgress(len(first), out, every=progress_every) if progress else None
             with _client(client, connect) as active:
                 run_pairs(active, first, state, storage_options=plan.manifest.storage_options, progress=bar,
                           stat=_stat_signatures(plan) if RECHECK_BY_STAT else None,
-                          more=(lambda: list(built)) if FIRST_WAVE else None)
+                          more=_waves(built, 2 * FIRST_WAVE) if FIRST_WAVE else None, shared=shared)
         status = "failed" if state.failed_pairs else "ok"
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
