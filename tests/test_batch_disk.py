@@ -17,6 +17,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import daskbicl
 from daskbicl.batch import ResultsDB
 
@@ -68,6 +70,7 @@ def _complete_or_absent(results: Path) -> dict[str, int]:
     return {name: len(found) for name, found in per.items()}
 
 
+@pytest.mark.slow
 def test_a_disk_that_fills_during_a_batch_is_said_in_words(tmp_path, local_cluster):
     data = tmp_path / "data"
     data.mkdir()
