@@ -26,13 +26,20 @@ Run:  python benchmarks/batch.py                  (100 preds, 10^6 x 10^4; ~15 m
       python benchmarks/batch.py --quick          (seconds; what the test runs)
       python benchmarks/batch.py --profile-client --preds 20 --rows 1000000 --cols 1000
                                                   (one batch run under cProfile: the client's share)
+      python benchmarks/batch.py --profile-client --preds 20 --rows 20000000 --cols 1000 \
+          --dir /tmp/batch-bench --repeat 6 --compare both
+                                                  (six runs alternating this branch's client with the one before)
+      python benchmarks/batch.py --profile-client --quick  (the same in seconds)
 
 ``--profile-client`` runs one batch in this process on the same cluster under
 cProfile and prints, per phase of the client's own work (fingerprinting the
 stores, planning, opening the stores and building the graphs, submitting,
 re-fingerprinting completed pairs, finalizing and committing), its time and
 its share of the run's wall time.  Time the client spends waiting for the
-cluster is not in any phase.
+cluster is not in any phase.  It also prints, from distributed's task stream,
+how long no task was running on any worker during the run: the time the
+cluster waited for the client (its serial work, plus scheduler latency),
+the number the target (<= 10 % of the run) is about.
 """
 
 from __future__ import annotations
@@ -85,6 +92,11 @@ def main(argv=None) -> None:
     parser.add_argument("--dir", help="folder for the stores (default: a temporary folder)")
     parser.add_argument("--profile-client", action="store_true",
                         help="only one batch run in this process under cProfile: the client's serial share")
+    parser.add_argument("--repeat", type=int, default=1, help="--profile-client: number of runs")
+    parser.add_argument("--compare", choices=("recheck", "wave", "both"),
+                        help="--profile-client: every other run does this part as before (an A/B in one go): "
+                        "recheck = completed pairs' stores hashed again (no stat check), wave = every pair "
+                        "built before any is sent to the cluster, both = both")
     args = parser.parse_args(argv)
     if args.quick:
         args.preds, args.rows, args.cols, args.no_local = 2, 20_000, 1_000, True
@@ -95,7 +107,12 @@ def main(argv=None) -> None:
     folder = args.dir or tempfile.mkdtemp(prefix="daskbicl-bench-batch-")
     os.makedirs(os.path.join(folder, "preds"), exist_ok=True)
     start = time.perf_counter()
-    truth, preds = generate(folder, args.preds, args.rows, args.cols)
+    existing = sorted(os.listdir(os.path.join(folder, "preds")))
+    if args.dir and os.path.exists(os.path.join(folder, "truth.zarr")) and len(existing) == args.preds:
+        truth = os.path.join(folder, "truth.zarr")  # stores of an earlier run with --dir: reused
+        preds = [os.path.join(folder, "preds", p) for p in existing]
+    else:
+        truth, preds = generate(folder, args.preds, args.rows, args.cols)
     generate_s = time.perf_counter() - start
     manifest = os.path.join(folder, "manifest.toml")
     with open(manifest, "w") as f:
@@ -108,7 +125,16 @@ def main(argv=None) -> None:
         address = lc.scheduler_address
         client.run(lambda: __import__("daskbicl"))  # warm the workers' imports for every way alike
         if args.profile_client:
-            profile_client(manifest, results, client, args)
+            from daskbicl.batch import runner
+
+            for k in range(args.repeat):
+                old = bool(k % 2)
+                runner.RECHECK_BY_STAT = not (old and args.compare in ("recheck", "both"))
+                runner.FIRST_WAVE = 0 if old and args.compare in ("wave", "both") else 1
+                print(f"\n--- run {k + 1}: completed pairs' stores re-checked by "
+                      f"{'stat first' if runner.RECHECK_BY_STAT else 'bytes hashed again (as before)'}; "
+                      f"{'first pair sent while the others are built' if runner.FIRST_WAVE else 'all pairs built, then sent (as before)'}")
+                profile_client(manifest, results, client, args)
             return
 
         batch_s = cli("batch", manifest, "--scheduler", address, "--results", results)
@@ -174,12 +200,21 @@ def profile_client(manifest: str, results: str, client, args) -> None:
 
     if os.path.exists(results):
         os.remove(results)
+    from distributed import get_task_stream
+
     profiler = cProfile.Profile()
-    start = time.perf_counter()
-    profiler.enable()
-    report = run_batch(manifest, results, client=client)
-    profiler.disable()
-    wall = time.perf_counter() - start
+    with get_task_stream(client) as stream:
+        t0 = time.time()
+        start = time.perf_counter()
+        profiler.enable()
+        report = run_batch(manifest, results, client=client)
+        profiler.disable()
+        wall = time.perf_counter() - start
+        t1 = time.time()
+    busy = _busy_seconds(stream.data, t0, t1)
+    starts = [ss["start"] for task in stream.data for ss in task.get("startstops", ()) if ss.get("action") == "compute"]
+    stops = [ss["stop"] for task in stream.data for ss in task.get("startstops", ()) if ss.get("action") == "compute"]
+    head, tail = (min(starts) - t0, t1 - max(stops)) if starts else (0.0, 0.0)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     rows, serial = [], 0.0
     for label, suffix, name in PHASES:
@@ -191,6 +226,25 @@ def profile_client(manifest: str, results: str, client, args) -> None:
     print(f"{report.pairs} pairs ({args.rows:,} x {args.cols:,}), {report.rows} rows, {report.tasks} tasks; "
           f"batch wall time {wall:.2f} s\n")
     print_table(rows, ["phase", "seconds", "share"])
+    idle = wall - busy
+    print(f"\ntask stream: some task running on the cluster {busy:.2f} s of {wall:.2f} s; no task running "
+          f"{idle:.2f} s = {idle / wall:.1%} of the run (the client's serial work, scheduler latency included): "
+          f"{head:.2f} s before the first task, {tail:.2f} s after the last, {idle - head - tail:.2f} s between")
+    print(f"CLIENT_SERIAL_SHARE {idle / wall:.4f} PROFILED_CLIENT_SHARE {serial / wall:.4f} WALL {wall:.3f} "
+          f"LOAD {os.getloadavg()[0]:.2f}")
+
+
+def _busy_seconds(stream: list[dict], t0: float, t1: float) -> float:
+    """Seconds of [t0, t1] during which at least one task was computing on some worker (from the task stream)."""
+    spans = sorted((max(t0, ss["start"]), min(t1, ss["stop"])) for task in stream
+                   for ss in task.get("startstops", ()) if ss.get("action") == "compute")
+    busy, end = 0.0, t0
+    for a, b in spans:
+        if b <= end:
+            continue
+        busy += b - max(a, end)
+        end = b
+    return busy
 
 
 if __name__ == "__main__":

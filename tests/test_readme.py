@@ -73,7 +73,6 @@ def test_block_extraction():
 #: must keep failing (strict): fix the block, and the test tells you to take it off this list. README.md
 #: has no such list: a README line that fails is a failing test.
 KNOWN_BROKEN_DOCS = {
-    ("docs/guide/batch.md", "daskbicl batch nightly.toml"): "the page never writes nightly.toml",
 }
 
 

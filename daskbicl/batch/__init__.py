@@ -13,6 +13,7 @@ Modules:
 * :mod:`~daskbicl.batch.results`     -- the SQLite results file;
 * :mod:`~daskbicl.batch.names`       -- how rows name their stores (manifest names, paths) and patterns match;
 * :mod:`~daskbicl.batch.runlog`      -- what each run saw: one run, two runs compared, the latest state;
+* :mod:`~daskbicl.batch.mlflow_export` -- the runs as MLflow runs (``results --to-mlflow``; the ``mlflow`` extra);
 * :mod:`~daskbicl.batch.gates`       -- ``--fail-below`` and ``--fail-on-drop`` (exit status 4);
 * :mod:`~daskbicl.batch.runner`      -- survey (fingerprints, kinds), plan (what to score) and
   execute (on a Client);
@@ -22,6 +23,7 @@ Modules:
 from .fingerprint import StoreInfo, fingerprint, fingerprint_stores
 from .history_plot import plot_results
 from .manifest import Manifest, ManifestError, Request, load_manifest, parse_manifest
+from .mlflow_export import MlflowExport, MlflowExportError, export_mlflow
 from .names import Pair
 from .results import ResultsBusyError, ResultsDB, ResultsFileError
 from .runner import BatchReport, Plan, execute, plan, run_batch, survey
@@ -39,6 +41,9 @@ __all__ = [
     "ResultsFileError",
     "StoreInfo",
     "execute",
+    "export_mlflow",
+    "MlflowExport",
+    "MlflowExportError",
     "fingerprint",
     "fingerprint_stores",
     "load_manifest",

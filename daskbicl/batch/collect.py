@@ -5,7 +5,8 @@ call (the pairs share the stores' chunk-reading tasks) and collects them as
 they complete.  When all the tables of a pair are in:
 
 * the pair's stores are **fingerprinted again** (each store once for all the
-  pairs that completed together); a store whose fingerprint differs from
+  pairs that completed together; a local store whose ``stat`` listing
+  proves it unchanged is not hashed again, see :func:`_changed`); a store whose fingerprint differs from
   the one taken when the run was planned changed while it was being read, so
   nothing of that pair is recorded: it is a failure saying so, and the next
   run scores the new content.  A result is never filed under the
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 
 from ..errors import DaskbiclError, InfrastructureError, WorkerKilledError
 from ..scheduling import infrastructure_failure, wait_watched, worker_memory
-from .fingerprint import fingerprint_stores
+from .fingerprint import StoreInfo, fingerprint_stores, unchanged_since
 from .manifest import Request, params_key, stored_params
 from .results import ResultsDB, flatten
 
@@ -188,10 +189,20 @@ def _finish(state: State, sub: Submitted, tables: dict) -> None:
     state.settle(job)
 
 
-def _changed(subs: list[Submitted], storage_options: dict) -> dict[int, str]:
-    """Index of each pair whose store changed since it was planned -> the reason (each store hashed once)."""
+def _changed(subs: list[Submitted], storage_options: dict, stat: dict | None = None) -> dict[int, str]:
+    """Index of each pair whose store changed since it was planned -> the reason (each store hashed once).
+
+    A local store whose ``stat`` listing (``stat[path]``, taken when it was
+    fingerprinted) is provably the same is not hashed again
+    (:func:`~daskbicl.batch.fingerprint.unchanged_since`): the shared truth of
+    a batch is not re-read each time a pair completes.
+    """
+    stat = stat or {}
     paths = list(dict.fromkeys(p for s in subs for p in (s.job.truth, s.job.pred)))
-    now = fingerprint_stores(paths, storage_options or None)
+    same = {p for p in paths if unchanged_since(stat.get(p), p)}
+    now = fingerprint_stores([p for p in paths if p not in same], storage_options or None)
+    fps = {s.job.truth: s.job.truth_fp for s in subs} | {s.job.pred: s.job.pred_fp for s in subs}
+    now.update({p: StoreInfo(p, fps[p]) for p in same})
     out = {}
     for n, s in enumerate(subs):
         problems = []
@@ -240,10 +251,17 @@ def _one(graph):
 
 
 def run_pairs(client, submitted: list[Submitted], state: State, *, storage_options: dict | None = None,
-              progress=None) -> None:
+              progress=None, stat: dict | None = None, more=None, shared: set | None = None) -> None:
     """Compute every submitted pair's tables on ``client`` and record each pair as it completes.
 
-    ``progress`` (optional) has ``update(failed: bool)`` and ``close()``.
+    ``progress`` (optional) has ``update(failed: bool)`` and ``close()``;
+    ``stat`` maps a store to its stat signature when it was fingerprinted
+    (see :func:`_changed`).  ``more`` (optional) yields the run's other
+    pairs in waves, each sent as soon as it is built: the cluster works on
+    the first pairs while the client builds the others.  Until the last
+    wave is sent, the results of the tasks whose keys are in ``shared`` (the
+    chunk reads of stores that several pairs use, filled in as the waves are
+    built) are held, so later waves use them instead of reading them again.
 
     Raises
     ------
@@ -251,64 +269,122 @@ def run_pairs(client, submitted: list[Submitted], state: State, *, storage_optio
         The scheduler was lost or had no worker for too long; the pairs in
         flight are not recorded (see the module docstring).
     """
-    slots = [(n, key) for n, sub in enumerate(submitted) for key in sub.graphs]
-    # a table may be a tuple of Delayed (several arrays): one Delayed each, so one future per table
-    graphs = [_one(submitted[n].graphs[key]) for n, key in slots]
-    if len(submitted) > 1:  # pairs may share stores: read them chunk by chunk across the pairs
-        graphs = [_chunk_major(g) for g in graphs]
-    keys: set = set()
-    for g in graphs:  # the stores' read tasks are shared: count each key once
-        keys.update(g.__dask_graph__().keys())
-    state.tasks = len(keys)
+    flight = _Flight(client, chunk_major=len(submitted) > 1 or more is not None)
     started, limit = time.time(), worker_memory(client)
-    futures = client.compute(graphs, optimize_graph=False)
-    owner: dict = {}
-    for future, slot in zip(futures, slots):
-        owner.setdefault(future.key, []).append(slot)
-    remaining = {n: set(sub.graphs) for n, sub in enumerate(submitted)}
-    tables: dict[int, dict] = {n: {} for n in range(len(submitted))}
-    pending = {f.key: f for f in futures}
+    hold = shared if more is not None else None
     try:
-        while pending:
-            done, _ = wait_watched(client, list(pending.values()), return_when="FIRST_COMPLETED")
-            complete = []
-            for future in done:
-                pending.pop(future.key, None)
-                try:
-                    value = future.result()
-                except BaseException as exc:  # the table's graph failed
-                    error = infrastructure_failure(client, exc, started, limit)
-                    if isinstance(error, InfrastructureError) and not isinstance(error, WorkerKilledError):
-                        raise error from None  # the cluster, not this pair: end the run
-                    if not isinstance(error, Exception):
-                        raise
-                    value = None
-                    failed = error
-                else:
-                    failed = None
-                for n, key in owner[future.key]:
-                    sub = submitted[n]
-                    tables[n][key] = _Failed(_failure_reason(failed, sub.job)) if failed is not None else value
-                    remaining[n].discard(key)
-                    if not remaining[n]:
-                        complete.append(n)
-                future.release()
-            if not complete:
-                continue
-            subs = [submitted[n] for n in complete]
-            changed = _changed(subs, storage_options or {})
-            for k, n in enumerate(complete):
-                sub = submitted[n]
-                if k in changed:
-                    for request, _ in sub.prepared:
-                        state.fail(sub.job, request, changed[k], status="changed")
-                    state.settle(sub.job)
-                else:
-                    _finish(state, sub, tables.pop(n))
-                if progress is not None:
-                    progress.update(failed=(sub.job.truth, sub.job.pred) in state.failed_pairs)
+        flight.submit(submitted, hold=hold)
+        for wave in more or ():
+            flight.submit(wave, hold=hold)
+        flight.unhold()  # every graph is in: the shared chunks are wanted by the pairs that use them
+        if more is not None:
+            if progress is not None and hasattr(progress, "pairs"):
+                progress.pairs = len(flight.subs)
+        state.tasks = len(flight.keys)
+        _collect(client, flight, state, storage_options, progress, stat, started, limit)
     finally:
         if progress is not None:
             progress.close()
-        for f in futures:
+        flight.unhold()
+        for f in flight.futures:
             f.release()
+
+
+class _Flight:
+    """The pairs submitted so far: their futures, which table of which pair each future is, what is left."""
+
+    def __init__(self, client, chunk_major: bool):
+        self.client, self.chunk_major = client, chunk_major
+        self.subs: list[Submitted] = []
+        self.futures: list = []
+        self.owner: dict = {}
+        self.remaining: dict[int, set] = {}
+        self.tables: dict[int, dict] = {}
+        self.pending: dict = {}
+        self.keys: set = set()
+        self.held: list = []
+
+    def submit(self, subs: list[Submitted], hold: set | None = None) -> None:
+        """Send ``subs`` to the cluster.  ``hold``: keep the results of the graphs' tasks whose keys are in it
+        (futures on them) until :meth:`unhold`, so pairs sent later reuse those chunks instead of reading them
+        again."""
+        if not subs:
+            return
+        base = len(self.subs)
+        self.subs.extend(subs)
+        slots = [(base + n, key) for n, sub in enumerate(subs) for key in sub.graphs]
+        # a table may be a tuple of Delayed (several arrays): one Delayed each, so one future per table
+        graphs = [_one(self.subs[n].graphs[key]) for n, key in slots]
+        if self.chunk_major:  # pairs may share stores: read them chunk by chunk across the pairs
+            graphs = [_chunk_major(g) for g in graphs]
+        for g in graphs:  # the stores' read tasks are shared: count each key once
+            self.keys.update(g.__dask_graph__().keys())
+        inner = _inner_keys(graphs, hold) if hold else []
+        futures = self.client.compute(graphs + inner, optimize_graph=False)  # one call: nothing released between
+        futures, self.held = futures[: len(graphs)], self.held + futures[len(graphs):]
+        self.futures.extend(futures)
+        for future, slot in zip(futures, slots):
+            self.owner.setdefault(future.key, []).append(slot)
+            self.pending[future.key] = future
+        for n, sub in enumerate(subs, start=base):
+            self.remaining[n] = set(sub.graphs)
+            self.tables[n] = {}
+
+
+    def unhold(self) -> None:
+        for future in self.held:
+            future.release()
+        self.held = []
+
+
+def _inner_keys(graphs: list, keys: set) -> list:
+    """A Delayed for every key of ``graphs`` that is in ``keys`` and is not one of their outputs."""
+    from dask.delayed import Delayed
+
+    outputs = {g.key for g in graphs}
+    tasks: dict = {}
+    for g in graphs:
+        tasks.update(dict(g.__dask_graph__()))
+    return [Delayed(key, tasks) for key in tasks if key in keys and key not in outputs]
+
+
+def _collect(client, flight: _Flight, state: State, storage_options, progress, stat, started, limit) -> None:
+    """Record each pair of ``flight`` as its last table arrives (see :func:`run_pairs`)."""
+    while flight.pending:
+        done, _ = wait_watched(client, list(flight.pending.values()), return_when="FIRST_COMPLETED")
+        complete = []
+        for future in done:
+            flight.pending.pop(future.key, None)
+            try:
+                value = future.result()
+            except BaseException as exc:  # the table's graph failed
+                error = infrastructure_failure(client, exc, started, limit)
+                if isinstance(error, InfrastructureError) and not isinstance(error, WorkerKilledError):
+                    raise error from None  # the cluster, not this pair: end the run
+                if not isinstance(error, Exception):
+                    raise
+                value = None
+                failed = error
+            else:
+                failed = None
+            for n, key in flight.owner[future.key]:
+                sub = flight.subs[n]
+                flight.tables[n][key] = _Failed(_failure_reason(failed, sub.job)) if failed is not None else value
+                flight.remaining[n].discard(key)
+                if not flight.remaining[n]:
+                    complete.append(n)
+            future.release()
+        if not complete:
+            continue
+        subs = [flight.subs[n] for n in complete]
+        changed = _changed(subs, storage_options or {}, stat)
+        for k, n in enumerate(complete):
+            sub = flight.subs[n]
+            if k in changed:
+                for request, _ in sub.prepared:
+                    state.fail(sub.job, request, changed[k], status="changed")
+                state.settle(sub.job)
+            else:
+                _finish(state, sub, flight.tables.pop(n))
+            if progress is not None:
+                progress.update(failed=(sub.job.truth, sub.job.pred) in state.failed_pairs)

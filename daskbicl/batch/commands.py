@@ -319,6 +319,8 @@ def cmd_results(args) -> int:
 
     if args.plot is not None:
         return _plot_results(args)
+    if args.to_mlflow is not None:
+        return _to_mlflow(args)
     if args.format == "parquet" and not args.output:
         raise DaskbiclError("parquet is a binary format: pass --output FILE.parquet")
     gates = _gates(args)
@@ -350,6 +352,28 @@ def cmd_results(args) -> int:
     if not rows:
         print("no matching rows", file=sys.stderr)
     return EXIT_GATE if gate_failed else 0
+
+
+def _to_mlflow(args) -> int:
+    """``results FILE --to-mlflow URI [--run ID]``: one MLflow run per batch run, none twice."""
+    from .mlflow_export import export_mlflow
+
+    other = [flag for flag, given in (
+        ("--latest", args.latest), ("--diff", args.diff is not None), ("--runs", args.runs),
+        ("--failures", args.failures), ("--wide", args.wide), ("--output", args.output),
+        ("--format", args.format != "table"), ("--truth", args.truth), ("--pred", args.pred),
+        ("--measure", args.measure), ("--fail-below", args.fail_below), ("--fail-on-drop", args.fail_on_drop),
+    ) if given]
+    if other:
+        raise InputError(f"--to-mlflow exports whole batch runs (all of them, or --run ID); it does not take "
+                         f"{', '.join(other)}")
+    if not args.to_mlflow.strip():
+        raise InputError("--to-mlflow needs an MLflow tracking URI (file:/path/mlruns, sqlite:///mlflow.db, "
+                         "http://host:5000)")
+    done = export_mlflow(args.file, args.to_mlflow, experiment=args.mlflow_experiment,
+                         runs=[args.run] if args.run else None)
+    print(done.summary())
+    return 0
 
 
 def _plot_results(args) -> int:
@@ -433,6 +457,11 @@ def add_parsers(sub, common) -> None:
                    help="one row per pair, one column per measure (with --latest, the default, or --run)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet)")
     _gate_options(p)
+    p.add_argument("--to-mlflow", metavar="URI",
+                   help="export every batch run (or --run ID) as one MLflow run to the tracking URI "
+                   "(needs the 'mlflow' extra); runs exported before are skipped")
+    p.add_argument("--mlflow-experiment", metavar="NAME", default="daskbicl",
+                   help="the MLflow experiment of --to-mlflow (default: daskbicl; created when missing)")
     p.add_argument("--plot", metavar="FILE", nargs="?", const="",
                    help="draw each measure of each pred across runs in FILE, or in -o FILE (PNG, SVG or PDF by "
                    "suffix), instead of a table")

@@ -27,7 +27,11 @@ What it costs: one listing of the store and one read of its stored
 (compressed) bytes, with no decoding: a 10^6-label int64 array of 10 clusters
 is ~0.6 MB on disk.  Stores are hashed in a thread pool (BLAKE2b releases
 the GIL), on the machine that runs ``daskbicl batch``, which must see the
-stores anyway to open them.
+stores anyway to open them.  The listing also gives a local store's
+:func:`stat_signature` (every file's key, size, modification time and
+inode): the re-check of a store after its pairs are computed uses it
+(:func:`unchanged_since`) and hashes the bytes again only when it does not
+prove the store unchanged.
 
 The same pass reads the root group's ``daskbicl_kind`` attribute, so a batch
 run that has nothing to rescore needs no cluster and opens no dataset.  A
@@ -43,13 +47,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..errors import StoreError
 from ..io.store import KIND_ATTR, is_remote
 
-__all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "FINGERPRINT_VERSION"]
+__all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "stat_signature", "unchanged_since",
+           "FINGERPRINT_VERSION"]
 
 #: Part of every digest: changing the scheme changes every fingerprint (so all is rescored once).
 FINGERPRINT_VERSION = b"daskbicl-store-fingerprint-1"
@@ -71,6 +77,8 @@ class StoreInfo:
     objects: int = 0
     nbytes: int = 0
     error: str | None = None
+    #: a local store's :func:`stat_signature` taken before its bytes were hashed (None: not local, or not taken)
+    stat: tuple[str, int, int] | None = None
 
 
 def _new():
@@ -94,9 +102,17 @@ class _Local:
 
         Zarr reads through links, so a linked array folder or chunk is part of
         the store.  A link back to a folder on the way down (a cycle) is not
-        followed: its realpath is one of the folders being listed.
+        followed: its realpath is one of the folders being listed.  The
+        listing's ``stat`` signature is kept in ``self.stat``.
         """
-        out: list[tuple[str, int]] = []
+        taken = time.time_ns()
+        found = self.stats()
+        self.stat = _signature(found, taken)
+        return [(key, size) for key, size, _, _ in found]
+
+    def stats(self) -> list[tuple[str, int, int, int]]:
+        """``[(key, size, mtime_ns, inode)]`` of every file under the root (see :meth:`listing`)."""
+        out: list[tuple[str, int, int, int]] = []
         todo = [(self.root, "", frozenset({os.path.realpath(self.root)}))]
         while todo:
             folder, prefix, ancestors = todo.pop()
@@ -108,7 +124,8 @@ class _Local:
                         if real not in ancestors:
                             todo.append((entry.path, key + "/", ancestors | {real}))
                     else:
-                        out.append((key, entry.stat().st_size))  # a dangling link raises: reported
+                        st = entry.stat()  # a dangling link raises: reported
+                        out.append((key, st.st_size, st.st_mtime_ns, st.st_ino))
         return out
 
     def digest(self, key: str) -> bytes:
@@ -124,6 +141,50 @@ class _Local:
                 return f.read()
         except FileNotFoundError:
             return None
+
+
+#: A file modified this close to (or after) the moment its stat was taken may have changed unseen within
+#: the file system's timestamp granularity: such a listing is never trusted (as git does with "racy" files).
+RACY_NS = 2_000_000_000
+
+
+def _signature(found: list[tuple[str, int, int, int]], taken: int) -> tuple[str, int, int]:
+    """(digest of the sorted (key, size, mtime_ns, inode) list, newest mtime_ns, time taken in ns)."""
+    h = _new()
+    for key, size, mtime, inode in sorted(found):
+        h.update(f"\0{key}\0{size}\0{mtime}\0{inode}".encode())
+    return h.hexdigest(), max((m for _, _, m, _ in found), default=0), taken
+
+
+def stat_signature(path: str) -> tuple[str, int, int] | None:
+    """A local Zarr store's signature from ``stat`` alone (no byte read); None for other stores or on error."""
+    if is_remote(path):
+        return None
+    local = path[len("file://") :] if path.startswith("file://") else path
+    if not os.path.isdir(local):
+        return None
+    try:
+        taken = time.time_ns()
+        return _signature(_Local(path).stats(), taken)
+    except OSError:
+        return None
+
+
+def unchanged_since(before: tuple[str, int, int] | None, path: str) -> bool:
+    """True when the store at ``path`` provably holds what it held when ``before`` was taken, by ``stat`` alone.
+
+    Every object has the same key, size, modification time and inode, and
+    the newest modification was more than :data:`RACY_NS` before ``before``
+    was taken (so no write in the same timestamp tick went unseen).  False
+    means "not proven": hash the bytes to know.
+    """
+    if before is None:
+        return False
+    digest, newest, taken = before
+    if newest >= taken - RACY_NS:
+        return False
+    now = stat_signature(path)
+    return now is not None and now[:2] == (digest, newest)
 
 
 class _LocalFile:
@@ -291,7 +352,8 @@ def fingerprint_stores(
             h.update(f"\0{key}\0{size}\0".encode())
             h.update(digests[(path, key)])
             total += size
-        out[path] = StoreInfo(path, h.hexdigest(), kinds[path], len(listings[path]), total)
+        out[path] = StoreInfo(path, h.hexdigest(), kinds[path], len(listings[path]), total,
+                              stat=getattr(stores[path], "stat", None))
     return out
 
 

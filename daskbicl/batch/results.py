@@ -318,6 +318,9 @@ class ResultsDB:
                     self._upgrade()
         except sqlite3.DatabaseError as exc:
             self.close()
+            full = _disk_hint(self.path) if "full" in str(exc) or "disk I/O" in str(exc) else ""
+            if full:  # not the file's fault: even reading it needs room for SQLite's side files
+                raise ResultsFileError(f"cannot open the results file {self.path}: {exc}{full}") from exc
             raise ResultsFileError(f"{self.path} is not a usable SQLite results file: {exc}") from exc
         except BaseException:
             self.close()

@@ -12,8 +12,11 @@ nothing new stops there (it still records that those inputs were seen, for
 
 :func:`execute` opens each store once (one Dataset object per store, shared
 by every pair it is in), builds each pair's counting graphs with
-:func:`daskbicl.measures.prepare`, and submits all pairs in one
-``client.compute`` call: the graphs share the stores' chunk-reading tasks, so
+:func:`daskbicl.measures.prepare`, and submits them: the first pair
+(:data:`FIRST_WAVE`) as soon as it is built, so the cluster starts while the
+client opens the other stores, then the others in waves twice as large each
+time.  The graphs share the stores' chunk-reading tasks, and the chunks of
+stores that several pairs use are held until the last wave is submitted, so
 the scheduler reads each chunk once whatever the number of pairs.  Pairs are
 collected by :func:`daskbicl.batch.collect.run_pairs` as they complete: the
 stores are fingerprinted again (a store changed during the run records
@@ -29,6 +32,7 @@ recorded.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -292,9 +296,32 @@ class _PairProgress:
         self.out.flush()
 
 
-def _open_once(jobs: list[PairJob], storage_options: dict):
+def _waves(built, size: int):
+    """The pairs of ``built`` in lists of ``size``, ``2 size``, ``4 size``...: each list is sent as soon as it
+    is built, few enough that the held shared chunks and the scheduler's work stay small."""
+    while wave := list(itertools.islice(built, size)):
+        yield wave
+        size *= 2
+
+
+#: Re-check a completed pair's local stores by ``stat`` first (bytes hashed only when that proves nothing).
+RECHECK_BY_STAT = True
+
+
+def _stat_signatures(plan: Plan) -> dict:
+    return {path: info.stat for path, info in plan.stores.items() if info.stat is not None}
+
+
+#: Pairs sent to the cluster before the client opens the other stores and builds their graphs (0: all at
+#: once); the others follow in waves twice as large each time (see :func:`_waves`).  The cluster starts
+#: reading while the client works; the chunks of stores shared with later pairs (the truth) are held until
+#: every wave is sent, so they are read once.
+FIRST_WAVE = 1
+
+
+def _open_once(jobs: list[PairJob], storage_options: dict, opened: dict | None = None):
     """One Dataset per store (so pairs share its read tasks), or the error opening it."""
-    opened: dict[str, object] = {}
+    opened = {} if opened is None else opened
     for job in jobs:
         for path, role in ((job.truth, "truth"), (job.pred, "pred")):
             if path not in opened:
@@ -303,6 +330,29 @@ def _open_once(jobs: list[PairJob], storage_options: dict):
                 except DaskbiclError as exc:
                     opened[path] = exc
     return opened
+
+
+def _built(jobs: list[PairJob], storage_options: dict, state: State, shared: set):
+    """Each pair's :class:`Submitted` graphs, its stores opened when first needed; pairs that cannot be built
+    are recorded as failed.  The task keys of the stores that several pairs use are added to ``shared``."""
+    opened: dict[str, object] = {}
+    uses: dict[str, int] = {}
+    for job in jobs:
+        for path in {job.truth, job.pred}:
+            uses[path] = uses.get(path, 0) + 1
+    for job in jobs:
+        fresh = [p for p in (job.truth, job.pred) if p not in opened]
+        _open_once([job], storage_options, opened)
+        for path in fresh:
+            if uses[path] > 1 and hasattr(opened[path], "__dask_graph__"):
+                shared.update(opened[path].__dask_graph__().keys())  # type: ignore[union-attr]
+        graph, prepared, errors = _build(job, opened)
+        for request, reason in errors:
+            state.fail(job, request, reason)
+        if graph is None:
+            state.settle(job)
+        else:
+            yield Submitted(job, graph, prepared)
 
 
 def _build(job: PairJob, datasets: dict):
@@ -369,21 +419,15 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
             if not job.work:
                 state.settle(job)
 
-        datasets = _open_once(todo, plan.manifest.storage_options)
-        submitted = []
-        for job in todo:
-            graph, prepared, errors = _build(job, datasets)
-            for request, reason in errors:
-                state.fail(job, request, reason)
-            if graph is None:
-                state.settle(job)
-            else:
-                submitted.append(Submitted(job, graph, prepared))
-
-        if submitted:
-            bar = _PairProgress(len(submitted), out, every=progress_every) if progress else None
+        shared: set = set()
+        built = _built(todo, plan.manifest.storage_options, state, shared)
+        first = list(itertools.islice(built, FIRST_WAVE)) if FIRST_WAVE else list(built)
+        if first:
+            bar = _PairProgress(len(first), out, every=progress_every) if progress else None
             with _client(client, connect) as active:
-                run_pairs(active, submitted, state, storage_options=plan.manifest.storage_options, progress=bar)
+                run_pairs(active, first, state, storage_options=plan.manifest.storage_options, progress=bar,
+                          stat=_stat_signatures(plan) if RECHECK_BY_STAT else None,
+                          more=_waves(built, 2 * FIRST_WAVE) if FIRST_WAVE else None, shared=shared)
         status = "failed" if state.failed_pairs else "ok"
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
