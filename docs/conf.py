@@ -134,7 +134,8 @@ _API_GROUPS = {
 _SUBPACKAGES = [
     ("Batch evaluation (daskbicl.batch)", "daskbicl.batch",
      ["run_batch", "plot_results", "load_manifest", "parse_manifest", "ResultsDB", "BatchReport", "Manifest",
-      "ManifestError", "ResultsBusyError", "ResultsFileError", "fingerprint"]),
+      "ManifestError", "ResultsBusyError", "ResultsFileError", "fingerprint", "export_mlflow", "MlflowExport",
+      "MlflowExportError"]),
     ("Figures (daskbicl.plot)", "daskbicl.plot",
      ["plot_tradeoff_space", "plot_tradeoff", "plot_comparison", "plot_pr_space", "plot_corrected_pr_space",
       "plot_history", "save"]),
