@@ -39,6 +39,7 @@ from functools import cached_property
 import numpy as np
 
 from ...errors import InputError
+from .budget import UNIT_CLASS, UNIT_CLASS_SQ, UNIT_PRED_STEP, UNIT_SIG_PAIR, UNIT_SUBSET, UNIT_TRACE, UNIT_TRACE_PAIR
 from .cell_records import Coverage, coverage_from_histogram
 from .memberships import Memberships
 
@@ -49,12 +50,6 @@ __all__ = ["ClassTable", "Merged", "class_bcubed", "class_bcubed_exact", "class_
 #: a trace is a 64-bit word.
 MAX_CLASS = 62
 
-# Work units (~10 ns) of the method, measured with benchmarks/micro.py: a pair
-# of signatures (per word), a signature's trace on a class (per element of the
-# class), a pair of traces, a subset of the transform (per element).
-UNIT_SIG_PAIR, UNIT_TRACE, UNIT_TRACE_PAIR, UNIT_SUBSET = 0.5, 0.3, 0.8, 0.4
-# ... and the fixed cost of a class.
-UNIT_CLASS = 20.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,10 +233,14 @@ def covered(merged: Merged, table: ClassTable) -> tuple[int, int]:
 def class_work(merged: Merged, table: ClassTable | None) -> np.ndarray | float:
     """Estimated work units of each class's sums (or, without classes, of enumerating them).
 
-    A class S costs its traces, the signatures listed under its elements
-    (sum over e in S of the row and column signatures containing e), plus
-    the cheaper of min(#rows, 2^d) x min(#cols, 2^d) pairs of traces (an
-    upper bound on the distinct traces, d = |S|) and the 2^d d transform.
+    A class S of d elements costs its traces (the signatures listed under
+    its elements: sum over e in S of the row and column signatures
+    containing e), its sorted Jaccard lists (d^2), and the cheaper inner sum
+    (:func:`inner_work`): every pair of distinct row and column traces, each
+    with a step per pred bicluster of the pair's set, or the 2^d d transform
+    plus the sets it books.  The distinct traces and the pred steps are
+    counted exactly on a seeded sample of classes (:func:`_trace_sample`)
+    and carried to the classes of the same size.
     """
     nr, nc = len(merged.row_cnt), len(merged.col_cnt)
     if table is None:
@@ -252,33 +251,66 @@ def class_work(merged: Merged, table: ClassTable | None) -> np.ndarray | float:
         on = (table.keys[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)
         listed += on.astype(np.float64) * float(r_ptr[e + 1] - r_ptr[e] + c_ptr[e + 1] - c_ptr[e])
     d = table.sizes.astype(np.float64)
-    sub = np.exp2(np.minimum(d, 200.0))
-    pairs = np.minimum(nr, sub) * np.minimum(nc, sub) * _trace_ratio(merged, table, sub) * \
-        UNIT_TRACE_PAIR * (1 + d / 8)
-    transform = np.where(d <= 20, UNIT_SUBSET * sub * np.maximum(d, 1.0), np.inf)
-    return UNIT_CLASS + UNIT_TRACE * listed + np.minimum(pairs, transform)
+    pairs, steps = _trace_sample(merged, table)
+    return UNIT_CLASS + UNIT_CLASS_SQ * d * d + UNIT_TRACE * listed + inner_work(d, pairs, steps)
 
+
+def inner_work(d: np.ndarray, pairs: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The cheaper inner sum of classes of ``d`` elements, as the kernel chooses (work units).
+
+    Direct: every pair of traces plus a step per pred of its set; the
+    transform (d ≤ 20 only): 2^d d subsets plus the at most min(2^d, pairs)
+    sets it books (:func:`~daskbicl.kernels.micro.class_kernels.inner_work`
+    is the same formula for one class).
+    """
+    direct = UNIT_TRACE_PAIR * pairs + UNIT_PRED_STEP * steps
+    sub = np.exp2(np.minimum(d, 200.0))
+    per_pair = direct / np.maximum(pairs, 1.0)
+    transform = UNIT_SUBSET * sub * np.maximum(d, 1.0) + np.minimum(sub, pairs) * per_pair
+    return np.minimum(direct, np.where(d <= 20, transform, np.inf))
+
+
+#: The kernel's units of a pair of traces, a pred step, a subset (its choice of inner sum).
+INNER_UNITS = np.array([UNIT_TRACE_PAIR, UNIT_PRED_STEP, UNIT_SUBSET])
 
 #: Classes whose distinct traces the estimate counts (a seeded sample).
 TRACE_SAMPLE = 512
 
 
-def _trace_ratio(merged: Merged, table: ClassTable, sub: np.ndarray) -> np.ndarray:
-    """Per class: distinct trace pairs / their upper bound, measured on a sample, by class size."""
+def _trace_sample(merged: Merged, table: ClassTable) -> tuple[np.ndarray, np.ndarray]:
+    """Per class: (pairs of distinct row and column traces, pred steps), counted or carried.
+
+    A seeded sample of :data:`TRACE_SAMPLE` classes is counted exactly
+    (:func:`~daskbicl.kernels.micro.class_kernels.trace_pairs`); every other
+    class gets the mean over the sampled classes of its size, as a fraction
+    of its upper bound (pairs: min(rows, 2^d) x min(columns, 2^d); steps:
+    pairs x its pred biclusters); a size never sampled gets the largest
+    fractions seen.
+    """
     from .class_kernels import trace_pairs
 
     n = len(table)
     if n == 0:
-        return np.ones(0)
-    idx = np.random.default_rng(n).choice(n, min(n, TRACE_SAMPLE), replace=False).astype(np.int64)
-    bound = np.minimum(len(merged.row_cnt), sub[idx]) * np.minimum(len(merged.col_cnt), sub[idx])
-    got = trace_pairs(table.keys, idx, *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt)
-    ratio = np.minimum(got / np.maximum(bound, 1.0), 1.0)
-    out = np.full(n, float(ratio.max(initial=1.0)))  # sizes never sampled: the largest ratio seen
+        return np.zeros(0), np.zeros(0)
+    sub = np.exp2(np.minimum(table.sizes.astype(np.float64), 200.0))
+    bound = np.minimum(len(merged.row_cnt), sub) * np.minimum(len(merged.col_cnt), sub)
+    preds = np.zeros(n, np.float64)
+    pm = merged.side_masks()[1]
+    for w in range(table.keys.shape[1]):
+        preds += np.bitwise_count(table.keys[:, w] & pm[w]).astype(np.float64)
+    idx = np.sort(np.random.default_rng(n).choice(n, min(n, TRACE_SAMPLE), replace=False)).astype(np.int64)
+    got = trace_pairs(table.keys, idx, *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt, pm)
+    pair_frac = np.minimum(got[0] / np.maximum(bound[idx], 1.0), 1.0)
+    step_frac = np.minimum(got[1] / np.maximum(got[0] * preds[idx], 1.0), 1.0)
+    pf = np.full(n, float(pair_frac.max(initial=0.0)))
+    sf = np.full(n, float(step_frac.max(initial=0.0)))
     sizes = table.sizes[idx]
     for size in np.unique(sizes).tolist():
-        out[table.sizes == size] = float(ratio[sizes == size].mean())
-    return out
+        pf[table.sizes == size] = float(pair_frac[sizes == size].mean())
+        sf[table.sizes == size] = float(step_frac[sizes == size].mean())
+    pairs, steps = bound * pf, bound * pf * preds * sf
+    pairs[idx], steps[idx] = got[0], got[1]
+    return pairs, steps
 
 
 def _local_jaccard(merged: Merged, jaccard) -> np.ndarray:
@@ -304,7 +336,7 @@ def class_bcubed(merged: Merged, table: ClassTable, jaccard, lo: int = 0, hi: in
     tm, pm = merged.side_masks()
     out = bcubed_of_classes(table.keys, table.counts, lo, hi, *merged.row_index, merged.row_cnt,
                             *merged.col_index, merged.col_cnt, tm, pm, merged.mult,
-                            _local_jaccard(merged, jaccard), mode)
+                            _local_jaccard(merged, jaccard), mode, INNER_UNITS)
     return float(out[0]), float(out[1]), int(table.sizes[lo:hi].max(initial=0))
 
 
