@@ -80,6 +80,15 @@ def test_inner_work_is_the_kernels_choice():
     got = inner_work(d, pairs, steps)
     for i in range(200):
         assert got[i] == pytest.approx(min(kernel_inner_work(int(d[i]), pairs[i], steps[i], INNER_UNITS)), rel=1e-12)
+    from daskbicl.kernels.micro.class_kernels import bitset_work as kernel_bitset_work
+    from daskbicl.kernels.micro.class_traces import bitset_work
+
+    preds = np.floor(rng.random(200) * d)
+    got = bitset_work(d, preds, 300)
+    for i in range(200):
+        assert got[i] == pytest.approx(kernel_bitset_work(int(d[i]), int(preds[i]), 300, INNER_UNITS), rel=1e-12)
+    assert np.isinf(got[d > 16]).all() and np.isfinite(got[d <= 16]).all()
+    assert np.isinf(bitset_work(d, preds, 0)).all()  # no bit sets built
     # the direct sum grows with each pred step, the transform with 2^d d
     assert inner_work(np.array([30.0]), np.array([1e4]), np.array([1e5]))[0] == \
         pytest.approx(UNIT_TRACE_PAIR * 1e4 + UNIT_PRED_STEP * 1e5)

@@ -79,6 +79,8 @@ UNIT_PART, UNIT_ENTRY = 1e5, 3.0
 # (its fixed cost, and per element squared: its sorted Jaccard lists).
 UNIT_SIG_PAIR, UNIT_TRACE, UNIT_TRACE_PAIR, UNIT_PRED_STEP, UNIT_SUBSET = 0.5, 0.3, 2.5, 0.4, 0.12
 UNIT_CLASS, UNIT_CLASS_SQ = 150.0, 0.5
+# ... and a 64-bit word ANDed and counted (the classes counted from bit sets).
+UNIT_WORD = 0.03
 
 
 def _duration(work: float) -> str:

@@ -26,6 +26,9 @@ _DENSE_BITS = 16
 #: Largest class summed by the subset transform (2^d entries).
 TRANSFORM_BITS = 20
 
+#: Largest class whose subsets are counted from the element bit sets.
+BITSET_BITS = 16
+
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -231,13 +234,18 @@ def _add(acc, x):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _popcount(x):
-    """Set bits of a non-negative int64 (SWAR)."""
-    v = np.uint64(x)
+def _popcount_word(v):
+    """Set bits of a uint64 (SWAR)."""
     v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
     v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
     v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
     return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):
+    """Set bits of a non-negative int64."""
+    return _popcount_word(np.uint64(x))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -391,12 +399,91 @@ def inner_work(d, pairs, steps, units):
 
 
 @njit(cache=True, nogil=True)
-def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, cnt, sums, buf):
+def bitset_work(d, n_p, words, units):
+    """Work units of a class's cells by element bit sets (:func:`_subset_counts`; inf when unavailable).
+
+    ``words``: 64-bit words of a row and a column bit set together (0: none
+    were built); up to 2^d subsets, each an AND and a popcount of those
+    words, the Möbius transform (2^d d) and up to 2^d sets booked, each a
+    pair's cost with half the class's preds.
+    """
+    if words == 0 or d > BITSET_BITS:
+        return np.inf
+    sub = float(1 << d)
+    return sub * (units[3] * words + units[2] * d + units[0] + units[1] * n_p / 2.0)
+
+
+@njit(cache=True, nogil=True)
+def _and_count(out, a, b):
+    n = 0
+    for w in range(out.shape[0]):
+        out[w] = a[w] & b[w]
+        n += _popcount_word(out[w])
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _subset_counts(elems, rbits, cbits):
+    """f[A] = N(A), the cells inside every element of A, for the non-empty subsets A of the class.
+
+    A depth-first walk over the subsets (element bits ascending) ANDs the
+    element bit sets of the rows and of the columns (an item per bit, a
+    signature as many bits as items) and stops below a subset with no row
+    or no column: its supersets have none either (f stays 0).
+    """
+    d = elems.shape[0]
+    f = np.zeros(1 << d, np.int64)
+    sr = np.zeros((d + 1, rbits.shape[1]), np.uint64)
+    sc = np.zeros((d + 1, cbits.shape[1]), np.uint64)
+    sr[0, :] = ~np.uint64(0)
+    sc[0, :] = ~np.uint64(0)
+    mask = np.zeros(d + 1, np.int64)
+    nxt = np.zeros(d + 1, np.int64)
+    level = 0
+    while level >= 0:
+        b = nxt[level]
+        if b >= d:
+            level -= 1
+            continue
+        nxt[level] = b + 1
+        nr = _and_count(sr[level + 1], sr[level], rbits[elems[b]])
+        if nr == 0:
+            continue
+        nc = _and_count(sc[level + 1], sc[level], cbits[elems[b]])
+        if nc == 0:
+            continue
+        m = mask[level] | (1 << b)
+        f[m] = nr * nc
+        mask[level + 1] = m
+        nxt[level + 1] = b + 1
+        level += 1
+    return f
+
+
+@njit(cache=True, nogil=True)
+def _book_exact(f, d, tl, pl, cl, cnt, sums):
+    """Möbius of f (cells inside every element of Q) to cells with S ∩ S(y) = Q exactly, then books each Q."""
+    _superset_sums(f, d, -1)
+    for q in range(1, 1 << d):
+        if f[q]:
+            _book(q, f[q], tl, pl, cl, cnt, sums)
+
+
+@njit(cache=True, nogil=True)
+def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, bits, cnt, sums, buf):
+    """Books the cells y of every set S ∩ S(y) of the class ``key`` (mode: 0 cheapest, 1 pairs, 2 transform, 3 bit sets)."""
     elems = _elements(key)
     d = elems.shape[0]
     plist, tlist, cl = _class_tables(elems, tm, pm, mult, jac)
     pl = _side_bits(plist)
     tl = _side_bits(tlist)
+    listed = 0
+    for j in range(d):
+        listed += rptr[elems[j] + 1] - rptr[elems[j]] + cptr[elems[j] + 1] - cptr[elems[j]]
+    by_bits = bitset_work(d, plist.shape[0], bits[0].shape[1] + bits[1].shape[1], units)
+    if mode == 3 or (mode == 0 and by_bits <= units[4] * listed):
+        _book_exact(_subset_counts(elems, bits[0], bits[1]), d, tl, pl, cl, cnt, sums)
+        return d
     ra, na = _traces(elems, rptr, rsig, rcnt, buf[0], buf[1], buf[4])
     cb, nb = _traces(elems, cptr, csig, ccnt, buf[2], buf[3], buf[4])
     direct, transform = inner_work(d, float(len(ra)) * float(len(cb)), _pred_steps(ra, cb, plist), units)
@@ -417,18 +504,18 @@ def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode,
     _superset_sums(g, d, 1)
     for q in range(1 << d):
         f[q] *= g[q]  # pairs whose a ∩ b contains Q: at most I J < 2**62
-    _superset_sums(f, d, -1)  # ... exactly Q (Möbius)
-    for q in range(1, 1 << d):
-        if f[q]:
-            _book(q, f[q], tl, pl, cl, cnt, sums)
+    _book_exact(f, d, tl, pl, cl, cnt, sums)
     return d
 
 
 @njit(cache=True, nogil=True)
-def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units):
+def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units,
+                      bits):
     """(Σ n(S) Σς / |E_G(S)|, Σ n(S) Στ / |E_C(S)|) over the classes lo:hi, compensated.
 
-    ``rptr``/``rsig`` (``cptr``/``csig``): the row (column) signatures containing each element.
+    ``rptr``/``rsig`` (``cptr``/``csig``): the row (column) signatures
+    containing each element; ``bits``: the elements' row and column bit sets
+    (zero words: not built).
     """
     total = np.zeros((2, 2), np.float64)
     buf = [np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64),
@@ -436,7 +523,8 @@ def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, 
     for s in range(lo, hi):
         cnt = np.zeros(2, np.int64)
         sums = np.zeros((2, 2), np.float64)
-        _one_class(keys[s], rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, cnt, sums, buf)
+        _one_class(keys[s], rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, bits, cnt, sums,
+                   buf)
         n_s = float(counts[s])
         if cnt[0]:
             _add(total[0], n_s * ((sums[0, 0] + sums[0, 1]) / float(cnt[0])))
