@@ -50,10 +50,10 @@ from .budget import (
     UNIT_WORD,
 )
 from .cell_records import Coverage, coverage_from_histogram
+from .memberships import Memberships
 
 #: Largest class whose subsets the kernel counts from the element bit sets (as class_kernels.BITSET_BITS).
 BITSET_BITS = 16
-from .memberships import Memberships
 
 __all__ = ["ClassTable", "Merged", "class_bcubed", "class_bcubed_exact", "class_coverage", "class_work", "covered",
            "enumerate_classes", "merge_identical", "MAX_CLASS"]
