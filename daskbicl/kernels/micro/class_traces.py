@@ -459,6 +459,7 @@ class ClassEstimate:
     table: ClassTable | None
     work: float
     why: str = ""
+    per_class: np.ndarray | None = None
 
 
 def class_estimate(rows: Memberships, cols: Memberships, coverage: bool, bcubed: bool) -> ClassEstimate:
@@ -479,14 +480,19 @@ def class_estimate(rows: Memberships, cols: Memberships, coverage: bool, bcubed:
                              f"more than {CLASS_LIMIT:,} cell classes or a class of more than "
                              f"{MAX_CLASS} distinct biclusters")
     work = enum + UNIT_CLASS * len(table) * (coverage or bcubed)
+    per_class = None
     if bcubed:
-        work += float(np.sum(class_work(merged, table)))
-    return ClassEstimate(merged, table, work)
+        per_class = np.asarray(class_work(merged, table), dtype=np.float64)
+        work += float(np.sum(per_class))
+    return ClassEstimate(merged, table, work, per_class=per_class)
 
 
-def class_ranges(merged: Merged, table: ClassTable, n_tasks: int) -> tuple[tuple[int, int], ...]:
-    """Contiguous ranges of classes of similar estimated work, one per task."""
-    cost = np.cumsum(np.asarray(class_work(merged, table), dtype=np.float64))
+def class_ranges(merged: Merged, table: ClassTable, n_tasks: int,
+                 per_class: np.ndarray | None = None) -> tuple[tuple[int, int], ...]:
+    """Contiguous ranges of classes of similar estimated work (``per_class``: :func:`class_work`), one per task."""
+    if per_class is None:
+        per_class = np.asarray(class_work(merged, table), dtype=np.float64)
+    cost = np.cumsum(per_class)
     total = float(cost[-1]) if len(cost) else 0.0
     cuts = np.searchsorted(cost, total * np.arange(1, n_tasks) / n_tasks, side="right")
     edges = [0, *np.minimum(cuts, len(table)).tolist(), len(table)]

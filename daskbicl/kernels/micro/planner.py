@@ -194,7 +194,7 @@ def _class_plan(rows: Memberships, ce: ClassEstimate, coverage: bool, bcubed: bo
     moments = np.zeros((rows.n_truth + 1, rows.n_pred + 1), dtype=object)
     return MicroPlan(rows.n_truth, rows.n_pred, coverage, bcubed, tuple(() for _ in range(n_tasks)), moments,
                      float(len(ce.table)), ce.work, int(budget), seed, [note], None, "classes", ce.merged,
-                     ce.table, class_ranges(ce.merged, ce.table, n_tasks) if bcubed else None)
+                     ce.table, class_ranges(ce.merged, ce.table, n_tasks, ce.per_class) if bcubed else None)
 
 
 def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
