@@ -34,6 +34,11 @@ estimate of the family walk alone (work units x 10 ns).
                   plan picks ("classes" or "family"), its estimate, time, peak RSS;
                   ``--issue24 [ROWS]`` and ``--grid [I ...]`` run only those.
 
+* ``calibrate``  — the class method's cost estimate (what ``method="auto"``
+                  decides by) against its measured CPU time over copy / independent /
+                  redundant inputs, densities 0.05-0.8, 5-100 biclusters
+                  (``--calibrate``, ``--calibrate --quick``).
+
 Run:  python benchmarks/micro.py            (full, about 15 minutes)
       python benchmarks/micro.py --quick    (seconds; what the test runs)
       python benchmarks/micro.py --cluster  (adds the 1.5 GB two-worker case)
@@ -263,6 +268,65 @@ def run_grid(quick: bool, sizes=(10**3, 10**4, 10**5)):
     return out
 
 
+#: The calibration spread: (I = J, K, density, pred kind, copies).
+CALIBRATION = [(n, k, d, kind, c) for n, k, d in ((200, 20, 0.8), (300, 10, 0.8), (1000, 20, 0.5), (1000, 5, 0.5),
+                                                  (1000, 20, 0.2), (1000, 50, 0.2), (1000, 100, 0.05),
+                                                  (3000, 20, 0.05), (10**4, 20, 0.2), (10**4, 50, 0.05))
+               for kind, c in (("copy", 0), ("indep", 0), ("redundant", 5))]
+CALIBRATION_QUICK = [(200, 20, 0.8, "indep", 0), (1000, 20, 0.2, "copy", 0), (1000, 10, 0.2, "redundant", 3)]
+
+
+def calibrate_row(n, k, density, kind, copies, sample=1500, score_limit=20.0):
+    """The class method's estimate against its measured CPU time (the MOCICE-BCubed sums, one thread).
+
+    The sums are timed on a seeded random sample of ``sample`` classes and
+    scaled to all (an unbiased estimate of the total; "sampled" says so);
+    the estimate of the same classes is the plan's (class_traces.class_work).
+    Where the whole plan (the method it picks: classes or family walk) is
+    estimated under ``score_limit`` seconds, ``daskbicl.score`` is run and its
+    CPU time printed against that estimate.
+    """
+    from daskbicl.kernels.micro.budget import SECONDS_PER_UNIT
+    from daskbicl.kernels.micro.class_traces import ClassTable, class_bcubed, class_estimate, class_work
+    from daskbicl.kernels.micro.memberships import signature_counts
+
+    truth, pred = issue_pair(n, n, k, density, kind, copies=copies or 5)
+    rows, cols = signature_counts(truth[0], pred[0]), signature_counts(truth[1], pred[1])
+    label = f"{n}^2, {k}, d {density}, {kind}{f' x{copies}' if copies else ''}"
+    start = time.process_time()
+    ce = class_estimate(rows, cols, False, True)
+    plan_s = time.process_time() - start
+    method, est_all, plan_wall = chosen(truth, pred, ["mocice_bcubed"])  # the whole plan, default max_work
+    row = {"case": label, "K+L": f"{k}+{len(pred[0])}", "plan": f"{method} ({plan_wall:.1f} s)",
+           "plan_est_s": f"{est_all:.3g}", "score_cpu_s": "", "class_est_cpu_s": f"{plan_s:.2f}"}
+    if method != "refused" and est_all <= score_limit:  # the whole score call: CPU against the plan's estimate
+        m, cpu, _ = run(truth, pred, ["mocice_bcubed"])
+        row["score_cpu_s"] = f"{cpu:.3g} ({cpu / est_all:.2f}x)" if est_all > 0 else f"{cpu:.3g}"
+    if ce.table is None:
+        return {**row, "classes": ce.why, "est_s": "", "measured_s": "", "measured/est": "", "load": ""}
+    table, merged = ce.table, ce.merged
+    jac = np.random.default_rng(0).random((rows.n_pred, rows.n_truth))
+    n_cls = len(table)
+    idx = np.sort(np.random.default_rng(1).choice(n_cls, min(n_cls, sample), replace=False))
+    sub = ClassTable(table.keys[idx], table.counts[idx], table.sizes[idx])
+    class_bcubed(merged, sub, jac, 0, 1)  # compiled before timing
+    start = time.process_time()
+    class_bcubed(merged, sub, jac)
+    measured = (time.process_time() - start) * n_cls / len(idx)
+    est = float(np.sum(class_work(merged, table))) * SECONDS_PER_UNIT
+    return {**row, "classes": f"{n_cls:,} (d<={int(table.sizes.max())})", "est_s": f"{est:.3g}",
+            "measured_s": f"{measured:.3g}{' (sampled)' if len(idx) < n_cls else ''}",
+            "measured/est": f"{measured / est:.2f}" if est > 0 else "", "load": f"{os.getloadavg()[0]:.1f}"}
+
+
+def run_calibrate(quick: bool):
+    out = []
+    for case in CALIBRATION_QUICK if quick else CALIBRATION:
+        out.append(calibrate_row(*case))
+        print(out[-1], flush=True)
+    return out
+
+
 def run_cluster():
     """200 + 200 at density 0.01 over 10^6 x 10^5 on two 1.5 GB worker processes."""
     import dask
@@ -389,7 +453,15 @@ def main(argv=None):
     ap.add_argument("--issue24", nargs="*", type=int, default=None,
                     help="only the issue-24 table (row numbers, default all) and, with --grid, the grid")
     ap.add_argument("--grid", nargs="*", type=float, default=None, help="the issue-24 grid for these I (default all)")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="only the class method's estimate against its measured CPU time over a spread of shapes")
     args = ap.parse_args(argv)
+    if args.calibrate:
+        print(f"machine: {machine()}\nversions: {versions()}\nload: {os.getloadavg()}\n")
+        rows = run_calibrate(args.quick)
+        print("\n== class method: estimated vs measured CPU seconds of the MOCICE-BCubed sums (one thread)")
+        print_table(rows, list(rows[0]))
+        return 0
     if args.issue24 is not None or args.grid is not None:
         return issue24_main(args)
     print(f"machine: {machine()}\nversions: {versions()}\nload: {os.getloadavg()}\n")
@@ -406,7 +478,7 @@ def main(argv=None):
         oracle = [run_oracle(5, 2)]
         bc = [run_bcubed(10, 3)] if _has("bcubed") else []
         bl = [run_biclustlib(40, 3)] if _has("biclustlib") and _has("munkres") else []
-        heavy = [run_overlap(200, 20, 0.8, max_work=1e7)]
+        heavy = [run_overlap(200, 20, 0.8)]  # the default budget: the exact estimate (~90 s) refuses, auto samples
         cocl = [run_cocluster(300, 4, check=True)]
     else:
         oracle = [run_oracle(s, 3) for s in (6, 9, 12)]

@@ -69,6 +69,19 @@ UNIT_CELL_PAIR = 0.6
 # ... and the fixed cost of a part, plus per membership of its rows and columns read.
 UNIT_PART, UNIT_ENTRY = 1e5, 3.0
 
+# The class method (kernels/micro/class_traces.py), fitted with
+# ``benchmarks/micro.py --calibrate`` (estimated vs measured over copy /
+# independent / redundant inputs, densities 0.05-0.8, 5-100 biclusters): a
+# pair of row and column signatures (per 64-bit word); a signature's trace
+# on a class (per list entry read); a pair of traces (or a subset of the
+# transform booked); each pred bicluster of the pair's set Q (the best
+# Jaccard over Q's truth); a subset of the transform (per element); a class
+# (its fixed cost, and per element squared: its sorted Jaccard lists).
+UNIT_SIG_PAIR, UNIT_TRACE, UNIT_TRACE_PAIR, UNIT_PRED_STEP, UNIT_SUBSET = 0.5, 0.3, 2.5, 0.4, 0.12
+UNIT_CLASS, UNIT_CLASS_SQ = 150.0, 0.5
+# ... and a 64-bit word ANDed and counted (the classes counted from bit sets).
+UNIT_WORD = 0.03
+
 
 def _duration(work: float) -> str:
     sec = work * SECONDS_PER_UNIT

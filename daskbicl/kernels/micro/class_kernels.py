@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..compiled import announce_compiles
 
@@ -21,6 +22,12 @@ __all__ = ["bcubed_of_classes", "classes_of_pairs", "pair_weights"]
 
 #: Classes of at most this many elements count their traces in a dense table.
 _DENSE_BITS = 16
+
+#: Largest class summed by the subset transform (2^d entries).
+TRANSFORM_BITS = 20
+
+#: Largest class whose subsets are counted from the element bit sets.
+BITSET_BITS = 16
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -215,7 +222,7 @@ def pair_weights(key, rptr, rsig, rcnt, cptr, csig, ccnt):
     return elems, out_q[: k + 1], out_w[: k + 1]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _add(acc, x):
     """Neumaier's compensated sum: acc = (sum, compensation)."""
     t = acc[0] + x
@@ -226,31 +233,116 @@ def _add(acc, x):
     acc[0] = t
 
 
-@njit(cache=True, nogil=True)
-def _sigma_tau(q, d, tl, pl, mloc, jl):
-    """ς(Q) and τ(Q) of the local set q (multiplicities ``mloc``, Jaccard ``jl[pred j, truth i]``)."""
-    ng = 0
-    nc = 0
-    for i in range(d):
-        if (q >> i) & 1:
-            if (pl >> i) & 1:
-                ng += mloc[i]
-            else:
-                nc += mloc[i]
+@njit(cache=True, nogil=True, inline="always")
+def _popcount_word(v):
+    """Set bits of a uint64 (SWAR)."""
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):
+    """Set bits of a non-negative int64."""
+    return _popcount_word(np.uint64(x))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _weight(q, mloc, unit):
+    """Biclusters (with multiplicity) of the local set q."""
+    if unit:
+        return _popcount(q)
+    n = 0
+    while q:
+        n += mloc[trailing_zeros(q)]
+        q &= q - 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sigma_tau(qp, qt, cl):
+    """ς(Q) and τ(Q) of the local set Q, pred part qp, truth part qt (tables ``cl``: :func:`_class_tables`).
+
+    For each pred j of Q the best Jaccard over the truth of Q is the first
+    truth of Q in j's list sorted by decreasing Jaccard, so a pred costs a
+    step or two, not |S|; the values are those of the plain maximum, added
+    in the same order (ascending j).
+    """
+    mloc, order, jv, olen, unit = cl
+    ng = _weight(qp, mloc, unit)
+    nc = _weight(qt, mloc, unit)
     tot = 0.0
-    for j in range(d):
-        if (q >> j) & 1 and (pl >> j) & 1:
-            best = 0.0
-            for i in range(d):
-                if (q >> i) & 1 and (tl >> i) & 1 and jl[j, i] > best:
-                    best = jl[j, i]
-            tot += mloc[j] * best
+    while qp:
+        j = trailing_zeros(qp)
+        qp &= qp - 1
+        best = 0.0
+        for u in range(olen[j]):
+            if (qt >> order[j, u]) & 1:
+                best = jv[j, u]
+                break
+        tot += mloc[j] * best
     mn = min(ng, nc)
     return tot * mn / (ng * ng), tot * mn / (ng * nc)
 
 
 @njit(cache=True, nogil=True)
-def _book(q, w, d, tl, pl, mloc, jl, cnt, sums):
+def _side_bits(side):
+    b = 0
+    for t in range(side.shape[0]):
+        b |= 1 << side[t]
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _class_tables(elems, tm, pm, mult, jac):
+    """Local tables of a class: pred and truth local indices, multiplicities, Jaccard lists.
+
+    ``order[j]`` lists the truth locals with a positive Jaccard to pred j by
+    decreasing Jaccard (``jv[j]`` the values, ``olen[j]`` their number);
+    ``unit`` is True when every multiplicity is 1 (counts by popcount).
+    """
+    d = elems.shape[0]
+    is_p = np.zeros(d, np.bool_)
+    mloc = np.zeros(d, np.int64)
+    n_p = 0
+    unit = True
+    for j in range(d):
+        e = elems[j]
+        is_p[j] = ((pm[e >> 6] >> np.uint64(e & 63)) & np.uint64(1)) != 0
+        n_p += is_p[j]
+        mloc[j] = mult[e]
+        unit = unit and mult[e] == 1
+    plist = np.zeros(n_p, np.int64)
+    tlist = np.zeros(d - n_p, np.int64)
+    a = 0
+    b = 0
+    for j in range(d):
+        if is_p[j]:
+            plist[a] = j
+            a += 1
+        else:
+            tlist[b] = j
+            b += 1
+    order = np.zeros((d, max(d - n_p, 1)), np.int64)
+    jv = np.zeros((d, max(d - n_p, 1)), np.float64)
+    olen = np.zeros(d, np.int64)
+    vals = np.zeros(d - n_p, np.float64)
+    for t in range(n_p):
+        j = plist[t]
+        for u in range(d - n_p):
+            vals[u] = -jac[elems[j], elems[tlist[u]]]
+        srt = np.argsort(vals, kind="mergesort")
+        for u in range(d - n_p):
+            if vals[srt[u]] < 0.0:
+                order[j, olen[j]] = tlist[srt[u]]
+                jv[j, olen[j]] = -vals[srt[u]]
+                olen[j] += 1
+    return plist, tlist, (mloc, order, jv, olen, unit)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _book(q, w, tl, pl, cl, cnt, sums):
     """Adds the w cells of S ∩ S(y) = q: normalisers cnt[0:2] (ints), numerators sums (compensated)."""
     g = q & pl
     t = q & tl
@@ -259,7 +351,7 @@ def _book(q, w, d, tl, pl, mloc, jl, cnt, sums):
     if t:
         cnt[1] += w
     if g and t:
-        s, u = _sigma_tau(q, d, tl, pl, mloc, jl)
+        s, u = _sigma_tau(g, t, cl)
         _add(sums[0], w * s)
         _add(sums[1], w * u)
 
@@ -273,34 +365,134 @@ def _superset_sums(f, d, sign):
                 f[mask] += sign * f[mask | bit]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pred_steps(ra, cb, plist):
+    """Sum over the pairs of distinct traces of the preds in a ∩ b (the steps of the ς's)."""
+    steps = 0.0
+    for t in range(plist.shape[0]):
+        bit = 1 << plist[t]
+        na = 0
+        nb = 0
+        for x in range(len(ra)):
+            na += (ra[x] & bit) != 0
+        for y in range(len(cb)):
+            nb += (cb[y] & bit) != 0
+        steps += float(na) * float(nb)
+    return steps
+
+
 @njit(cache=True, nogil=True)
-def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums, buf):
+def inner_work(d, pairs, steps, units):
+    """(direct, transform) work units of a class's inner sum: d elements, pairs of traces, pred steps.
+
+    ``units``: the work units of a pair of traces, a pred step and a subset
+    (budget.py; passed, not read as globals, because numba's cache would keep
+    the values it was compiled with).  The transform books at most
+    min(2^d, pairs) sets; beyond :data:`TRANSFORM_BITS` it is not used.
+    """
+    direct = units[0] * pairs + units[1] * steps
+    if d > TRANSFORM_BITS:
+        return direct, np.inf
+    sub = float(1 << d)
+    booked = min(sub, pairs)
+    return direct, units[2] * sub * max(d, 1) + booked * (direct / max(pairs, 1.0))
+
+
+@njit(cache=True, nogil=True)
+def bitset_work(d, n_p, words, units):
+    """Work units of a class's cells by element bit sets (:func:`_subset_counts`; inf when unavailable).
+
+    ``words``: 64-bit words of a row and a column bit set together (0: none
+    were built); up to 2^d subsets, each an AND and a popcount of those
+    words, the Möbius transform (2^d d) and up to 2^d sets booked, each a
+    pair's cost with half the class's preds.
+    """
+    if words == 0 or d > BITSET_BITS:
+        return np.inf
+    sub = float(1 << d)
+    return sub * (units[3] * words + units[2] * d + units[0] + units[1] * n_p / 2.0)
+
+
+@njit(cache=True, nogil=True)
+def _and_count(out, a, b):
+    n = 0
+    for w in range(out.shape[0]):
+        out[w] = a[w] & b[w]
+        n += _popcount_word(out[w])
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _subset_counts(elems, rbits, cbits):
+    """f[A] = N(A), the cells inside every element of A, for the non-empty subsets A of the class.
+
+    A depth-first walk over the subsets (element bits ascending) ANDs the
+    element bit sets of the rows and of the columns (an item per bit, a
+    signature as many bits as items) and stops below a subset with no row
+    or no column: its supersets have none either (f stays 0).
+    """
+    d = elems.shape[0]
+    f = np.zeros(1 << d, np.int64)
+    sr = np.zeros((d + 1, rbits.shape[1]), np.uint64)
+    sc = np.zeros((d + 1, cbits.shape[1]), np.uint64)
+    sr[0, :] = ~np.uint64(0)
+    sc[0, :] = ~np.uint64(0)
+    mask = np.zeros(d + 1, np.int64)
+    nxt = np.zeros(d + 1, np.int64)
+    level = 0
+    while level >= 0:
+        b = nxt[level]
+        if b >= d:
+            level -= 1
+            continue
+        nxt[level] = b + 1
+        nr = _and_count(sr[level + 1], sr[level], rbits[elems[b]])
+        if nr == 0:
+            continue
+        nc = _and_count(sc[level + 1], sc[level], cbits[elems[b]])
+        if nc == 0:
+            continue
+        m = mask[level] | (1 << b)
+        f[m] = nr * nc
+        mask[level + 1] = m
+        nxt[level + 1] = b + 1
+        level += 1
+    return f
+
+
+@njit(cache=True, nogil=True)
+def _book_exact(f, d, tl, pl, cl, cnt, sums):
+    """Möbius of f (cells inside every element of Q) to cells with S ∩ S(y) = Q exactly, then books each Q."""
+    _superset_sums(f, d, -1)
+    for q in range(1, 1 << d):
+        if f[q]:
+            _book(q, f[q], tl, pl, cl, cnt, sums)
+
+
+@njit(cache=True, nogil=True)
+def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, bits, cnt, sums, buf):
+    """Books the cells y of every set S ∩ S(y) of the class ``key`` (mode: 0 cheapest, 1 pairs, 2 transform, 3 bit sets)."""
     elems = _elements(key)
     d = elems.shape[0]
-    tl = 0
-    pl = 0
-    mloc = np.zeros(d, np.int64)
+    plist, tlist, cl = _class_tables(elems, tm, pm, mult, jac)
+    pl = _side_bits(plist)
+    tl = _side_bits(tlist)
+    listed = 0
     for j in range(d):
-        e = elems[j]
-        if (tm[e >> 6] >> np.uint64(e & 63)) & np.uint64(1):
-            tl |= 1 << j
-        if (pm[e >> 6] >> np.uint64(e & 63)) & np.uint64(1):
-            pl |= 1 << j
-        mloc[j] = mult[e]
-    jl = np.zeros((d, d), np.float64)
-    for j in range(d):
-        for i in range(d):
-            jl[j, i] = jac[elems[j], elems[i]]
+        listed += rptr[elems[j] + 1] - rptr[elems[j]] + cptr[elems[j] + 1] - cptr[elems[j]]
+    by_bits = bitset_work(d, plist.shape[0], bits[0].shape[1] + bits[1].shape[1], units)
+    if mode == 3 or (mode == 0 and by_bits <= units[4] * listed):
+        _book_exact(_subset_counts(elems, bits[0], bits[1]), d, tl, pl, cl, cnt, sums)
+        return d
     ra, na = _traces(elems, rptr, rsig, rcnt, buf[0], buf[1], buf[4])
     cb, nb = _traces(elems, cptr, csig, ccnt, buf[2], buf[3], buf[4])
-    direct = float(len(ra)) * float(len(cb)) * (1.0 + d / 8.0)
-    transform = float(1 << min(d, 40)) * max(d, 1) if d <= 20 else 1e300
-    if mode == 1 or (mode == 0 and direct <= transform) or d > 20:
+    direct, transform = inner_work(d, float(len(ra)) * float(len(cb)), _pred_steps(ra, cb, plist), units)
+    if mode == 1 or (mode == 0 and direct <= transform) or d > TRANSFORM_BITS:
         for x in range(len(ra)):
             for y in range(len(cb)):
                 q = ra[x] & cb[y]
                 if q:
-                    _book(q, na[x] * nb[y], d, tl, pl, mloc, jl, cnt, sums)
+                    _book(q, na[x] * nb[y], tl, pl, cl, cnt, sums)
         return d
     f = np.zeros(1 << d, np.int64)
     g = np.zeros(1 << d, np.int64)
@@ -312,18 +504,18 @@ def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode,
     _superset_sums(g, d, 1)
     for q in range(1 << d):
         f[q] *= g[q]  # pairs whose a ∩ b contains Q: at most I J < 2**62
-    _superset_sums(f, d, -1)  # ... exactly Q (Möbius)
-    for q in range(1, 1 << d):
-        if f[q]:
-            _book(q, f[q], d, tl, pl, mloc, jl, cnt, sums)
+    _book_exact(f, d, tl, pl, cl, cnt, sums)
     return d
 
 
 @njit(cache=True, nogil=True)
-def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode):
+def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units,
+                      bits):
     """(Σ n(S) Σς / |E_G(S)|, Σ n(S) Στ / |E_C(S)|) over the classes lo:hi, compensated.
 
-    ``rptr``/``rsig`` (``cptr``/``csig``): the row (column) signatures containing each element.
+    ``rptr``/``rsig`` (``cptr``/``csig``): the row (column) signatures
+    containing each element; ``bits``: the elements' row and column bit sets
+    (zero words: not built).
     """
     total = np.zeros((2, 2), np.float64)
     buf = [np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64),
@@ -331,7 +523,8 @@ def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, 
     for s in range(lo, hi):
         cnt = np.zeros(2, np.int64)
         sums = np.zeros((2, 2), np.float64)
-        _one_class(keys[s], rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, cnt, sums, buf)
+        _one_class(keys[s], rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, bits, cnt, sums,
+                   buf)
         n_s = float(counts[s])
         if cnt[0]:
             _add(total[0], n_s * ((sums[0, 0] + sums[0, 1]) / float(cnt[0])))
@@ -341,14 +534,24 @@ def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, 
 
 
 @njit(cache=True, nogil=True)
-def trace_pairs(keys, idx, rptr, rsig, rcnt, cptr, csig, ccnt):
-    """(distinct row traces) x (distinct column traces) of the classes ``idx`` (the plan's sample)."""
-    out = np.zeros(len(idx), np.float64)
+def trace_pairs(keys, idx, rptr, rsig, rcnt, cptr, csig, ccnt, pm):
+    """Per class of ``idx`` (the plan's sample): pairs of distinct row and column traces, and pred steps."""
+    out = np.zeros((2, len(idx)), np.float64)
     buf = [np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64),
            np.zeros(len(ccnt), np.int64), np.zeros(len(ccnt), np.int64), np.zeros(1 << _DENSE_BITS, np.int64)]
     for t in range(len(idx)):
         elems = _elements(keys[idx[t]])
         ra, _ = _traces(elems, rptr, rsig, rcnt, buf[0], buf[1], buf[4])
         cb, _ = _traces(elems, cptr, csig, ccnt, buf[2], buf[3], buf[4])
-        out[t] = float(len(ra)) * float(len(cb))
+        n_p = 0
+        for j in range(elems.shape[0]):
+            n_p += ((pm[elems[j] >> 6] >> np.uint64(elems[j] & 63)) & np.uint64(1)) != 0
+        plist = np.zeros(n_p, np.int64)
+        m = 0
+        for j in range(elems.shape[0]):
+            if (pm[elems[j] >> 6] >> np.uint64(elems[j] & 63)) & np.uint64(1):
+                plist[m] = j
+                m += 1
+        out[0, t] = float(len(ra)) * float(len(cb))
+        out[1, t] = _pred_steps(ra, cb, plist)
     return out

@@ -39,8 +39,21 @@ from functools import cached_property
 import numpy as np
 
 from ...errors import InputError
+from .budget import (
+    UNIT_CLASS,
+    UNIT_CLASS_SQ,
+    UNIT_PRED_STEP,
+    UNIT_SIG_PAIR,
+    UNIT_SUBSET,
+    UNIT_TRACE,
+    UNIT_TRACE_PAIR,
+    UNIT_WORD,
+)
 from .cell_records import Coverage, coverage_from_histogram
 from .memberships import Memberships
+
+#: Largest class whose subsets the kernel counts from the element bit sets (as class_kernels.BITSET_BITS).
+BITSET_BITS = 16
 
 __all__ = ["ClassTable", "Merged", "class_bcubed", "class_bcubed_exact", "class_coverage", "class_work", "covered",
            "enumerate_classes", "merge_identical", "MAX_CLASS"]
@@ -49,12 +62,6 @@ __all__ = ["ClassTable", "Merged", "class_bcubed", "class_bcubed_exact", "class_
 #: a trace is a 64-bit word.
 MAX_CLASS = 62
 
-# Work units (~10 ns) of the method, measured with benchmarks/micro.py: a pair
-# of signatures (per word), a signature's trace on a class (per element of the
-# class), a pair of traces, a subset of the transform (per element).
-UNIT_SIG_PAIR, UNIT_TRACE, UNIT_TRACE_PAIR, UNIT_SUBSET = 0.5, 0.3, 0.8, 0.4
-# ... and the fixed cost of a class.
-UNIT_CLASS = 20.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +98,20 @@ class Merged:
         """The column signatures containing each element."""
         return _element_index(self.cols, self.n_truth + self.n_pred)
 
+    @cached_property
+    def bits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each element's rows and columns as bit sets (an item per bit), or zero words when too large.
+
+        A signature counted c times takes c consecutive bits.  Built only
+        while both fit :data:`BITS_LIMIT` bytes (the class method's per-class
+        subset counts, :func:`~daskbicl.kernels.micro.class_kernels.bitset_work`).
+        """
+        n = self.n_truth + self.n_pred
+        items = int(self.row_cnt.sum()) + int(self.col_cnt.sum())
+        if n * (items / 8 + 16) > BITS_LIMIT:
+            return np.zeros((n, 0), np.uint64), np.zeros((n, 0), np.uint64)
+        return _bit_sets(self.rows, self.row_cnt, n), _bit_sets(self.cols, self.col_cnt, n)
+
     def side_masks(self) -> tuple[np.ndarray, np.ndarray]:
         """Bit words of the truth elements and of the pred elements."""
         n = self.n_truth + self.n_pred
@@ -101,6 +122,23 @@ def _element_index(sig: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     lists = [np.flatnonzero((sig[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)) for e in range(n)]
     ptr = np.concatenate([[0], np.cumsum([len(x) for x in lists])]).astype(np.int64)
     return ptr, (np.concatenate(lists) if n else np.zeros(0)).astype(np.int64)
+
+
+#: Largest memory (bytes) of the elements' row and column bit sets (:attr:`Merged.bits`).
+BITS_LIMIT = 64 << 20
+
+
+def _bit_sets(sig: np.ndarray, cnt: np.ndarray, n: int) -> np.ndarray:
+    """(n, words) uint64: bit t set when the item t (signature i repeated cnt[i] times) is in element e."""
+    items = int(cnt.sum())
+    words = max(1, -(-items // 64))
+    out = np.zeros((n, words * 8), np.uint8)
+    owner = np.repeat(np.arange(len(cnt)), cnt)
+    for e in range(n):
+        member = ((sig[owner, e // 64] >> np.uint64(e % 64)) & np.uint64(1)).astype(bool)
+        packed = np.packbits(member, bitorder="little")
+        out[e, : len(packed)] = packed
+    return out.view(np.uint64)
 
 
 def _mask(elements, words: int) -> np.ndarray:
@@ -238,10 +276,14 @@ def covered(merged: Merged, table: ClassTable) -> tuple[int, int]:
 def class_work(merged: Merged, table: ClassTable | None) -> np.ndarray | float:
     """Estimated work units of each class's sums (or, without classes, of enumerating them).
 
-    A class S costs its traces, the signatures listed under its elements
-    (sum over e in S of the row and column signatures containing e), plus
-    the cheaper of min(#rows, 2^d) x min(#cols, 2^d) pairs of traces (an
-    upper bound on the distinct traces, d = |S|) and the 2^d d transform.
+    A class S of d elements costs its traces (the signatures listed under
+    its elements: sum over e in S of the row and column signatures
+    containing e), its sorted Jaccard lists (d^2), and the cheaper inner sum
+    (:func:`inner_work`): every pair of distinct row and column traces, each
+    with a step per pred bicluster of the pair's set, or the 2^d d transform
+    plus the sets it books.  The distinct traces and the pred steps are
+    counted exactly on a seeded sample of classes (:func:`_trace_sample`)
+    and carried to the classes of the same size.
     """
     nr, nc = len(merged.row_cnt), len(merged.col_cnt)
     if table is None:
@@ -252,33 +294,91 @@ def class_work(merged: Merged, table: ClassTable | None) -> np.ndarray | float:
         on = (table.keys[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)
         listed += on.astype(np.float64) * float(r_ptr[e + 1] - r_ptr[e] + c_ptr[e + 1] - c_ptr[e])
     d = table.sizes.astype(np.float64)
-    sub = np.exp2(np.minimum(d, 200.0))
-    pairs = np.minimum(nr, sub) * np.minimum(nc, sub) * _trace_ratio(merged, table, sub) * \
-        UNIT_TRACE_PAIR * (1 + d / 8)
-    transform = np.where(d <= 20, UNIT_SUBSET * sub * np.maximum(d, 1.0), np.inf)
-    return UNIT_CLASS + UNIT_TRACE * listed + np.minimum(pairs, transform)
+    by_traces = UNIT_TRACE * listed
+    words = merged.bits[0].shape[1] + merged.bits[1].shape[1]
+    by_bits = bitset_work(d, _preds(merged, table), words)
+    use_bits = by_bits <= by_traces
+    pairs, steps = _trace_sample(merged, table, ~use_bits)
+    by_traces += inner_work(d, pairs, steps)
+    return UNIT_CLASS + UNIT_CLASS_SQ * d * d + np.where(use_bits, by_bits, by_traces)
 
+
+def bitset_work(d: np.ndarray, preds: np.ndarray, words: int) -> np.ndarray:
+    """Work units of classes counted from the element bit sets, as the kernel chooses (inf: not used).
+
+    Same formula as :func:`~daskbicl.kernels.micro.class_kernels.bitset_work`.
+    """
+    if words == 0:
+        return np.full(len(d), np.inf)
+    sub = np.exp2(np.minimum(d, 200.0))
+    work = sub * (UNIT_WORD * words + UNIT_SUBSET * d + UNIT_TRACE_PAIR + UNIT_PRED_STEP * preds / 2.0)
+    return np.where(d <= BITSET_BITS, work, np.inf)
+
+
+def _preds(merged: Merged, table: ClassTable) -> np.ndarray:
+    """Pred elements of each class."""
+    preds = np.zeros(len(table), np.float64)
+    pm = merged.side_masks()[1]
+    for w in range(table.keys.shape[1]):
+        preds += np.bitwise_count(table.keys[:, w] & pm[w]).astype(np.float64)
+    return preds
+
+
+def inner_work(d: np.ndarray, pairs: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The cheaper inner sum of classes of ``d`` elements, as the kernel chooses (work units).
+
+    Direct: every pair of traces plus a step per pred of its set; the
+    transform (d ≤ 20 only): 2^d d subsets plus the at most min(2^d, pairs)
+    sets it books (:func:`~daskbicl.kernels.micro.class_kernels.inner_work`
+    is the same formula for one class).
+    """
+    direct = UNIT_TRACE_PAIR * pairs + UNIT_PRED_STEP * steps
+    sub = np.exp2(np.minimum(d, 200.0))
+    per_pair = direct / np.maximum(pairs, 1.0)
+    transform = UNIT_SUBSET * sub * np.maximum(d, 1.0) + np.minimum(sub, pairs) * per_pair
+    return np.minimum(direct, np.where(d <= 20, transform, np.inf))
+
+
+#: The kernel's units of a pair of traces, a pred step, a subset (its choice of inner sum).
+INNER_UNITS = np.array([UNIT_TRACE_PAIR, UNIT_PRED_STEP, UNIT_SUBSET, UNIT_WORD, UNIT_TRACE])
 
 #: Classes whose distinct traces the estimate counts (a seeded sample).
 TRACE_SAMPLE = 512
 
 
-def _trace_ratio(merged: Merged, table: ClassTable, sub: np.ndarray) -> np.ndarray:
-    """Per class: distinct trace pairs / their upper bound, measured on a sample, by class size."""
+def _trace_sample(merged: Merged, table: ClassTable, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per class: (pairs of distinct row and column traces, pred steps), counted or carried.
+
+    A seeded sample of :data:`TRACE_SAMPLE` classes (of ``among``, default all) is counted exactly
+    (:func:`~daskbicl.kernels.micro.class_kernels.trace_pairs`); every other
+    class gets the mean over the sampled classes of its size, as a fraction
+    of its upper bound (pairs: min(rows, 2^d) x min(columns, 2^d); steps:
+    pairs x its pred biclusters); a size never sampled gets the largest
+    fractions seen.
+    """
     from .class_kernels import trace_pairs
 
     n = len(table)
-    if n == 0:
-        return np.ones(0)
-    idx = np.random.default_rng(n).choice(n, min(n, TRACE_SAMPLE), replace=False).astype(np.int64)
-    bound = np.minimum(len(merged.row_cnt), sub[idx]) * np.minimum(len(merged.col_cnt), sub[idx])
-    got = trace_pairs(table.keys, idx, *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt)
-    ratio = np.minimum(got / np.maximum(bound, 1.0), 1.0)
-    out = np.full(n, float(ratio.max(initial=1.0)))  # sizes never sampled: the largest ratio seen
+    pool = np.arange(n) if among is None else np.flatnonzero(among)
+    if len(pool) == 0:
+        return np.zeros(n), np.zeros(n)
+    sub = np.exp2(np.minimum(table.sizes.astype(np.float64), 200.0))
+    bound = np.minimum(len(merged.row_cnt), sub) * np.minimum(len(merged.col_cnt), sub)
+    preds = _preds(merged, table)
+    pm = merged.side_masks()[1]
+    idx = np.sort(np.random.default_rng(n).choice(pool, min(len(pool), TRACE_SAMPLE), replace=False)).astype(np.int64)
+    got = trace_pairs(table.keys, idx, *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt, pm)
+    pair_frac = np.minimum(got[0] / np.maximum(bound[idx], 1.0), 1.0)
+    step_frac = np.minimum(got[1] / np.maximum(got[0] * preds[idx], 1.0), 1.0)
+    pf = np.full(n, float(pair_frac.max(initial=0.0)))
+    sf = np.full(n, float(step_frac.max(initial=0.0)))
     sizes = table.sizes[idx]
-    for size in np.unique(sizes).tolist():
-        out[table.sizes == size] = float(ratio[sizes == size].mean())
-    return out
+    for size in np.unique(sizes).tolist():  # (classes outside ``among`` get values too; unused)
+        pf[table.sizes == size] = float(pair_frac[sizes == size].mean())
+        sf[table.sizes == size] = float(step_frac[sizes == size].mean())
+    pairs, steps = bound * pf, bound * pf * preds * sf
+    pairs[idx], steps[idx] = got[0], got[1]
+    return pairs, steps
 
 
 def _local_jaccard(merged: Merged, jaccard) -> np.ndarray:
@@ -295,7 +395,8 @@ def class_bcubed(merged: Merged, table: ClassTable, jaccard, lo: int = 0, hi: in
     """(precision numerator, recall numerator, largest class) of the classes ``lo:hi`` (float64).
 
     ``jaccard`` is the L x K table of :func:`~daskbicl.kernels.micro.family_tasks.jaccard_table`;
-    ``mode`` forces the per-class method (1: pairs of traces, 2: transform;
+    ``mode`` forces the per-class method (1: pairs of traces, 2: transform,
+    3: subsets from the element bit sets when built;
     0: the cheaper), for tests.
     """
     from .class_kernels import bcubed_of_classes
@@ -304,7 +405,7 @@ def class_bcubed(merged: Merged, table: ClassTable, jaccard, lo: int = 0, hi: in
     tm, pm = merged.side_masks()
     out = bcubed_of_classes(table.keys, table.counts, lo, hi, *merged.row_index, merged.row_cnt,
                             *merged.col_index, merged.col_cnt, tm, pm, merged.mult,
-                            _local_jaccard(merged, jaccard), mode)
+                            _local_jaccard(merged, jaccard), mode, INNER_UNITS, merged.bits)
     return float(out[0]), float(out[1]), int(table.sizes[lo:hi].max(initial=0))
 
 
@@ -358,6 +459,7 @@ class ClassEstimate:
     table: ClassTable | None
     work: float
     why: str = ""
+    per_class: np.ndarray | None = None
 
 
 def class_estimate(rows: Memberships, cols: Memberships, coverage: bool, bcubed: bool) -> ClassEstimate:
@@ -378,14 +480,19 @@ def class_estimate(rows: Memberships, cols: Memberships, coverage: bool, bcubed:
                              f"more than {CLASS_LIMIT:,} cell classes or a class of more than "
                              f"{MAX_CLASS} distinct biclusters")
     work = enum + UNIT_CLASS * len(table) * (coverage or bcubed)
+    per_class = None
     if bcubed:
-        work += float(np.sum(class_work(merged, table)))
-    return ClassEstimate(merged, table, work)
+        per_class = np.asarray(class_work(merged, table), dtype=np.float64)
+        work += float(np.sum(per_class))
+    return ClassEstimate(merged, table, work, per_class=per_class)
 
 
-def class_ranges(merged: Merged, table: ClassTable, n_tasks: int) -> tuple[tuple[int, int], ...]:
-    """Contiguous ranges of classes of similar estimated work, one per task."""
-    cost = np.cumsum(np.asarray(class_work(merged, table), dtype=np.float64))
+def class_ranges(merged: Merged, table: ClassTable, n_tasks: int,
+                 per_class: np.ndarray | None = None) -> tuple[tuple[int, int], ...]:
+    """Contiguous ranges of classes of similar estimated work (``per_class``: :func:`class_work`), one per task."""
+    if per_class is None:
+        per_class = np.asarray(class_work(merged, table), dtype=np.float64)
+    cost = np.cumsum(per_class)
     total = float(cost[-1]) if len(cost) else 0.0
     cuts = np.searchsorted(cost, total * np.arange(1, n_tasks) / n_tasks, side="right")
     edges = [0, *np.minimum(cuts, len(table)).tolist(), len(table)]

@@ -144,51 +144,33 @@ def _sigma_tau(members, m, n_truth, jac):
 
 
 @njit(cache=True, nogil=True)
-def leaf_bcubed(elem, parent, end, ncell, dptr, down, n_elem, n_truth, base, jac,
-                pred_words, pred_keys, pred_union, truth_words, truth_keys, truth_union, bound):
-    """Precision and recall numerators of one leaf (module docstring).
-
-    Parameters
-    ----------
-    elem, parent, end, ncell, dptr, down
-        The leaf's stored nodes and their links to the sets one member
-        smaller (:func:`~daskbicl.kernels.micro.family_walk.enumerate_family`).
-    base : int array
-        The elements of B, ascending.
-    jac : float64 array (L, K)
-        Jaccard index of every pred / truth bicluster pair.
-    pred_words, pred_keys, pred_union, truth_words, truth_keys, truth_union
-        :func:`union_table` of the pred-only and truth-only families: the
-        random words of their hashes, the keys (hashes of the sets) and the
-        union sizes.
-    bound : bool
-        Also return the sums the float error bound needs (one more pass).
-
-    Returns
-    -------
-    status, p_num, r_num, p_abs, r_abs, depth
-        ``p_abs`` (``r_abs``) is ``sum_Q ς(Q) sum_{W ⊇ Q} N(W) Ω(W)``, the
-        size of the terms the signed transform adds (0 without ``bound``);
-        ``depth`` the largest set.
-    """
-    n = elem.shape[0]
-    starts, order = _by_edge(elem, n_elem)
-    pslots, pshift = build_table(pred_keys)
-    tslots, tshift = build_table(truth_keys)
-    max_b = base[-1]
-    # 1. exact cell classes E (int64; every intermediate value is a number of cells)
-    cells = ncell.copy()
+def _sweep(vals, sign, links):
+    """Adds (sign 1) or subtracts (sign -1) every set's value into the set one member smaller, edge by
+    edge (the superset sums and their Möbius inverse over the stored sets; ``links`` from the walk)."""
+    starts, order, dptr, end, down, n_elem = links
     for a in range(n_elem):
         for o in range(starts[a], starts[a + 1]):
             k = order[o]
             rank = dptr[k + 1] - dptr[k] - 1
             for w in range(k, end[k]):
-                cells[down[dptr[w] + rank]] -= cells[w]
-    # 2. weights E / |E_G|, E / |E_C| (the union sizes found by the keys of the pred part and
-    # the truth part of W = B ∪ D, summed down a stack in preorder), and their superset sums Ω
-    op = cells.view(np.float64)  # E is read once, where its weight is written
+                j = down[dptr[w] + rank]
+                if sign > 0:
+                    vals[j] += vals[w]
+                else:
+                    vals[j] -= vals[w]
+
+
+@njit(cache=True, nogil=True)
+def _weights(cells, elem, dptr, n_elem, n_truth, base, pred_words, pred_keys, pred_union,
+             truth_words, truth_keys, truth_union):
+    """E / |E_G| and E / |E_C| of every stored set W = B ∪ D (the union sizes found by the keys of the
+    pred part and the truth part of W, summed down a stack in preorder).  The first is written over
+    ``cells`` (E is read once, where its weight is written)."""
+    n = elem.shape[0]
+    pslots, pshift = build_table(pred_keys)
+    tslots, tshift = build_table(truth_keys)
+    op = cells.view(np.float64)
     orc = np.zeros(n, np.float64)
-    nb = base.shape[0]
     sk_p = np.zeros(n_elem + 2, np.uint64)
     sk_t = np.zeros(n_elem + 2, np.uint64)
     sh_p = np.zeros(n_elem + 2, np.bool_)
@@ -224,35 +206,15 @@ def leaf_bcubed(elem, parent, end, ncell, dptr, down, n_elem, n_truth, base, jac
                 wr = ek / truth_union[find(tslots, tshift, truth_keys, sk_t[dk])]
         op[k] = wp
         orc[k] = wr
-    depth_max = nb
-    for a in range(n_elem):
-        for o in range(starts[a], starts[a + 1]):
-            k = order[o]
-            rank = dptr[k + 1] - dptr[k] - 1
-            for w in range(k, end[k]):
-                j = down[dptr[w] + rank]
-                op[j] += op[w]
-                orc[j] += orc[w]
-    # 3. X = N Ω, then Λ = superset Möbius of X
-    for k in range(n):
-        v = float(ncell[k])
-        op[k] *= v
-        orc[k] *= v
-        depth_max = max(depth_max, nb + dptr[k + 1] - dptr[k])
-    xp = op.copy() if bound else op[:0]
-    xr = orc.copy() if bound else orc[:0]
-    for a in range(n_elem):
-        for o in range(starts[a], starts[a + 1]):
-            k = order[o]
-            rank = dptr[k + 1] - dptr[k] - 1
-            for w in range(k, end[k]):
-                j = down[dptr[w] + rank]
-                op[j] -= op[w]
-                orc[j] -= orc[w]
-                if bound:  # the same sums without signs
-                    xp[j] += xp[w]
-                    xr[j] += xr[w]
-    # 4. the responsible sets: ς Λ and τ Λ
+    return op, orc
+
+
+@njit(cache=True, nogil=True)
+def _responsible(elem, parent, n_elem, n_truth, base, jac, op, orc, xp, xr, bound):
+    """Σ ς Λ and Σ τ Λ over the sets this leaf is responsible for (compensated), and the bound's sums."""
+    n = elem.shape[0]
+    nb = base.shape[0]
+    max_b = base[-1]
     members = np.empty(n_elem + 1, np.int64)
     p_num = 0.0
     p_comp = 0.0
@@ -288,4 +250,63 @@ def leaf_bcubed(elem, parent, end, ncell, dptr, down, n_elem, n_truth, base, jac
             if bound:
                 p_abs += s * xp[k]
                 r_abs += tau * xr[k]
-    return 0, p_num + p_comp, r_num + r_comp, p_abs, r_abs, depth_max
+    return p_num + p_comp, r_num + r_comp, p_abs, r_abs
+
+
+@njit(cache=True, nogil=True)
+def leaf_bcubed(elem, parent, end, ncell, dptr, down, n_elem, n_truth, base, jac,
+                pred_words, pred_keys, pred_union, truth_words, truth_keys, truth_union, bound):
+    """Precision and recall numerators of one leaf (module docstring).
+
+    Parameters
+    ----------
+    elem, parent, end, ncell, dptr, down
+        The leaf's stored nodes and their links to the sets one member
+        smaller (:func:`~daskbicl.kernels.micro.family_walk.enumerate_family`).
+    base : int array
+        The elements of B, ascending.
+    jac : float64 array (L, K)
+        Jaccard index of every pred / truth bicluster pair.
+    pred_words, pred_keys, pred_union, truth_words, truth_keys, truth_union
+        :func:`union_table` of the pred-only and truth-only families: the
+        random words of their hashes, the keys (hashes of the sets) and the
+        union sizes.
+    bound : bool
+        Also return the sums the float error bound needs (one more pass).
+
+    Returns
+    -------
+    status, p_num, r_num, p_abs, r_abs, depth
+        ``p_abs`` (``r_abs``) is ``sum_Q ς(Q) sum_{W ⊇ Q} N(W) Ω(W)``, the
+        size of the terms the signed transform adds (0 without ``bound``);
+        ``depth`` the largest set.
+    """
+    n = elem.shape[0]
+    starts, order = _by_edge(elem, n_elem)
+    links = (starts, order, dptr, end, down, n_elem)
+    # 1. exact cell classes E (int64; every intermediate value is a number of cells)
+    cells = ncell.copy()
+    _sweep(cells, -1, links)
+    # 2. weights E / |E_G|, E / |E_C|, and their superset sums Ω
+    op, orc = _weights(cells, elem, dptr, n_elem, n_truth, base, pred_words, pred_keys, pred_union,
+                       truth_words, truth_keys, truth_union)
+    _sweep(op, 1, links)
+    _sweep(orc, 1, links)
+    # 3. X = N Ω, then Λ = superset Möbius of X (and, for the bound, the same sums without signs)
+    nb = base.shape[0]
+    depth_max = nb
+    for k in range(n):
+        v = float(ncell[k])
+        op[k] *= v
+        orc[k] *= v
+        depth_max = max(depth_max, nb + dptr[k + 1] - dptr[k])
+    xp = op.copy() if bound else op[:0]
+    xr = orc.copy() if bound else orc[:0]
+    _sweep(op, -1, links)
+    _sweep(orc, -1, links)
+    if bound:
+        _sweep(xp, 1, links)
+        _sweep(xr, 1, links)
+    # 4. the responsible sets: ς Λ and τ Λ
+    p_num, r_num, p_abs, r_abs = _responsible(elem, parent, n_elem, n_truth, base, jac, op, orc, xp, xr, bound)
+    return 0, p_num, r_num, p_abs, r_abs, depth_max

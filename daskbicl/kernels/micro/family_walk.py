@@ -76,23 +76,9 @@ def _add_product(lo, hi, i, j, w, c):
 
 
 @njit(cache=True, nogil=True)
-def _grow_i32(a, need):
-    size = max(a.shape[0] * 2, need)
-    out = np.empty(size, a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _grow_i64(a, need):
-    size = max(a.shape[0] * 2, need)
-    out = np.empty(size, a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _grow_u64(a, need):
+def _grow(a, need):
+    """``a`` copied into an array of at least ``need`` entries (twice as long at least); numba
+    compiles one version per dtype, so one helper serves the int32, int64 and uint64 arrays."""
     size = max(a.shape[0] * 2, need)
     out = np.empty(size, a.dtype)
     out[: a.shape[0]] = a
@@ -379,19 +365,19 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
                 need_r += nr_items[e]
                 need_c += nc_items[e]
             if need_r > ar_item.shape[0]:
-                ar_item = _grow_i32(ar_item, need_r)
-                ar_pos = _grow_i32(ar_pos, need_r)
+                ar_item = _grow(ar_item, need_r)
+                ar_pos = _grow(ar_pos, need_r)
             if need_c > ac_item.shape[0]:
-                ac_item = _grow_i32(ac_item, need_c)
-                ac_pos = _grow_i32(ac_pos, need_c)
+                ac_item = _grow(ac_item, need_c)
+                ac_pos = _grow(ac_pos, need_c)
             if chtop + n_kids > ch_el.shape[0]:
-                ch_el = _grow_i32(ch_el, chtop + n_kids)
-                ch_rlo = _grow_i64(ch_rlo, chtop + n_kids)
-                ch_rhi = _grow_i64(ch_rhi, chtop + n_kids)
-                ch_clo = _grow_i64(ch_clo, chtop + n_kids)
-                ch_chi = _grow_i64(ch_chi, chtop + n_kids)
-                ch_nr = _grow_i64(ch_nr, chtop + n_kids)
-                ch_nc = _grow_i64(ch_nc, chtop + n_kids)
+                ch_el = _grow(ch_el, chtop + n_kids)
+                ch_rlo = _grow(ch_rlo, chtop + n_kids)
+                ch_rhi = _grow(ch_rhi, chtop + n_kids)
+                ch_clo = _grow(ch_clo, chtop + n_kids)
+                ch_chi = _grow(ch_chi, chtop + n_kids)
+                ch_nr = _grow(ch_nr, chtop + n_kids)
+                ch_nc = _grow(ch_nc, chtop + n_kids)
             o_r, o_c = rtop, ctop
             for t in range(n_kids):
                 e = kids_view[t]
@@ -453,8 +439,8 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
             if store:
                 node = st_node[d]
                 if cb_top + n_kids > cb_elem.shape[0]:
-                    cb_elem = _grow_i32(cb_elem, cb_top + n_kids)
-                    cb_node = _grow_i32(cb_node, cb_top + n_kids)
+                    cb_elem = _grow(cb_elem, cb_top + n_kids)
+                    cb_node = _grow(cb_node, cb_top + n_kids)
                 cstart[node] = cb_top
                 ccount[node] = n_kids
                 for t in range(n_kids):
@@ -479,15 +465,15 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
             if k >= cap:
                 return STATUS_FULL, n_nodes, deliveries, elem, parent, end, ncell, key, dptr, down
             if k + 1 >= elem.shape[0]:
-                elem = _grow_i32(elem, k + 2)
-                parent = _grow_i32(parent, k + 2)
-                end = _grow_i32(end, k + 2)
-                ncell = _grow_i64(ncell, k + 2)
+                elem = _grow(elem, k + 2)
+                parent = _grow(parent, k + 2)
+                end = _grow(end, k + 2)
+                ncell = _grow(ncell, k + 2)
                 if keys:
-                    key = _grow_u64(key, k + 2)
-                dptr = _grow_i64(dptr, k + 2)
-                cstart = _grow_i32(cstart, k + 2)
-                ccount = _grow_i32(ccount, k + 2)
+                    key = _grow(key, k + 2)
+                dptr = _grow(dptr, k + 2)
+                cstart = _grow(cstart, k + 2)
+                ccount = _grow(ccount, k + 2)
             p = st_node[d]
             elem[k] = e
             parent[k] = p
@@ -500,7 +486,7 @@ def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, ba
             # visited earlier because children go from the largest element down
             top = dptr[k]
             if top + d + 1 > down.shape[0]:
-                down = _grow_i32(down, top + d + 1)
+                down = _grow(down, top + d + 1)
             for i in range(d):
                 m = down[dptr[p] + i]
                 lo_b = cstart[m]

@@ -194,7 +194,7 @@ def _class_plan(rows: Memberships, ce: ClassEstimate, coverage: bool, bcubed: bo
     moments = np.zeros((rows.n_truth + 1, rows.n_pred + 1), dtype=object)
     return MicroPlan(rows.n_truth, rows.n_pred, coverage, bcubed, tuple(() for _ in range(n_tasks)), moments,
                      float(len(ce.table)), ce.work, int(budget), seed, [note], None, "classes", ce.merged,
-                     ce.table, class_ranges(ce.merged, ce.table, n_tasks) if bcubed else None)
+                     ce.table, class_ranges(ce.merged, ce.table, n_tasks, ce.per_class) if bcubed else None)
 
 
 def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
@@ -238,13 +238,36 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
                             f"{rows.n_truth}+{rows.n_pred} biclusters", ce.work, max_work)
         return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: quick")
     try:  # the family walk, refused as soon as it is dearer than the classes
-        fam = _family_plan(rows, cols, max_work=min(max_work, ce.work), **kw)  # type: ignore[arg-type]
+        floor = closure_floor(ce.merged, ce.table) if ce.table is not None else None
+        fam = _family_plan(rows, cols, max_work=min(max_work, ce.work), floor=floor,
+                           **kw)  # type: ignore[arg-type]
     except TooLargeError as err:
         if fits:
             return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: family dearer")
         why = ce.why or f"~{ce.work:.3g} work units"
         raise TooLargeError(f"{err} (The other exact method, by cell classes, needs {why}.)") from None
     return fam
+
+
+def closure_floor(merged: Merged, table: ClassTable) -> np.ndarray:
+    """Per bicluster e: 2^(s - 1), s the most biclusters (copies counted) of a cell class containing e.
+
+    The MOCICE-BCubed part {e} of the family walk stores every set of
+    biclusters that contains e and shares a cell, so at least every subset
+    of the largest class through e that contains e: a certain lower bound on
+    its sets, which the sampled estimate must not undercut (on heavy overlap
+    the sampling missed it by a factor of 24).
+    """
+    keys = table.keys
+    size = np.zeros(len(table), np.float64)
+    reps = np.flatnonzero(merged.mult > 0)
+    for e in reps.tolist():
+        size += ((keys[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)).astype(np.float64) * float(merged.mult[e])
+    out = np.zeros(len(merged.rep), np.float64)
+    for e in reps.tolist():
+        on = ((keys[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)).astype(bool)
+        out[merged.rep == e] = np.exp2(size[on].max(initial=1.0) - 1.0) if on.any() else 0.0
+    return out
 
 
 def exact_cost(rows: Memberships, cols: Memberships, parts, *, max_work: float = DEFAULT_MAX_WORK) -> float:
@@ -273,8 +296,13 @@ def exact_cost(rows: Memberships, cols: Memberships, parts, *, max_work: float =
 
 def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                  max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
-                 seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None) -> MicroPlan:
+                 seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None,
+                 floor: np.ndarray | None = None) -> MicroPlan:
     """Parts, estimates and tasks of the family walk (module docstring).
+
+    ``floor[e]`` (from :func:`closure_floor`, when the classes are known)
+    is a certain lower bound on the sets part {e} of MOCICE-BCubed walks;
+    a sampled estimate below it is raised to it, the work in proportion.
 
     ``coverage_by`` forces how the coverage counts are made: "family" (the
     walk) or "pairs" (every pair of row and column signatures); by default
@@ -303,6 +331,10 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     # one pass of probes sizes every part (family_estimate.profile_family)
     sub, sub2, clo, clo2, stopped = _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
     sub_work = UNIT_NODE * sub[0] + UNIT_DELIVERY * (sub[1] + sub[2])
+    if floor is not None and bcubed:  # the sampled profile can miss the dense part: never below the floor
+        scale = np.maximum(floor / np.maximum(clo[0], 1.0), 1.0)
+        clo = clo.copy()
+        clo[:3] *= scale[None, :]
     clo_work = UNIT_STORED * clo[0] + UNIT_DELIVERY * clo[1] + UNIT_MEMBER * clo[2]
     truth = np.arange(n) < k
     use_pairs = coverage and (coverage_by == "pairs" or (
