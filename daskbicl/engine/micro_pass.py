@@ -51,6 +51,8 @@ it samples):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 import xarray as xr
 
 from .. import config
@@ -64,6 +66,9 @@ from ..kernels.micro.planner import plan_micro
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
+
+if TYPE_CHECKING:
+    from ..kernels.micro.sampling import Sampler
 
 __all__ = ["BLOCK", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
            "micro_from_partition_tables", "micro_graph", "tolerance"]
@@ -139,18 +144,19 @@ def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_t
                       n_tasks=n_tasks)
 
 
-def _plan_auto(rows, cols, coverage: bool, limit: float, size: int, n_tasks: int):
-    """The walk's plan, or None when MOCICE-BCubed is to be sampled (its exact cost is beyond the limit).
+def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
+    """The exact plan of as much as fits ``limit``, or None when every asked part is to be sampled.
 
-    With the coverage counts asked for too, they are planned alone then
-    (their own TooLargeError stands: they are never sampled).
+    Tries both parts, then the coverage counts alone (MOCICE-BCubed
+    sampled), then MOCICE-BCubed alone (the coverage counts sampled).
     """
-    try:
-        return _plan(rows, cols, coverage, True, limit, size, n_tasks)
-    except TooLargeError:
-        if not coverage:
-            return None
-    return _plan(rows, cols, True, False, limit, size, n_tasks)
+    tries = [(coverage, bcubed)] + ([(True, False), (False, True)] if coverage and bcubed else [])
+    for cov, bc in tries:
+        try:
+            return _plan(rows, cols, cov, bc, limit, size, n_tasks)
+        except TooLargeError:
+            continue
+    return None
 
 
 def _union_tables(plan, rows, cols, size: int):
@@ -173,84 +179,125 @@ def _finish(plan, tables, overlap, *results):
     return finish(plan, [r for r in results if r is not None], tables, identical=identical)
 
 
-# --------------------------------------------------------------------------- sampled MOCICE-BCubed
+# --------------------------------------------------------------------------- sampled parts
 
 
-def _sampler(plan, rows, cols):
-    """The sampler when MOCICE-BCubed is sampled (no exact plan, or the plan left it out), else None."""
-    if plan is not None and plan.bcubed:
+class Draws(NamedTuple):
+    """The sampler, which parts it samples, and the sides it draws blocks of.
+
+    Sides: ``"precision"`` and ``"recall"`` (MOCICE-BCubed, those its side
+    covers), ``"coverage"`` (CE and RNIA, when any cell is covered).
+    """
+
+    sampler: Sampler
+    bcubed: bool
+    coverage: bool
+    sides: tuple
+
+
+def _sampler(plan, rows, cols, bcubed: bool, coverage: bool) -> Draws | None:
+    """The parts asked for that ``plan`` leaves out (all of them without a plan) are sampled; None if none."""
+    bcubed = bcubed and not (plan is not None and plan.bcubed)
+    coverage = coverage and not (plan is not None and plan.coverage)
+    if not (bcubed or coverage):
         return None
     from ..kernels.micro.sampling import Sampler  # numba: loaded when a value is sampled
 
-    return Sampler.build(rows, cols)
+    sampler = Sampler.build(rows, cols)
+    sides = tuple(side for side in ("precision", "recall") if bcubed and sampler.covered(side))
+    sides += ("coverage",) if coverage and sampler.total > 0 else ()
+    return Draws(sampler, bcubed, coverage, sides)
 
 
-def _sides(sampler) -> tuple[str, ...]:
-    return tuple(side for side in ("precision", "recall") if sampler.covered(side))
+def _block(draws: Draws, side: str, j: int, seed_: int):
+    if side == "coverage":
+        return draws.sampler.coverage_block(j, BLOCK, seed_)
+    return draws.sampler.block(side, j, BLOCK, seed_)
 
 
-def _draw(sampler, first: int, stop, index: int, n_tasks: int, seed_: int) -> dict | None:
-    """Blocks j in [first, stop) with j = index mod n_tasks, of each covered side: {(side, j): sums}."""
-    if sampler is None:
+def _draw(draws, first: int, stop, index: int, n_tasks: int, seed_: int) -> dict | None:
+    """Blocks j in [first, stop[side]) with j = index mod n_tasks, of each drawn side: {(side, j): sums}."""
+    if draws is None:
         return None
-    stop = stop[0] if isinstance(stop, tuple) else stop
     start = first + (index - first) % n_tasks
-    return {(side, j): sampler.block(side, j, BLOCK, seed_)
-            for side in _sides(sampler) for j in range(start, stop, n_tasks)}
+    return {(side, j): _block(draws, side, j, seed_)
+            for side in draws.sides if side in stop for j in range(start, stop[side], n_tasks)}
 
 
-def _moments(sampler, blocks: dict, side: str, stop: int) -> estimates.Moments:
+def _moments(blocks: dict, side: str, stop: int) -> estimates.Moments:
     return estimates.combine(blocks[(side, j)] for j in range(stop))
 
 
-def _count(sampler, target: float, limit: float, *pilots) -> tuple[int, int] | None:
-    """(blocks per side, cap): enough for the target half-width from the pilot, at most the work limit allows."""
-    if sampler is None:
+def _coverage(draws: Draws, blocks: dict, stop: int):
+    from ..kernels.micro.coverage_estimates import combine_coverage
+
+    return combine_coverage(draws.sampler.total, (blocks[("coverage", j)] for j in range(stop)))
+
+
+def _count(draws, target: float, limit: float, *pilots) -> dict | None:
+    """Blocks per side: enough for the target half-width from the pilot, at most the work limit allows."""
+    if draws is None:
         return None
+    from ..kernels.micro.coverage_estimates import cells_needed
+
     cap = max(PILOT, int(limit // (2 * PAIR_WORK * BLOCK)))
-    sides = _sides(sampler)
-    if not sides:
-        return PILOT, cap
     blocks = {key: b for p in pilots for key, b in p.items()}
-    got = {side: _moments(sampler, blocks, side, PILOT) for side in sides}
-    zero = estimates.Moments(0.0, 0.0, 1)
-    need = estimates.blocks_needed(got.get("precision", zero), got.get("recall", zero), target, BLOCK)
-    return min(max(need, PILOT), cap), cap
+    out = {}
+    bcubed = [side for side in draws.sides if side != "coverage"]
+    if bcubed:
+        got = {side: _moments(blocks, side, PILOT) for side in bcubed}
+        zero = estimates.Moments(0.0, 0.0, 1)
+        need = estimates.blocks_needed(got.get("precision", zero), got.get("recall", zero), target, BLOCK)
+        out.update({side: min(max(need, PILOT), cap) for side in bcubed})
+    if "coverage" in draws.sides:
+        need = -(-cells_needed(_coverage(draws, blocks, PILOT), target) // BLOCK)
+        out["coverage"] = min(max(need, PILOT), cap)
+    return out
 
 
 def _estimate(m: estimates.Moments) -> estimates.Estimate:
     return estimates.Estimate(m.mean, estimates.half_width(m), m.samples)
 
 
-def _sampled(sampler, overlap, count, *parts):
-    """The sampled PRF (fields :class:`~daskbicl.kernels.micro.estimates.Estimate`), or None."""
-    if sampler is None:
-        return None
-    sides = _sides(sampler)
+def _sampled_bcubed(draws: Draws, overlap, count: dict, blocks: dict):
+    """The sampled PRF (fields :class:`~daskbicl.kernels.micro.estimates.Estimate`)."""
+    sides = [side for side in draws.sides if side != "coverage"]
     if not sides:
         raise bcubed_nothing_covered()
     if len(sides) == 1 or same_biclusters(overlap):  # documented conventions: exact values, never sampled
         value = 1.0 if len(sides) == 2 else 0.0
         return micro_scores.PRF(value, value, value)
-    blocks = {key: b for p in parts for key, b in p.items()}
-    p = _moments(sampler, blocks, "precision", count[0])
-    r = _moments(sampler, blocks, "recall", count[0])
+    p = _moments(blocks, "precision", count["precision"])
+    r = _moments(blocks, "recall", count["recall"])
     f1, f1_hw = estimates.f1_estimate(p, r)
     return micro_scores.PRF(_estimate(p), _estimate(r), estimates.Estimate(f1, f1_hw, min(p.samples, r.samples)))
+
+
+def _sampled(draws, overlap, count, *parts) -> tuple:
+    """(sampled MOCICE-BCubed or None, sampled coverage or None); a coverage of no cell has total 0."""
+    if draws is None:
+        return None, None
+    blocks = {key: b for p in parts for key, b in p.items()}
+    prf = _sampled_bcubed(draws, overlap, count, blocks) if draws.bcubed else None
+    coverage = None
+    if draws.coverage:
+        coverage = _coverage(draws, blocks, count.get("coverage", 0))
+    return prf, coverage
 
 
 def _either(exact, sampled):
     return exact if sampled is None else sampled
 
 
-def _sample_graph(plan, rows, cols, overlap, n_tasks: int, limit: float):
-    """Delayed sampled PRF (None when ``plan`` walks MOCICE-BCubed exactly); module docstring."""
+def _sample_graph(plan, rows, cols, overlap, bcubed: bool, coverage: bool, n_tasks: int, limit: float):
+    """Delayed (sampled PRF, sampled coverage): each None when ``plan`` computes that part exactly."""
     target, seed_ = tolerance(), seed()
-    sampler = task(_sampler)(plan, rows, cols)
-    pilots = task_map(_draw, [(sampler, 0, PILOT, i, n_tasks, seed_) for i in range(n_tasks)])
-    count = task(_count)(sampler, target, limit, *pilots)
-    rest = task_map(_draw, [(sampler, PILOT, count, i, n_tasks, seed_) for i in range(n_tasks)])
-    return task(_sampled)(sampler, overlap, count, *pilots, *rest)
+    draws = task(_sampler)(plan, rows, cols, bcubed, coverage)
+    pilot = {side: PILOT for side in ("precision", "recall", "coverage")}
+    pilots = task_map(_draw, [(draws, 0, pilot, i, n_tasks, seed_) for i in range(n_tasks)])
+    count = task(_count)(draws, target, limit, *pilots)
+    rest = task_map(_draw, [(draws, PILOT, count, i, n_tasks, seed_) for i in range(n_tasks)])
+    return task(_sampled, nout=2)(draws, overlap, count, *pilots, *rest)
 
 
 def _coclustering(rows, cols, parts: frozenset, limit: float) -> micro_scores.MicroResult:
@@ -301,20 +348,15 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
     pred = as_biclustering(pred, "pred")
     rows = memberships_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
     cols = memberships_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
-    want_bcubed = "bcubed" in parts
+    want_bcubed, want_coverage = "bcubed" in parts, "coverage" in parts
     overlap = (task(bicluster_overlap)(rows, cols)
                if "overlap" in parts or want_bcubed else None)
     coverage = bcubed = error = None
-    exact_only = method == "exact" or not want_bcubed
     plan = None
-    if exact_only:
-        if "coverage" in parts or want_bcubed:
-            plan = task(_plan)(rows, cols, "coverage" in parts, want_bcubed, limit, size, n_tasks)
-    elif method == "sample":
-        if "coverage" in parts:
-            plan = task(_plan)(rows, cols, True, False, limit, size, n_tasks)
-    else:
-        plan = task(_plan_auto)(rows, cols, "coverage" in parts, limit, size, n_tasks)
+    if method == "exact" and (want_coverage or want_bcubed):
+        plan = task(_plan)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
+    elif method == "auto" and (want_coverage or want_bcubed):
+        plan = task(_plan_auto)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
     if plan is not None:
         jac = tables = None
         if want_bcubed:
@@ -323,9 +365,11 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
-    if not exact_only:
-        sampled = _sample_graph(plan, rows, cols, overlap, n_tasks, limit)
-        bcubed = task(_either)(bcubed, sampled)
+    if method != "exact" and (want_coverage or want_bcubed):
+        sampled_bcubed, sampled_coverage = _sample_graph(plan, rows, cols, overlap, want_bcubed, want_coverage,
+                                                         n_tasks, limit)
+        bcubed = task(_either)(bcubed, sampled_bcubed)
+        coverage = task(_either)(coverage, sampled_coverage)
     return task(micro_scores.MicroResult)(overlap if "overlap" in parts else None,
-                                coverage if "coverage" in parts else None,
+                                coverage if want_coverage else None,
                                 bcubed, error)
