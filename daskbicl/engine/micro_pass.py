@@ -29,24 +29,28 @@ The work limit is the dask config key ``daskbicl.max_work`` and the memory
 budget ``daskbicl.micro_budget``, read when the graph is built, so workers
 use the client's values.
 
-MOCICE-BCubed has three methods (``method``; docs/measures/micro.md, "Exact
-or sampled"): ``"exact"`` is the family walk above (TooLargeError when the
-planner's estimate is beyond the work limit); ``"sample"`` estimates it
-with :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the default) runs
-the planning task in a mode where a TooLargeError of the MOCICE-BCubed walk
-turns into a decision to sample.  The sampled branch is always in the
-graph and does nothing when the exact walk runs (and the walk nothing when
-it samples):
+MOCICE-BCubed, CE and RNIA have three methods (``method``;
+docs/measures/micro.md, "Exact or sampled"): ``"exact"`` is the exact
+engine above (TooLargeError when the planner's estimate is beyond the work
+limit); ``"sample"`` estimates MOCICE-BCubed and the coverage counts of CE
+and RNIA with :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the
+default) plans as much as fits exactly (both parts, else the coverage
+counts alone, else MOCICE-BCubed alone) and samples the rest.  The
+sampled branch is always in the graph and does nothing for the parts the
+plan computes exactly:
 
 * one task builds the :class:`~daskbicl.kernels.micro.sampling.Sampler` from
-  the membership lists;
+  the membership lists and says what it samples (:class:`Draws`);
 * ``daskbicl.micro_tasks`` *pilot* tasks draw the first ``PILOT`` blocks of
   each side (block j on task j mod tasks);
 * one small task reads the pilot's variances and fixes the number of blocks
-  for a 95 % half-width of ``daskbicl.micro_tolerance`` (at most what
-  ``daskbicl.max_work`` allows);
+  per side for a 95 % half-width of ``daskbicl.micro_tolerance`` (at most
+  what ``daskbicl.max_work`` allows);
 * as many tasks draw the other blocks, and one adds every block up in index
   order: the same digits for any number of tasks, workers or chunks.
+
+The matching of CE (D_max) and E4SC stay exact: they read only the K x L
+table of shared cells.
 """
 
 from __future__ import annotations
@@ -234,7 +238,19 @@ def _coverage(draws: Draws, blocks: dict, stop: int):
     return combine_coverage(draws.sampler.total, (blocks[("coverage", j)] for j in range(stop)))
 
 
-def _count(draws, target: float, limit: float, *pilots) -> dict | None:
+def _matched(draws: Draws, overlap, limit: float, pilot) -> int | None:
+    """CE's D_max when the shared-cell table is there and its matching fits the limit (else None: a bound)."""
+    from ..kernels.micro.coverage_estimates import matched_cells
+
+    if overlap is None or draws.sampler.total == 0:
+        return None
+    try:
+        return matched_cells(pilot, overlap, limit)
+    except TooLargeError:
+        return None
+
+
+def _count(draws, overlap, target: float, limit: float, *pilots) -> dict | None:
     """Blocks per side: enough for the target half-width from the pilot, at most the work limit allows."""
     if draws is None:
         return None
@@ -250,7 +266,9 @@ def _count(draws, target: float, limit: float, *pilots) -> dict | None:
         need = estimates.blocks_needed(got.get("precision", zero), got.get("recall", zero), target, BLOCK)
         out.update({side: min(max(need, PILOT), cap) for side in bcubed})
     if "coverage" in draws.sides:
-        need = -(-cells_needed(_coverage(draws, blocks, PILOT), target) // BLOCK)
+        pilot = _coverage(draws, blocks, PILOT)
+        matched = _matched(draws, overlap, limit, pilot)
+        need = -(-cells_needed(pilot, target, matched, ce=overlap is not None) // BLOCK)
         out["coverage"] = min(max(need, PILOT), cap)
     return out
 
@@ -295,7 +313,7 @@ def _sample_graph(plan, rows, cols, overlap, bcubed: bool, coverage: bool, n_tas
     draws = task(_sampler)(plan, rows, cols, bcubed, coverage)
     pilot = {side: PILOT for side in ("precision", "recall", "coverage")}
     pilots = task_map(_draw, [(draws, 0, pilot, i, n_tasks, seed_) for i in range(n_tasks)])
-    count = task(_count)(draws, target, limit, *pilots)
+    count = task(_count)(draws, overlap, target, limit, *pilots)
     rest = task_map(_draw, [(draws, PILOT, count, i, n_tasks, seed_) for i in range(n_tasks)])
     return task(_sampled, nout=2)(draws, overlap, count, *pilots, *rest)
 

@@ -119,18 +119,19 @@ def ce_estimate(s: CoverageSample, matched: int, *, multiset: bool = True) -> Es
     return _estimate(1.0 - d / t.p, t.vp * scale**2, scale, t.n)
 
 
-def cells_needed(s: CoverageSample, tolerance: float) -> int:
-    """Cells for a 95 % half-width of at most ``tolerance`` on CE and RNIA, both readings (from a pilot).
+def cells_needed(s: CoverageSample, tolerance: float, matched: int | None = None, *, ce: bool = True) -> int:
+    """Cells for a 95 % half-width of at most ``tolerance`` on RNIA and (``ce``) CE, both readings (from a pilot).
 
-    D_max ≤ Σ min(c_C, c_G) = T·a bounds the set CE's sensitivity without
-    the matching; the multiset CE's is at most the multiset RNIA's.  10 %
-    more than the pilot's variances ask for.
+    ``matched`` is D_max; without it, D_max ≤ Σ min(c_C, c_G) = T·a bounds
+    the CE's sensitivity (the multiset CE's is at most the multiset
+    RNIA's).  10 % more than the pilot's variances ask for.
     """
     t = _stats(s)
     r = t.q / t.p
+    d = t.a if matched is None else matched / s.total
     per_cell = max(t.va / (1.0 - t.a) ** 4,
                    (t.vq - 2.0 * r * t.cpq + r * r * t.vp) / t.p**2,
-                   t.vp * (t.a / t.p**2) ** 2)
+                   t.vp * (d / t.p**2) ** 2 if ce else 0.0)
     return max(1, math.ceil(1.1 * (Z95 / tolerance) ** 2 * per_cell))
 
 
