@@ -9,6 +9,7 @@ alone longest.  The wall time counts from the first task's start to the
 last task's end (graph building and the client's finalize are outside).
 
 Run:  python benchmarks/micro_spread.py [--workers 2] [--measures mocice_bcubed micro_ce micro_rnia e4sc]
+      python benchmarks/micro_spread.py --quick      (2·10^5 x 2·10^4, 100 + 100: seconds)
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def main(argv=None) -> None:
     ap.add_argument("--k", type=int, default=200)
     ap.add_argument("--density", type=float, default=0.01)
     ap.add_argument("--measures", nargs="+", default=["mocice_bcubed", "micro_ce", "micro_rnia", "e4sc"])
+    ap.add_argument("--quick", action="store_true", help="a small case (2e5 x 2e4, 100 + 100 at 0.01)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.rows, args.cols, args.k = 2 * 10**5, 2 * 10**4, 100
     from distributed import Client, LocalCluster, get_task_stream
 
     rng = np.random.default_rng(0)

@@ -57,14 +57,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+import dask.array as da
 import xarray as xr
 
 from .. import config
 from ..errors import InputError, TooLargeError
-from ..kernels.micro import estimates, micro_scores
+from ..kernels.micro import estimates, family_tasks, micro_scores
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
-from ..kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
+from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
 from ..kernels.micro.memberships import merge_memberships, signature_counts
 from ..kernels.micro.planner import plan_micro
 from .blocks import as_biclustering
@@ -133,10 +134,44 @@ def budget() -> int:
     return int(_positive("micro_budget", BUDGET_KEY, config.DEFAULTS["daskbicl"]["micro_budget"]))
 
 
+#: The membership pass of an axis is cut into at least this many blocks (of at least ``SPREAD_MIN`` items)
+#: so that it spreads over the workers however large the configured chunk (``daskbicl.chunk``) is.
+SPREAD_BLOCKS = 16
+SPREAD_MIN = 1 << 15
+
+
+def spread_chunk(length: int, chunk: int) -> int:
+    """The chunk of the membership pass: at most ``chunk``, small enough for ``SPREAD_BLOCKS`` blocks.
+
+    >>> spread_chunk(10**6, 2**21), spread_chunk(10**5, 2**21), spread_chunk(1000, 2**21)
+    (62500, 32768, 32768)
+    """
+    return max(1, min(chunk, max(SPREAD_MIN, -(-length // SPREAD_BLOCKS))))
+
+
+def _spread(truth_mask, pred_mask):
+    """The two masks, dask ones rechunked along the items when they have fewer than ``SPREAD_BLOCKS`` chunks."""
+    length = truth_mask.shape[-1]
+    out = []
+    for m in (truth_mask, pred_mask):
+        if isinstance(m, da.Array) and len(m.chunks[-1]) < SPREAD_BLOCKS:
+            want = spread_chunk(length, max(m.chunks[-1]))
+            if want < max(m.chunks[-1]):
+                m = m.rechunk({m.ndim - 1: want})
+        out.append(m)
+    return out
+
+
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
-    """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis."""
+    """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis.
+
+    The items are cut into at least ``SPREAD_BLOCKS`` blocks where the axis
+    is long enough (:func:`spread_chunk`), counted as tasks and merged in a
+    tree: the merged lists are the same for any cut.
+    """
     def build():
-        blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
+        chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")))
+        blocks = aligned_blocks(*_spread(truth_mask, pred_mask), axis=-1, chunk=chunk)
         parts = map_blocks_delayed(signature_counts, blocks)
         return tree_reduce(parts, merge_memberships, split_every=split_every)
 
@@ -163,11 +198,18 @@ def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int
     return None
 
 
-def _union_tables(plan, rows, cols, size: int):
-    # after the plan: its work and budget checks come first; the class method needs none
+def _union_side(plan, rows, cols, size: int, side: str):
+    """One side's union sizes (MOCICE-BCubed's normalisers), a task of its own so the two sides run at once.
+
+    After the plan: its work and budget checks come first; the class method needs none.
+    """
     if plan is None or not plan.bcubed or plan.method != "family":
         return None
-    return union_tables(rows, cols, budget=size, seed=plan.seed)
+    return family_tasks._union_side(rows, cols, side, size, plan.seed)
+
+
+def _union_tables(pred, truth):
+    return None if pred is None else family_tasks.UnionTables(*pred, *truth)
 
 
 def _task(plan, index: int, rows, cols, jac=None, tables=None):
@@ -379,7 +421,8 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            tables = task(_union_tables)(plan, rows, cols, size)
+            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side)
+                                           for side in ("pred", "truth")))
         results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
