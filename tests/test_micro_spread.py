@@ -71,29 +71,55 @@ def test_store_with_one_chunk_is_cut_too(tmp_path):
     assert merged.lists() == whole.lists() and merged.cnt.tolist() == whole.cnt.tolist()
 
 
-def test_union_tables_are_one_task_per_side():
+def test_union_tables_are_one_task_per_side_and_start_beside_the_planner():
     t, p = _pair(2, 300, 200, 6, 0.3)
     graph = micro_pass.micro_graph(t, p, parts={"bcubed"}, method="exact")
-    assert len(_keys(graph, "_union_side")) == 2
+    assert len(_keys(graph, "_union_side")) == 2 and len(_keys(graph, "_early_union_side")) == 2
+    deps = dict(graph.__dask_graph__().dependencies)
+    early = _keys(graph, "_early_union_side")
+    plans = _keys(graph, "_plan")
+    assert all(not (set(deps[e]) & set(plans)) for e in early)  # they do not wait for the plan
+    assert not _keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="sample"), "_early_union_side")
 
 
 @pytest.fixture(scope="module")
 def spread_case():
-    """Long enough to be cut into blocks (rows) and overlapping enough for the family walk."""
-    return _pair(3, 3 * micro_pass.SPREAD_MIN + 17, 300, 8, 0.05)
+    """Long enough to be cut into blocks (rows); the plan takes the family walk (so the union tables count)."""
+    return _pair(3, 100_000, 2000, 100, 0.01)
 
 
+@pytest.mark.slow
 def test_values_equal_the_single_block_count(spread_case, client):
     t, p = spread_case
     spread = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
     with dask.config.set({"daskbicl.chunk": 1000}):
         fine = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
-    old = micro_pass.SPREAD_BLOCKS
-    micro_pass.SPREAD_BLOCKS = 1  # the pass as one block (the layout before the spread), in process
+    old = micro_pass.SPREAD_BLOCKS, micro_pass.EARLY_UNION
+    # the pass as one block and the union tables after the plan only (the layout before the spread), in process
+    micro_pass.SPREAD_BLOCKS, micro_pass.EARLY_UNION = 1, 1
     try:
         with dask.config.set(scheduler="sync"):
             single = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
+            rows = signature_counts(t.row_mask.values, p.row_mask.values)
+            cols = signature_counts(t.col_mask.values, p.col_mask.values)
+            assert micro_pass._early_union_side(rows, cols, 8388608, "pred") is None  # too large: after the plan
     finally:
-        micro_pass.SPREAD_BLOCKS = old
+        micro_pass.SPREAD_BLOCKS, micro_pass.EARLY_UNION = old
     assert spread == single == fine
     assert 0 < spread["mocice_bcubed"][2] < 1 and 0 < spread["micro_rnia"] < 1
+
+
+def test_early_union_tables_equal_the_ones_after_the_plan(spread_case):
+    from daskbicl.kernels.micro.family_tasks import union_tables
+    from daskbicl.kernels.micro.planner import plan_micro
+
+    t, p = spread_case
+    rows = signature_counts(t.row_mask.values, p.row_mask.values)
+    cols = signature_counts(t.col_mask.values, p.col_mask.values)
+    plan = plan_micro(rows, cols, coverage=True, bcubed=True)
+    assert plan.method == "family" and plan.seed == 0  # the case the early tables serve
+    whole = union_tables(rows, cols, budget=8388608, seed=plan.seed)
+    for side, fields in (("pred", whole[:4]), ("truth", whole[4:])):
+        early = micro_pass._early_union_side(rows, cols, 8388608, side)
+        assert early is not None and early[3] == fields[3]
+        assert all(np.array_equal(a, b) for a, b in zip(early[:3], fields[:3]))

@@ -198,13 +198,34 @@ def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int
     return None
 
 
-def _union_side(plan, rows, cols, size: int, side: str):
+#: Sets a union side computed beside the planner may hold (``_early_union_side``): it bounds the work
+#: wasted when the plan then takes the class method, samples or refuses.
+EARLY_UNION = 1 << 20
+
+
+def _early_union_side(rows, cols, size: int, side: str):
+    """One side's union tables computed while the planner runs (seed 0, the plan's); None if too large.
+
+    The planner is one task; this keeps another worker busy meanwhile with
+    work the family walk will need.  Holding at most ``min(size, EARLY_UNION)``
+    sets, it either finishes or gives up (None) and the side is computed after
+    the plan, as before; its result is the same either way.
+    """
+    try:
+        return family_tasks._union_side(rows, cols, side, min(size, EARLY_UNION), 0)
+    except TooLargeError:
+        return None
+
+
+def _union_side(plan, rows, cols, size: int, side: str, early=None):
     """One side's union sizes (MOCICE-BCubed's normalisers), a task of its own so the two sides run at once.
 
     After the plan: its work and budget checks come first; the class method needs none.
     """
     if plan is None or not plan.bcubed or plan.method != "family":
         return None
+    if early is not None and plan.seed == 0:
+        return early
     return family_tasks._union_side(rows, cols, side, size, plan.seed)
 
 
@@ -421,7 +442,8 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side)
+            early = {side: task(_early_union_side)(rows, cols, size, side) for side in ("pred", "truth")}
+            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
                                            for side in ("pred", "truth")))
         results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
         coverage, bcubed, error = task(_finish, nout=3)(
