@@ -28,6 +28,11 @@ sys.path.insert(0, os.path.dirname(HERE))
 import daskbicl  # noqa: E402
 
 
+def busy(stream) -> float:
+    """Seconds of task compute, added over every task (the work, however it was spread)."""
+    return sum(s["stop"] - s["start"] for t in stream for s in t["startstops"] if s["action"] == "compute")
+
+
 def underused(stream, threads: int) -> tuple[float, float, dict]:
     """(wall seconds, share of it with fewer than ``threads`` tasks running, prefix -> seconds alone)."""
     spans = []
@@ -93,7 +98,7 @@ def main(argv=None) -> None:
           f"{args.workers} worker processes x 1 thread{', membership pass in one block' if args.one_block else ''}; "
           f"load {load}")
     print(f"score() {total:.2f} s; tasks from first start to last end {wall:.2f} s; "
-          f"fewer tasks than threads during {100 * share:.1f} % of it")
+          f"fewer tasks than threads during {100 * share:.1f} % of it; task compute {busy(ts.data):.2f} s in all")
     for name, sec in sorted(alone.items(), key=lambda x: -x[1])[:8]:
         print(f"  {name:<28} ran with idle threads for {sec:.2f} s")
     print({k: (str(v.f1) if hasattr(v, "f1") else round(float(v), 6)) for k, v in result.items()})
