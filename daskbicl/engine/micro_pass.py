@@ -2,7 +2,9 @@
 
 One chunked pass over the row masks and one over the column masks counts
 each axis's signatures as sparse membership lists with their Gram table
-(:func:`daskbicl.kernels.micro.memberships.signature_counts`, merged in a tree).  What
+(:func:`daskbicl.kernels.micro.memberships.signature_counts`, merged in a tree);
+an axis is cut into at least ``SPREAD_BLOCKS`` blocks where it is long
+enough (:func:`spread_chunk`), so the pass spreads over the workers.  What
 runs after that depends on the *parts* the selected measures ask for
 (``Measure.provider_options``), and only those come back to the client
 (:class:`~daskbicl.kernels.micro.cell_records.MicroResult`):
@@ -14,8 +16,9 @@ runs after that depends on the *parts* the selected measures ask for
   limit, the split into parts), then ``daskbicl.micro_tasks`` tasks that walk
   their parts of the family of bicluster sets sharing a cell
   (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the cluster's
-  workers, and one small task that adds them up.  MOCICE-BCubed adds a task
-  computing the union sizes of each side's sets (its normalisers).
+  workers, and one small task that adds them up.  MOCICE-BCubed adds one
+  task per side computing the union sizes of that side's sets (its
+  normalisers), started beside the planning task (``_early_union_side``).
 
 No task holds rows x biclusters or pairs of signatures: the passes hold a
 chunk, the walking tasks their parts' membership lists and at most
