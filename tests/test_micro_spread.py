@@ -1,8 +1,8 @@
 """The micro path's work spreads over the workers, and the values do not move.
 
-The membership pass of an axis is cut into at least ``SPREAD_BLOCKS``
-blocks where the axis is long enough, whatever ``daskbicl.chunk`` says (in
-memory and from a Zarr store), and MOCICE-BCubed's union tables are one task
+The membership pass of an axis is cut into ``SPREAD_BLOCKS`` blocks (two
+per worker thread of a distributed client, if fewer) where the axis is long
+enough, whatever ``daskbicl.chunk`` says (in memory and from a Zarr store), and MOCICE-BCubed's union tables are one task
 per side.  How much of the wall time then has an idle worker is measured
 by benchmarks/micro_spread.py (a benchmark, not a test); here: the graph
 has the parallel tasks, and every micro value equals the one counted in a
@@ -46,6 +46,7 @@ def test_spread_chunk_cuts_long_axes_and_keeps_short_ones_whole():
 
 
 def test_membership_pass_has_one_task_per_block():
+    assert micro_pass.spread_blocks() == micro_pass.SPREAD_BLOCKS  # no distributed client here
     rng = np.random.default_rng(0)
     n = 20 * micro_pass.SPREAD_MIN
     t, p = rng.random((3, n)) < 0.1, rng.random((4, n)) < 0.1
@@ -91,6 +92,7 @@ def spread_case():
 @pytest.mark.slow
 def test_values_equal_the_single_block_count(spread_case, client):
     t, p = spread_case
+    assert micro_pass.spread_blocks() == 2 * sum(client.nthreads().values()) == 4  # two blocks per thread
     spread = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
     with dask.config.set({"daskbicl.chunk": 1000}):
         fine = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))

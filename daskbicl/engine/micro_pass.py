@@ -3,8 +3,9 @@
 One chunked pass over the row masks and one over the column masks counts
 each axis's signatures as sparse membership lists with their Gram table
 (:func:`daskbicl.kernels.micro.memberships.signature_counts`, merged in a tree);
-an axis is cut into at least ``SPREAD_BLOCKS`` blocks where it is long
-enough (:func:`spread_chunk`), so the pass spreads over the workers.  What
+an axis is cut into up to ``SPREAD_BLOCKS`` blocks (two per worker thread)
+where it is long enough (:func:`spread_chunk`), so the pass spreads over
+the workers.  What
 runs after that depends on the *parts* the selected measures ask for
 (``Measure.provider_options``), and only those come back to the client
 (:class:`~daskbicl.kernels.micro.cell_records.MicroResult`):
@@ -137,28 +138,41 @@ def budget() -> int:
     return int(_positive("micro_budget", BUDGET_KEY, config.DEFAULTS["daskbicl"]["micro_budget"]))
 
 
-#: The membership pass of an axis is cut into at least this many blocks (of at least ``SPREAD_MIN`` items)
-#: so that it spreads over the workers however large the configured chunk (``daskbicl.chunk``) is.
+#: The membership pass of an axis is cut into this many blocks (of at least ``SPREAD_MIN`` items), or two
+#: per worker thread of the default distributed client when that is fewer, so that it spreads over the
+#: workers however large the configured chunk (``daskbicl.chunk``) is.  More blocks cost more merging.
 SPREAD_BLOCKS = 16
 SPREAD_MIN = 1 << 15
 
 
-def spread_chunk(length: int, chunk: int) -> int:
-    """The chunk of the membership pass: at most ``chunk``, small enough for ``SPREAD_BLOCKS`` blocks.
+def spread_blocks() -> int:
+    """Blocks to cut an axis into: ``SPREAD_BLOCKS``, or two per thread of the default client if fewer."""
+    try:
+        from distributed import default_client
 
-    >>> spread_chunk(10**6, 2**21), spread_chunk(10**5, 2**21), spread_chunk(1000, 2**21)
+        threads = sum(default_client().nthreads().values())
+    except (ImportError, ValueError):  # no distributed client: the local schedulers
+        return SPREAD_BLOCKS
+    return max(1, min(SPREAD_BLOCKS, 2 * threads))
+
+
+def spread_chunk(length: int, chunk: int, blocks: int | None = None) -> int:
+    """The chunk of the membership pass: at most ``chunk``, small enough for ``blocks`` blocks.
+
+    >>> spread_chunk(10**6, 2**21, 16), spread_chunk(10**5, 2**21, 16), spread_chunk(1000, 2**21, 16)
     (62500, 32768, 32768)
     """
-    return max(1, min(chunk, max(SPREAD_MIN, -(-length // SPREAD_BLOCKS))))
+    blocks = SPREAD_BLOCKS if blocks is None else blocks
+    return max(1, min(chunk, max(SPREAD_MIN, -(-length // blocks))))
 
 
-def _spread(truth_mask, pred_mask):
-    """The two masks, dask ones rechunked along the items when they have fewer than ``SPREAD_BLOCKS`` chunks."""
+def _spread(truth_mask, pred_mask, blocks: int):
+    """The two masks, dask ones rechunked along the items when they have fewer than ``blocks`` chunks."""
     length = truth_mask.shape[-1]
     out = []
     for m in (truth_mask, pred_mask):
-        if isinstance(m, da.Array) and len(m.chunks[-1]) < SPREAD_BLOCKS:
-            want = spread_chunk(length, max(m.chunks[-1]))
+        if isinstance(m, da.Array) and len(m.chunks[-1]) < blocks:
+            want = spread_chunk(length, max(m.chunks[-1]), blocks)
             if want < max(m.chunks[-1]):
                 m = m.rechunk({m.ndim - 1: want})
         out.append(m)
@@ -168,13 +182,14 @@ def _spread(truth_mask, pred_mask):
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis.
 
-    The items are cut into at least ``SPREAD_BLOCKS`` blocks where the axis
-    is long enough (:func:`spread_chunk`), counted as tasks and merged in a
+    The items are cut into :func:`spread_blocks` blocks where the axis is
+    long enough (:func:`spread_chunk`), counted as tasks and merged in a
     tree: the merged lists are the same for any cut.
     """
     def build():
-        chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")))
-        blocks = aligned_blocks(*_spread(truth_mask, pred_mask), axis=-1, chunk=chunk)
+        n_blocks = spread_blocks()
+        chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")), n_blocks)
+        blocks = aligned_blocks(*_spread(truth_mask, pred_mask, n_blocks), axis=-1, chunk=chunk)
         parts = map_blocks_delayed(signature_counts, blocks)
         return tree_reduce(parts, merge_memberships, split_every=split_every)
 
