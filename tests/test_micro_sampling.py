@@ -1,4 +1,4 @@
-"""Sampled MOCICE-BCubed (method "sample" / "auto"): intervals against the brute force, every door.
+"""Sampled MOCICE-BCubed, CE and RNIA (method "sample" / "auto"): intervals against the brute force, every door.
 
 The brute force is :mod:`tests.oracles_micro` (the SPEC text, cell by cell,
 in rationals); the exact engine is checked against it elsewhere
@@ -22,12 +22,17 @@ import pytest
 
 import daskbicl
 from daskbicl.batch import ResultsDB, run_batch
-from daskbicl.errors import MeasureError, TooLargeError
+from daskbicl.errors import InputError, MeasureError, TooLargeError
+from daskbicl.kernels.micro.cell_records import bicluster_overlap
+from daskbicl.kernels.micro.coverage_estimates import combine_coverage
 from daskbicl.kernels.micro.estimates import Estimate, blocks_needed, combine, f1_estimate, half_width
 from daskbicl.kernels.micro.memberships import signature_counts
 from daskbicl.kernels.micro.sampling import Sampler
 
+from .oracles_micro import cell_sets
+from .oracles_micro import micro_ce as brute_ce
 from .oracles_micro import mocice_bcubed as brute_bcubed
+from .oracles_micro import rnia as brute_rnia
 
 
 def _masks(rng, k, l_, n_i, n_j, density, dupes=0):
@@ -182,11 +187,14 @@ def test_auto_samples_where_exact_refuses_and_exact_refuses_fast(medium):
 
 
 def test_coverage_stays_exact_beside_a_sampled_bcubed(medium):
+    """MOCICE-BCubed alone sampled: CE and RNIA asked in the same call keep their exact values."""
     t, p = medium
-    both = daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia", "micro_ce"], method="sample")
-    alone = daskbicl.score(t, p, measures=["micro_rnia", "micro_ce"])
-    assert both["micro_rnia"] == alone["micro_rnia"] and both["micro_ce"] == alone["micro_ce"]
+    both = daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia", "micro_ce"], method="sample",
+                          multiset=True)
+    alone = daskbicl.score(t, p, measures=["micro_rnia", "micro_ce"], method="exact")
     assert isinstance(both["mocice_bcubed"].f1, Estimate)
+    for m in ("micro_rnia", "micro_ce"):  # method="sample" reaches CE and RNIA too: sampled, holding the exact value
+        assert isinstance(both[m], Estimate) and abs(float(both[m]) - alone[m]) <= both[m].half_width
 
 
 def test_auto_keeps_coverage_exact_when_only_bcubed_is_too_large(medium):
@@ -197,9 +205,14 @@ def test_auto_keeps_coverage_exact_when_only_bcubed_is_too_large(medium):
         with pytest.raises(TooLargeError):
             daskbicl.mocice_bcubed(t, p, method="exact")
         got = daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"])
-    assert got["micro_rnia"] == rnia and isinstance(got["mocice_bcubed"].precision, Estimate)
-    with dask.config.set({"daskbicl.max_work": 2e3}), pytest.raises(TooLargeError, match="coverage counts"):
-        daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"])  # CE and RNIA are never sampled
+    assert got["micro_rnia"] == rnia and not isinstance(got["micro_rnia"], Estimate)
+    assert isinstance(got["mocice_bcubed"].precision, Estimate)
+    with dask.config.set({"daskbicl.max_work": 2e3}):
+        with pytest.raises(TooLargeError, match="coverage counts"):
+            daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"], method="exact")
+        both = daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"])  # auto: both sampled
+    assert isinstance(both["micro_rnia"], Estimate) and isinstance(both["mocice_bcubed"].f1, Estimate)
+    assert abs(float(both["micro_rnia"]) - rnia) <= both["micro_rnia"].half_width
 
 
 def test_conventions_are_exact_not_sampled():
@@ -335,3 +348,203 @@ def test_results_file_stores_sampled_values_with_their_half_width(tmp_path):
     with ResultsDB(path, create=False) as db:  # read back as a reader would
         assert sorted((r["value"], r["exact"], r["half_width"]) for r in db.scores()) == [
             (0.25, 0, 0.01), (0.5, 1, None)]
+
+
+# --------------------------------------------------------------------------- sampled CE and RNIA (coverage counts)
+
+
+def _coverage(sampler, seed, blocks=4, n=256):
+    return combine_coverage(sampler.total, [sampler.coverage_block(j, n, seed) for j in range(blocks)])
+
+
+def _overlap(masks):
+    tr, tc, pr, pc = masks
+    return bicluster_overlap(signature_counts(tr, pr), signature_counts(tc, pc))
+
+
+@pytest.fixture(scope="module")
+def exact_counts():
+    """Per case: brute-force (RNIA, CE) for multiset True and False, and D_max."""
+    out = []
+    for c in CASES:
+        values = {ms: (float(brute_rnia(*c, multiset=ms)), float(brute_ce(*c, multiset=ms))) for ms in (True, False)}
+        out.append(values)
+    return out
+
+
+def test_matching_is_exact_and_the_brute_force_ce_follows(exact_counts):
+    """D_max from the exact overlap table: CE from the brute-force |U| and it equals the brute-force CE."""
+    from daskbicl.kernels.micro.coverage_estimates import matched_cells
+
+    for case, values in zip(CASES, exact_counts):
+        s = _sampler(case)
+        d = matched_cells(_coverage(s, 0, 1, 8), _overlap(case), 1e12)
+        truth, pred = cell_sets(case[0], case[1]), cell_sets(case[2], case[3])
+        u = sum(max(sum(x in b for b in truth), sum(x in b for b in pred)) for x in set().union(*truth, *pred))
+        assert (u - d) / u == pytest.approx(values[True][1], abs=1e-15)
+
+
+def test_coverage_intervals_cover_the_brute_force_at_the_stated_rate(exact_counts):
+    """Sampled RNIA and CE (both readings): the stated 95 % interval holds the brute force about 95 % of the time."""
+    from daskbicl.kernels.micro.coverage_estimates import sampled_ce, sampled_rnia
+
+    hits = total = 0
+    for case, values in zip(CASES, exact_counts):
+        s, overlap = _sampler(case), _overlap(case)
+        for seed in range(50):
+            est = _coverage(s, seed)
+            for ms in (True, False):
+                for got, truth in ((sampled_rnia(est, multiset=ms), values[ms][0]),
+                                   (sampled_ce(est, overlap, multiset=ms, max_work=1e12), values[ms][1])):
+                    assert isinstance(got, Estimate) and got.samples == 1024
+                    hits += abs(float(got) - truth) <= got.half_width
+                    total += 1
+    rate = hits / total
+    assert 0.92 <= rate <= 0.985, (rate, total)
+
+
+def test_sampled_counts_are_unbiased():
+    """T times the mean term is within 4 standard errors of the brute-force Σ min(c_C, c_G) and |U| as a set."""
+    for case in CASES:
+        s = _sampler(case)
+        est = _coverage(s, 11, blocks=32, n=1024)
+        n, (sa, saa, sp, spp, *_rest) = est.samples, est.sums
+        truth, pred = cell_sets(case[0], case[1]), cell_sets(case[2], case[3])
+        cells = set().union(*truth, *pred)
+        inter = sum(min(sum(x in b for b in truth), sum(x in b for b in pred)) for x in cells)
+        for mean_sum, sq_sum, exact in ((sa, saa, inter), (sp, spp, len(cells))):
+            mean = mean_sum / n
+            se = np.sqrt((sq_sum / n - mean**2) / n)
+            assert abs(s.total * mean - exact) <= 4 * s.total * se + 1e-9, (exact, s.total * mean)
+
+
+def test_coverage_half_width_shrinks_as_one_over_sqrt_samples():
+    from daskbicl.kernels.micro.coverage_estimates import rnia_estimate
+
+    s = _sampler(CASES[0])
+    small = rnia_estimate(_coverage(s, 7, blocks=4, n=1024), multiset=False)
+    large = rnia_estimate(_coverage(s, 7, blocks=64, n=1024), multiset=False)
+    assert large.half_width / small.half_width == pytest.approx(0.25, rel=0.1)
+
+
+def test_cells_needed_reaches_the_tolerance():
+    from daskbicl.kernels.micro.coverage_estimates import cells_needed, rnia_estimate, sampled_ce
+
+    s = _sampler(CASES[2])
+    need = cells_needed(_coverage(s, 3, 16, 1024), 2e-3)
+    est = _coverage(s, 4, blocks=-(-need // 1024), n=1024)
+    hws = [rnia_estimate(est, multiset=ms).half_width for ms in (True, False)]
+    hws += [sampled_ce(est, _overlap(CASES[2]), multiset=ms, max_work=1e12).half_width for ms in (True, False)]
+    assert max(hws) <= 2.2e-3, hws
+
+
+def test_identical_sides_give_rnia_zero_with_a_nonempty_interval():
+    """Every drawn cell has c_C = c_G: the variance is 0, the interval falls back to the rule of three."""
+    from daskbicl.kernels.micro.coverage_estimates import rnia_estimate
+
+    tr, tc, _, _ = CASES[0]
+    s = _sampler((tr, tc, tr, tc))
+    got = rnia_estimate(_coverage(s, 1), multiset=True)
+    assert float(got) == 0.0 and got.half_width > 0
+
+
+def test_sampled_ce_and_rnia_through_the_engine_hold_the_exact_values(medium):
+    t, p = medium
+    names = ["micro_rnia", "micro_ce"]
+    for ms in (True, False):
+        exact = daskbicl.score(t, p, measures=names, multiset=ms, method="exact")
+        with dask.config.set({"daskbicl.micro_tolerance": 2e-3}):
+            est = daskbicl.score(t, p, measures=names, multiset=ms, method="sample")
+        auto = daskbicl.score(t, p, measures=names, multiset=ms)
+        for m in names:
+            assert not isinstance(exact[m], Estimate) and auto[m] == exact[m] and not isinstance(auto[m], Estimate)
+            assert isinstance(est[m], Estimate) and est[m].half_width <= 2.2e-3, est[m]
+            assert abs(float(est[m]) - exact[m]) <= est[m].half_width, (m, ms, est[m], exact[m])
+
+
+def test_auto_samples_ce_and_rnia_where_exact_refuses(medium):
+    t, p = medium
+    exact = daskbicl.score(t, p, measures=["micro_rnia", "micro_ce"])
+    with dask.config.set({"daskbicl.max_work": 2e4, "daskbicl.micro_tolerance": 4e-3}):
+        started = time.perf_counter()
+        with pytest.raises(TooLargeError, match="coverage counts"):
+            daskbicl.micro_rnia(t, p, method="exact")
+        assert time.perf_counter() - started < 60  # a guard against minutes of work before refusing, not a benchmark
+        got = daskbicl.score(t, p, measures=["micro_rnia", "micro_ce", "e4sc"])
+    for m in ("micro_rnia", "micro_ce"):
+        assert isinstance(got[m], Estimate) and abs(float(got[m]) - exact[m]) <= got[m].half_width
+    assert not isinstance(got["e4sc"], Estimate)
+
+
+def test_sampled_counts_of_nothing_covered_are_refused_like_the_exact_ones():
+    tr, tc, pr, pc = CASES[0]
+    t = daskbicl.biclustering(np.zeros_like(tr), tc)
+    p = daskbicl.biclustering(np.zeros_like(pr), pc)
+    for name in ("micro_rnia", "micro_ce"):
+        with pytest.raises(InputError, match="cover no cell") as sampled:
+            getattr(daskbicl, name)(t, p, method="sample")
+        with pytest.raises(InputError, match="cover no cell") as exact:
+            getattr(daskbicl, name)(t, p, method="exact")
+        assert str(sampled.value) == str(exact.value)
+
+
+def test_sampled_ce_and_rnia_same_digits_on_one_and_two_workers(medium, client):
+    """Sampled CE/RNIA digits depend on the inputs and the seed only: 1 and 2 worker processes, chunks, tasks."""
+    from distributed import Client, LocalCluster
+
+    tr, tc, pr, pc = (m.values for m in (medium[0].row_mask, medium[0].col_mask,
+                                         medium[1].row_mask, medium[1].col_mask))
+    names = ["micro_rnia", "micro_ce"]
+
+    def run():
+        return daskbicl.score(*_ds((tr, tc, pr, pc)), measures=names, method="sample")
+
+    with dask.config.set({"daskbicl.micro_tolerance": 4e-3}):
+        two = run()
+        with dask.config.set({"daskbicl.chunk": 37, "daskbicl.micro_tasks": 3}):
+            chunked = run()
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as one_worker, \
+                Client(one_worker):
+            one = run()
+        with dask.config.set({"daskbicl.micro_seed": 1}):
+            other = run()
+    for m in names:
+        assert isinstance(two[m], Estimate)
+        assert (float(two[m]), two[m].half_width, two[m].samples) == (float(one[m]), one[m].half_width,
+                                                                      one[m].samples)
+        assert (float(two[m]), two[m].samples) == (float(chunked[m]), chunked[m].samples)
+        assert float(other[m]) != float(two[m]) and abs(float(other[m]) - float(two[m])) <= 2 * two[m].half_width
+
+
+def test_cli_json_and_batch_show_sampled_ce_and_rnia(stores, tmp_path, medium):
+    t, p = stores / "truth.zarr", stores / "pred-0.zarr"
+    code, out, err = _cli("score", t, p, "--measures", "micro_rnia", "micro_ce", "--param", "method=sample", "--json")
+    assert code == 0, err
+    with dask.config.set(LOOSE):
+        expected = daskbicl.score(*medium, measures=["micro_rnia", "micro_ce"], method="sample")
+    for m, e in expected.items():
+        assert json.loads(out)[m] == {"value": float(e), "exact": False, "half_width": e.half_width,
+                                      "samples": e.samples}
+    code, out, err = _cli("score", t, p, "--measure", "micro_rnia", "--param", "method=sample")
+    assert code == 0 and str(expected["micro_rnia"]) in out and "sampled estimate" in out, (out, err)
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(textwrap.dedent(f"""
+        [truth]
+        sim = "{stores / 'truth.zarr'}"
+
+        [pred]
+        runs = "{stores / 'pred-*.zarr'}"
+
+        [[pairs]]
+        truth = "sim"
+        pred = "runs"
+        measures = ["micro_rnia", "micro_ce"]
+        params = {{ method = "sample" }}
+    """))
+    with dask.config.set(LOOSE):
+        report = run_batch(manifest, tmp_path / "r.sqlite")
+    assert report.failed == 0
+    with ResultsDB(tmp_path / "r.sqlite", create=False) as db:
+        rows = {r["measure"]: r for r in db.scores()}
+    for m, e in expected.items():
+        assert rows[m]["exact"] == 0 and rows[m]["half_width"] == e.half_width and rows[m]["value"] == float(e)

@@ -2,7 +2,10 @@
 
 One chunked pass over the row masks and one over the column masks counts
 each axis's signatures as sparse membership lists with their Gram table
-(:func:`daskbicl.kernels.micro.memberships.signature_counts`, merged in a tree).  What
+(:func:`daskbicl.kernels.micro.memberships.signature_counts`, merged in a tree);
+an axis is cut into up to ``SPREAD_BLOCKS`` blocks (two per worker thread)
+where it is long enough (:func:`spread_chunk`), so the pass spreads over
+the workers.  What
 runs after that depends on the *parts* the selected measures ask for
 (``Measure.provider_options``), and only those come back to the client
 (:class:`~daskbicl.kernels.micro.cell_records.MicroResult`):
@@ -14,8 +17,9 @@ runs after that depends on the *parts* the selected measures ask for
   limit, the split into parts), then ``daskbicl.micro_tasks`` tasks that walk
   their parts of the family of bicluster sets sharing a cell
   (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the cluster's
-  workers, and one small task that adds them up.  MOCICE-BCubed adds a task
-  computing the union sizes of each side's sets (its normalisers).
+  workers, and one small task that adds them up.  MOCICE-BCubed adds one
+  task per side computing the union sizes of that side's sets (its
+  normalisers), started beside the planning task (``_early_union_side``).
 
 No task holds rows x biclusters or pairs of signatures: the passes hold a
 chunk, the walking tasks their parts' membership lists and at most
@@ -29,41 +33,51 @@ The work limit is the dask config key ``daskbicl.max_work`` and the memory
 budget ``daskbicl.micro_budget``, read when the graph is built, so workers
 use the client's values.
 
-MOCICE-BCubed has three methods (``method``; docs/measures/micro.md, "Exact
-or sampled"): ``"exact"`` is the family walk above (TooLargeError when the
-planner's estimate is beyond the work limit); ``"sample"`` estimates it
-with :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the default) runs
-the planning task in a mode where a TooLargeError of the MOCICE-BCubed walk
-turns into a decision to sample.  The sampled branch is always in the
-graph and does nothing when the exact walk runs (and the walk nothing when
-it samples):
+MOCICE-BCubed, CE and RNIA have three methods (``method``;
+docs/measures/micro.md, "Exact or sampled"): ``"exact"`` is the exact
+engine above (TooLargeError when the planner's estimate is beyond the work
+limit); ``"sample"`` estimates MOCICE-BCubed and the coverage counts of CE
+and RNIA with :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the
+default) plans as much as fits exactly (both parts, else the coverage
+counts alone, else MOCICE-BCubed alone) and samples the rest.  The
+sampled branch is always in the graph and does nothing for the parts the
+plan computes exactly:
 
 * one task builds the :class:`~daskbicl.kernels.micro.sampling.Sampler` from
-  the membership lists;
+  the membership lists and says what it samples (:class:`Draws`);
 * ``daskbicl.micro_tasks`` *pilot* tasks draw the first ``PILOT`` blocks of
   each side (block j on task j mod tasks);
 * one small task reads the pilot's variances and fixes the number of blocks
-  for a 95 % half-width of ``daskbicl.micro_tolerance`` (at most what
-  ``daskbicl.max_work`` allows);
+  per side for a 95 % half-width of ``daskbicl.micro_tolerance`` (at most
+  what ``daskbicl.max_work`` allows);
 * as many tasks draw the other blocks, and one adds every block up in index
   order: the same digits for any number of tasks, workers or chunks.
+
+The matching of CE (D_max) and E4SC stay exact: they read only the K x L
+table of shared cells.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
+import dask.array as da
 import xarray as xr
 
 from .. import config
 from ..errors import InputError, TooLargeError
-from ..kernels.micro import estimates, micro_scores
+from ..kernels.micro import estimates, family_tasks, micro_scores
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
-from ..kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
+from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
 from ..kernels.micro.memberships import merge_memberships, signature_counts
 from ..kernels.micro.planner import plan_micro
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
+
+if TYPE_CHECKING:
+    from ..kernels.micro.sampling import Sampler
 
 __all__ = ["BLOCK", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
            "micro_from_partition_tables", "micro_graph", "tolerance"]
@@ -124,10 +138,58 @@ def budget() -> int:
     return int(_positive("micro_budget", BUDGET_KEY, config.DEFAULTS["daskbicl"]["micro_budget"]))
 
 
+#: The membership pass of an axis is cut into this many blocks (of at least ``SPREAD_MIN`` items), or two
+#: per worker thread of the default distributed client when that is fewer, so that it spreads over the
+#: workers however large the configured chunk (``daskbicl.chunk``) is.  More blocks cost more merging.
+SPREAD_BLOCKS = 16
+SPREAD_MIN = 1 << 15
+
+
+def spread_blocks() -> int:
+    """Blocks to cut an axis into: ``SPREAD_BLOCKS``, or two per thread of the default client if fewer."""
+    try:
+        from distributed import default_client
+
+        threads = sum(default_client().nthreads().values())
+    except (ImportError, ValueError):  # no distributed client: the local schedulers
+        return SPREAD_BLOCKS
+    return max(1, min(SPREAD_BLOCKS, 2 * threads))
+
+
+def spread_chunk(length: int, chunk: int, blocks: int | None = None) -> int:
+    """The chunk of the membership pass: at most ``chunk``, small enough for ``blocks`` blocks.
+
+    >>> spread_chunk(10**6, 2**21, 16), spread_chunk(10**5, 2**21, 16), spread_chunk(1000, 2**21, 16)
+    (62500, 32768, 32768)
+    """
+    blocks = SPREAD_BLOCKS if blocks is None else blocks
+    return max(1, min(chunk, max(SPREAD_MIN, -(-length // blocks))))
+
+
+def _spread(truth_mask, pred_mask, blocks: int):
+    """The two masks, dask ones rechunked along the items when they have fewer than ``blocks`` chunks."""
+    length = truth_mask.shape[-1]
+    out = []
+    for m in (truth_mask, pred_mask):
+        if isinstance(m, da.Array) and len(m.chunks[-1]) < blocks:
+            want = spread_chunk(length, max(m.chunks[-1]), blocks)
+            if want < max(m.chunks[-1]):
+                m = m.rechunk({m.ndim - 1: want})
+        out.append(m)
+    return out
+
+
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
-    """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis."""
+    """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis.
+
+    The items are cut into :func:`spread_blocks` blocks where the axis is
+    long enough (:func:`spread_chunk`), counted as tasks and merged in a
+    tree: the merged lists are the same for any cut.
+    """
     def build():
-        blocks = aligned_blocks(truth_mask, pred_mask, axis=-1)
+        n_blocks = spread_blocks()
+        chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")), n_blocks)
+        blocks = aligned_blocks(*_spread(truth_mask, pred_mask, n_blocks), axis=-1, chunk=chunk)
         parts = map_blocks_delayed(signature_counts, blocks)
         return tree_reduce(parts, merge_memberships, split_every=split_every)
 
@@ -139,25 +201,54 @@ def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_t
                       n_tasks=n_tasks)
 
 
-def _plan_auto(rows, cols, coverage: bool, limit: float, size: int, n_tasks: int):
-    """The walk's plan, or None when MOCICE-BCubed is to be sampled (its exact cost is beyond the limit).
+def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
+    """The exact plan of as much as fits ``limit``, or None when every asked part is to be sampled.
 
-    With the coverage counts asked for too, they are planned alone then
-    (their own TooLargeError stands: they are never sampled).
+    Tries both parts, then the coverage counts alone (MOCICE-BCubed
+    sampled), then MOCICE-BCubed alone (the coverage counts sampled).
+    """
+    tries = [(coverage, bcubed)] + ([(True, False), (False, True)] if coverage and bcubed else [])
+    for cov, bc in tries:
+        try:
+            return _plan(rows, cols, cov, bc, limit, size, n_tasks)
+        except TooLargeError:
+            continue
+    return None
+
+
+#: Sets a union side computed beside the planner may hold (``_early_union_side``): it bounds the work
+#: wasted when the plan then takes the class method, samples or refuses.
+EARLY_UNION = 1 << 20
+
+
+def _early_union_side(rows, cols, size: int, side: str):
+    """One side's union tables computed while the planner runs (seed 0, the plan's); None if too large.
+
+    The planner is one task; this keeps another worker busy meanwhile with
+    work the family walk will need.  Holding at most ``min(size, EARLY_UNION)``
+    sets, it either finishes or gives up (None) and the side is computed after
+    the plan, as before; its result is the same either way.
     """
     try:
-        return _plan(rows, cols, coverage, True, limit, size, n_tasks)
+        return family_tasks._union_side(rows, cols, side, min(size, EARLY_UNION), 0)
     except TooLargeError:
-        if not coverage:
-            return None
-    return _plan(rows, cols, True, False, limit, size, n_tasks)
+        return None
 
 
-def _union_tables(plan, rows, cols, size: int):
-    # after the plan: its work and budget checks come first; the class method needs none
+def _union_side(plan, rows, cols, size: int, side: str, early=None):
+    """One side's union sizes (MOCICE-BCubed's normalisers), a task of its own so the two sides run at once.
+
+    After the plan: its work and budget checks come first; the class method needs none.
+    """
     if plan is None or not plan.bcubed or plan.method != "family":
         return None
-    return union_tables(rows, cols, budget=size, seed=plan.seed)
+    if early is not None and plan.seed == 0:
+        return early
+    return family_tasks._union_side(rows, cols, side, size, plan.seed)
+
+
+def _union_tables(pred, truth):
+    return None if pred is None else family_tasks.UnionTables(*pred, *truth)
 
 
 def _task(plan, index: int, rows, cols, jac=None, tables=None):
@@ -173,84 +264,139 @@ def _finish(plan, tables, overlap, *results):
     return finish(plan, [r for r in results if r is not None], tables, identical=identical)
 
 
-# --------------------------------------------------------------------------- sampled MOCICE-BCubed
+# --------------------------------------------------------------------------- sampled parts
 
 
-def _sampler(plan, rows, cols):
-    """The sampler when MOCICE-BCubed is sampled (no exact plan, or the plan left it out), else None."""
-    if plan is not None and plan.bcubed:
+class Draws(NamedTuple):
+    """The sampler, which parts it samples, and the sides it draws blocks of.
+
+    Sides: ``"precision"`` and ``"recall"`` (MOCICE-BCubed, those its side
+    covers), ``"coverage"`` (CE and RNIA, when any cell is covered).
+    """
+
+    sampler: Sampler
+    bcubed: bool
+    coverage: bool
+    sides: tuple
+
+
+def _sampler(plan, rows, cols, bcubed: bool, coverage: bool) -> Draws | None:
+    """The parts asked for that ``plan`` leaves out (all of them without a plan) are sampled; None if none."""
+    bcubed = bcubed and not (plan is not None and plan.bcubed)
+    coverage = coverage and not (plan is not None and plan.coverage)
+    if not (bcubed or coverage):
         return None
     from ..kernels.micro.sampling import Sampler  # numba: loaded when a value is sampled
 
-    return Sampler.build(rows, cols)
+    sampler = Sampler.build(rows, cols)
+    sides = tuple(side for side in ("precision", "recall") if bcubed and sampler.covered(side))
+    sides += ("coverage",) if coverage and sampler.total > 0 else ()
+    return Draws(sampler, bcubed, coverage, sides)
 
 
-def _sides(sampler) -> tuple[str, ...]:
-    return tuple(side for side in ("precision", "recall") if sampler.covered(side))
+def _block(draws: Draws, side: str, j: int, seed_: int):
+    if side == "coverage":
+        return draws.sampler.coverage_block(j, BLOCK, seed_)
+    return draws.sampler.block(side, j, BLOCK, seed_)
 
 
-def _draw(sampler, first: int, stop, index: int, n_tasks: int, seed_: int) -> dict | None:
-    """Blocks j in [first, stop) with j = index mod n_tasks, of each covered side: {(side, j): sums}."""
-    if sampler is None:
+def _draw(draws, first: int, stop, index: int, n_tasks: int, seed_: int) -> dict | None:
+    """Blocks j in [first, stop[side]) with j = index mod n_tasks, of each drawn side: {(side, j): sums}."""
+    if draws is None:
         return None
-    stop = stop[0] if isinstance(stop, tuple) else stop
     start = first + (index - first) % n_tasks
-    return {(side, j): sampler.block(side, j, BLOCK, seed_)
-            for side in _sides(sampler) for j in range(start, stop, n_tasks)}
+    return {(side, j): _block(draws, side, j, seed_)
+            for side in draws.sides if side in stop for j in range(start, stop[side], n_tasks)}
 
 
-def _moments(sampler, blocks: dict, side: str, stop: int) -> estimates.Moments:
+def _moments(blocks: dict, side: str, stop: int) -> estimates.Moments:
     return estimates.combine(blocks[(side, j)] for j in range(stop))
 
 
-def _count(sampler, target: float, limit: float, *pilots) -> tuple[int, int] | None:
-    """(blocks per side, cap): enough for the target half-width from the pilot, at most the work limit allows."""
-    if sampler is None:
+def _coverage(draws: Draws, blocks: dict, stop: int):
+    from ..kernels.micro.coverage_estimates import combine_coverage
+
+    return combine_coverage(draws.sampler.total, (blocks[("coverage", j)] for j in range(stop)))
+
+
+def _matched(draws: Draws, overlap, limit: float, pilot) -> int | None:
+    """CE's D_max when the shared-cell table is there and its matching fits the limit (else None: a bound)."""
+    from ..kernels.micro.coverage_estimates import matched_cells
+
+    if overlap is None or draws.sampler.total == 0:
         return None
+    try:
+        return matched_cells(pilot, overlap, limit)
+    except TooLargeError:
+        return None
+
+
+def _count(draws, overlap, target: float, limit: float, *pilots) -> dict | None:
+    """Blocks per side: enough for the target half-width from the pilot, at most the work limit allows."""
+    if draws is None:
+        return None
+    from ..kernels.micro.coverage_estimates import cells_needed
+
     cap = max(PILOT, int(limit // (2 * PAIR_WORK * BLOCK)))
-    sides = _sides(sampler)
-    if not sides:
-        return PILOT, cap
     blocks = {key: b for p in pilots for key, b in p.items()}
-    got = {side: _moments(sampler, blocks, side, PILOT) for side in sides}
-    zero = estimates.Moments(0.0, 0.0, 1)
-    need = estimates.blocks_needed(got.get("precision", zero), got.get("recall", zero), target, BLOCK)
-    return min(max(need, PILOT), cap), cap
+    out = {}
+    bcubed = [side for side in draws.sides if side != "coverage"]
+    if bcubed:
+        got = {side: _moments(blocks, side, PILOT) for side in bcubed}
+        zero = estimates.Moments(0.0, 0.0, 1)
+        need = estimates.blocks_needed(got.get("precision", zero), got.get("recall", zero), target, BLOCK)
+        out.update({side: min(max(need, PILOT), cap) for side in bcubed})
+    if "coverage" in draws.sides:
+        pilot = _coverage(draws, blocks, PILOT)
+        matched = _matched(draws, overlap, limit, pilot)
+        need = -(-cells_needed(pilot, target, matched, ce=overlap is not None) // BLOCK)
+        out["coverage"] = min(max(need, PILOT), cap)
+    return out
 
 
 def _estimate(m: estimates.Moments) -> estimates.Estimate:
     return estimates.Estimate(m.mean, estimates.half_width(m), m.samples)
 
 
-def _sampled(sampler, overlap, count, *parts):
-    """The sampled PRF (fields :class:`~daskbicl.kernels.micro.estimates.Estimate`), or None."""
-    if sampler is None:
-        return None
-    sides = _sides(sampler)
+def _sampled_bcubed(draws: Draws, overlap, count: dict, blocks: dict):
+    """The sampled PRF (fields :class:`~daskbicl.kernels.micro.estimates.Estimate`)."""
+    sides = [side for side in draws.sides if side != "coverage"]
     if not sides:
         raise bcubed_nothing_covered()
     if len(sides) == 1 or same_biclusters(overlap):  # documented conventions: exact values, never sampled
         value = 1.0 if len(sides) == 2 else 0.0
         return micro_scores.PRF(value, value, value)
-    blocks = {key: b for p in parts for key, b in p.items()}
-    p = _moments(sampler, blocks, "precision", count[0])
-    r = _moments(sampler, blocks, "recall", count[0])
+    p = _moments(blocks, "precision", count["precision"])
+    r = _moments(blocks, "recall", count["recall"])
     f1, f1_hw = estimates.f1_estimate(p, r)
     return micro_scores.PRF(_estimate(p), _estimate(r), estimates.Estimate(f1, f1_hw, min(p.samples, r.samples)))
+
+
+def _sampled(draws, overlap, count, *parts) -> tuple:
+    """(sampled MOCICE-BCubed or None, sampled coverage or None); a coverage of no cell has total 0."""
+    if draws is None:
+        return None, None
+    blocks = {key: b for p in parts for key, b in p.items()}
+    prf = _sampled_bcubed(draws, overlap, count, blocks) if draws.bcubed else None
+    coverage = None
+    if draws.coverage:
+        coverage = _coverage(draws, blocks, count.get("coverage", 0))
+    return prf, coverage
 
 
 def _either(exact, sampled):
     return exact if sampled is None else sampled
 
 
-def _sample_graph(plan, rows, cols, overlap, n_tasks: int, limit: float):
-    """Delayed sampled PRF (None when ``plan`` walks MOCICE-BCubed exactly); module docstring."""
+def _sample_graph(plan, rows, cols, overlap, bcubed: bool, coverage: bool, n_tasks: int, limit: float):
+    """Delayed (sampled PRF, sampled coverage): each None when ``plan`` computes that part exactly."""
     target, seed_ = tolerance(), seed()
-    sampler = task(_sampler)(plan, rows, cols)
-    pilots = task_map(_draw, [(sampler, 0, PILOT, i, n_tasks, seed_) for i in range(n_tasks)])
-    count = task(_count)(sampler, target, limit, *pilots)
-    rest = task_map(_draw, [(sampler, PILOT, count, i, n_tasks, seed_) for i in range(n_tasks)])
-    return task(_sampled)(sampler, overlap, count, *pilots, *rest)
+    draws = task(_sampler)(plan, rows, cols, bcubed, coverage)
+    pilot = {side: PILOT for side in ("precision", "recall", "coverage")}
+    pilots = task_map(_draw, [(draws, 0, pilot, i, n_tasks, seed_) for i in range(n_tasks)])
+    count = task(_count)(draws, overlap, target, limit, *pilots)
+    rest = task_map(_draw, [(draws, PILOT, count, i, n_tasks, seed_) for i in range(n_tasks)])
+    return task(_sampled, nout=2)(draws, overlap, count, *pilots, *rest)
 
 
 def _coclustering(rows, cols, parts: frozenset, limit: float) -> micro_scores.MicroResult:
@@ -301,31 +447,30 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
     pred = as_biclustering(pred, "pred")
     rows = memberships_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
     cols = memberships_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
-    want_bcubed = "bcubed" in parts
+    want_bcubed, want_coverage = "bcubed" in parts, "coverage" in parts
     overlap = (task(bicluster_overlap)(rows, cols)
                if "overlap" in parts or want_bcubed else None)
     coverage = bcubed = error = None
-    exact_only = method == "exact" or not want_bcubed
     plan = None
-    if exact_only:
-        if "coverage" in parts or want_bcubed:
-            plan = task(_plan)(rows, cols, "coverage" in parts, want_bcubed, limit, size, n_tasks)
-    elif method == "sample":
-        if "coverage" in parts:
-            plan = task(_plan)(rows, cols, True, False, limit, size, n_tasks)
-    else:
-        plan = task(_plan_auto)(rows, cols, "coverage" in parts, limit, size, n_tasks)
+    if method == "exact" and (want_coverage or want_bcubed):
+        plan = task(_plan)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
+    elif method == "auto" and (want_coverage or want_bcubed):
+        plan = task(_plan_auto)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
     if plan is not None:
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            tables = task(_union_tables)(plan, rows, cols, size)
+            early = {side: task(_early_union_side)(rows, cols, size, side) for side in ("pred", "truth")}
+            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
+                                           for side in ("pred", "truth")))
         results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
-    if not exact_only:
-        sampled = _sample_graph(plan, rows, cols, overlap, n_tasks, limit)
-        bcubed = task(_either)(bcubed, sampled)
+    if method != "exact" and (want_coverage or want_bcubed):
+        sampled_bcubed, sampled_coverage = _sample_graph(plan, rows, cols, overlap, want_bcubed, want_coverage,
+                                                         n_tasks, limit)
+        bcubed = task(_either)(bcubed, sampled_bcubed)
+        coverage = task(_either)(coverage, sampled_coverage)
     return task(micro_scores.MicroResult)(overlap if "overlap" in parts else None,
-                                coverage if "coverage" in parts else None,
+                                coverage if want_coverage else None,
                                 bcubed, error)

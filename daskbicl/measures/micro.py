@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..engine.micro_pass import METHODS, max_work, micro_from_partition_tables, micro_graph
 from ..kernels.micro import micro_scores
+from ..kernels.micro.coverage_estimates import CoverageSample, sampled_ce, sampled_rnia
 from .registry import Boolean, Measure, OneOf, Param, Provider, register, register_provider
 
 register_provider(
@@ -56,6 +57,28 @@ METHOD = Param(
     "daskbicl.micro_tolerance.",
     provider=True,
 )
+
+
+def _ce(r, multiset: bool):
+    """CE exact (a float) or, from sampled coverage counts, a :class:`~daskbicl.Estimate`."""
+    if isinstance(r.coverage, CoverageSample):
+        return sampled_ce(r.coverage, r.overlap, multiset=multiset, max_work=max_work())
+    return float(micro_scores.micro_ce(r, multiset=multiset, max_work=max_work()))
+
+
+def _rnia(r, multiset: bool):
+    if isinstance(r.coverage, CoverageSample):
+        return sampled_rnia(r.coverage, multiset=multiset)
+    return float(micro_scores.rnia(r, multiset=multiset))
+
+
+_SAMPLED_COUNTS = """Exact or sampled (``method``, as for :func:`mocice_bcubed`): with ``"auto"``
+(the default), when the exact cell counts behind |U| and |I| cost more than
+``daskbicl.max_work``, they are estimated from cells drawn at random (each
+bicluster by its size, then a cell in it) until the 95 % half-width is at
+most ``daskbicl.micro_tolerance``, and the value is a
+:class:`~daskbicl.Estimate`.{}  ``"exact"`` never samples;
+``"sample"`` always does (docs/measures/micro.md, "Exact or sampled")."""
 
 register(
     Measure(
@@ -135,11 +158,11 @@ register(
         empty_pred=1.0,
         family="micro",
         provider="micro",
-        finalize=lambda r, multiset: float(micro_scores.micro_ce(r, multiset=multiset, max_work=max_work())),
+        finalize=_ce,
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
-        params={"multiset": MULTISET},
+        params={"multiset": MULTISET, "method": METHOD},
         provider_options={"parts": frozenset({"overlap", "coverage"})},
         compiled=True,  # the numba-compiled family walk
         doc=f"""
@@ -165,6 +188,8 @@ for example).
 assignment costs about 0.2·K·L·min(K, L) ns; above the dask config
 ``daskbicl.max_work`` it raises :class:`~daskbicl.errors.TooLargeError`.
 
+{_SAMPLED_COUNTS.format("  The matching D_max stays exact: only |U| is estimated.")}
+
 Reference: {_REF_PM}
 
 Examples
@@ -188,8 +213,8 @@ register(
         empty_pred=1.0,
         family="micro",
         provider="micro",
-        params={"multiset": MULTISET},
-        finalize=lambda r, multiset: float(micro_scores.rnia(r, multiset=multiset)),
+        params={"multiset": MULTISET, "method": METHOD},
+        finalize=_rnia,
         symmetric=True,
         bounds=(0.0, 1.0),
         perfect=0.0,
@@ -205,6 +230,8 @@ with multiplicity by default (max and min of |G(x)| and |C(x)|, as for
 are in [0, 1].
 
 {_NOTHING}  Exact ratio of integers rounded once.
+
+{_SAMPLED_COUNTS.format("")}
 
 Reference: {_REF_PM}
 

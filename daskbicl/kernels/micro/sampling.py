@@ -50,6 +50,7 @@ from numba import njit
 
 from ...errors import InputError
 from ..compiled import announce_compiles
+from .coverage_estimates import CoverageSums
 from .estimates import BlockSums
 from .memberships import Memberships
 
@@ -60,7 +61,7 @@ __all__ = ["SEED", "Sampler"]
 #: The fixed seed every estimate starts from (same digits on any cluster).
 SEED = 0x5A3D_1E5B_C0BE_D001
 
-_SIDES = {"precision": 1, "recall": 2}
+_SIDES = {"precision": 1, "recall": 2, "coverage": 3}
 
 
 # --------------------------------------------------------------------------- compiled draws
@@ -217,6 +218,42 @@ def _block(seed, n_pairs, lo, hi, k, sizes, rows, cols, jac, recall):
 
 
 @njit(cache=True, nogil=True)
+def _coverage_block(seed, n_cells, k, sizes, rows, cols):
+    """Sums of the coverage terms of ``n_cells`` cells drawn in proportion to their number of biclusters.
+
+    A bicluster of either side drawn by size, then a cell uniform in it: a
+    cell x comes with probability c(x) / T, c(x) = |C(x)| + |G(x)|.  Per
+    cell the terms are a = min/c, p = 1/c and q = [both sides]/c; returns
+    the sums of a, a², p, p², q, q² and p·q (:mod:`~daskbicl.kernels.micro.coverage_estimates`).
+    """
+    state = np.empty(1, np.uint64)
+    state[0] = seed
+    width = sizes.shape[0]
+    cum = np.cumsum(sizes)
+    total = cum[width - 1]
+    x = np.empty(width, np.int64)
+    out = np.zeros(7, np.float64)
+    for _ in range(n_cells):
+        e = _pick(cum, 0, width, _below(state, total))
+        n = _cell(state, e, rows, cols, x)
+        truth = 0
+        for t in range(n):
+            truth += x[t] < k
+        pred = n - truth
+        a = min(truth, pred) / n
+        p = 1.0 / n
+        q = p if truth > 0 and pred > 0 else 0.0
+        out[0] += a
+        out[1] += a * a
+        out[2] += p
+        out[3] += p * p
+        out[4] += q
+        out[5] += q * q
+        out[6] += p * q
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _mix(a, b):
     state = np.empty(1, np.uint64)
     state[0] = a ^ (b * np.uint64(0xD1342543DE82EF95))
@@ -269,7 +306,7 @@ class Sampler:
         return bool(self.sizes[lo:hi].sum() > 0)
 
     def _range(self, side: str) -> tuple[int, int]:
-        if side not in _SIDES:
+        if side not in ("precision", "recall"):
             raise InputError(f"side must be 'precision' or 'recall', got {side!r}")
         return (self.n_truth, self.n_truth + self.n_pred) if side == "precision" else (0, self.n_truth)
 
@@ -283,3 +320,16 @@ class Sampler:
         total, squares = _block(word, int(n_pairs), lo, hi, self.n_truth, self.sizes,
                                 self.rows, self.cols, self.jac, side == "recall")
         return BlockSums(float(total), float(squares), int(n_pairs))
+
+    @property
+    def total(self) -> int:
+        """T: the sizes of every truth and pred bicluster added up (cells counted with multiplicity)."""
+        return int(self.sizes.sum())
+
+    def coverage_block(self, index: int, n_cells: int, seed: int = SEED) -> CoverageSums:
+        """Block ``index`` of the coverage counts: ``n_cells`` cells drawn by their number of biclusters."""
+        if self.total == 0:
+            raise InputError("no bicluster covers a cell: nothing to sample for the coverage counts")
+        word = np.uint64(_mix(np.uint64(seed), np.uint64(index * 4 + _SIDES["coverage"])))
+        sums = _coverage_block(word, int(n_cells), self.n_truth, self.sizes, self.rows, self.cols)
+        return CoverageSums(tuple(float(v) for v in sums), int(n_cells))
