@@ -223,11 +223,13 @@ def warm_string_codes() -> int:
 
     Runs the real paths on small arrays: numpy ``U`` strings of every width
     that gets its own kernel (1 .. :data:`_UNROLLED` words) and one wider
-    (the shared kernel), and a ``StringDType`` array (stored words).
+    (the shared kernel), enough distinct labels to grow the hash table, and
+    a ``StringDType`` array (stored words).
     """
     labels = np.arange(_SMALL) % 7
     for width in range(1, _UNROLLED + 2):
         _factorize_fixed_width(np.char.zfill(labels.astype(f"U{width}"), width))
+    _factorize_fixed_width(np.arange(_SMALL).astype("U4"))  # distinct labels: the table grows (the rehash)
     if hasattr(np.dtypes, "StringDType"):
         _factorize_string_dtype(labels.astype(str).astype(np.dtypes.StringDType()))
     return _UNROLLED + 1
