@@ -132,6 +132,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.coclustering.string_codes",
     "daskbicl.kernels.coclustering.byte_counting",
     "daskbicl.kernels.bicluster.signature_pairs",
+    "daskbicl.kernels.bicluster.mask_pairs",
 }
 
 

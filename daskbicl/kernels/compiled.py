@@ -52,6 +52,9 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
     "the one-byte code counter": (
         ("daskbicl.kernels.coclustering.byte_counting",),
         "a few seconds"),
+    "the sparse bicluster mask counter": (
+        ("daskbicl.kernels.bicluster.mask_pairs",),
+        "a few seconds"),
 }
 
 log = logging.getLogger("daskbicl.compile")
