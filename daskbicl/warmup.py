@@ -98,6 +98,18 @@ def _masks() -> None:
     intersect_counts(t, p)
 
 
+def _spread() -> None:
+    """A large chunk of integer labels spread over a wide range, writable and read-only."""
+    import numpy as np
+
+    from .engine.labels import SLOT_KERNEL_MIN, rank_codes
+
+    values = (np.arange(SLOT_KERNEL_MIN) % 7) * 1_000_003 + 7
+    rank_codes(values)
+    values.flags.writeable = False
+    rank_codes(values)
+
+
 #: What :func:`warm` runs for each group of :data:`daskbicl.kernels.compiled.KERNEL_MODULES`.
 WORKLOADS: dict[str, Callable[[], None]] = {
     "the micro-object kernels": _micro,
@@ -105,6 +117,7 @@ WORKLOADS: dict[str, Callable[[], None]] = {
     "the overlap pair counter (omega, csi)": _overlap,
     "the one-byte code counter": _bytes,
     "the sparse bicluster mask counter": _masks,
+    "the spread-label lookup": _spread,
 }
 
 

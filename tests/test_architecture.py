@@ -133,6 +133,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.coclustering.byte_counting",
     "daskbicl.kernels.bicluster.signature_pairs",
     "daskbicl.kernels.bicluster.mask_pairs",
+    "daskbicl.kernels.coclustering.slot_lookup",
 }
 
 

@@ -38,7 +38,8 @@ ENTRIES = [("daskbicl.kernels.micro.family_walk", "enumerate_family"), ("daskbic
            ("daskbicl.kernels.coclustering.string_codes", "_rehash"),
            ("daskbicl.kernels.coclustering.byte_counting", "count_byte_pairs"),
            ("daskbicl.kernels.bicluster.mask_pairs", "_element_lists"),
-           ("daskbicl.kernels.bicluster.mask_pairs", "_add_pairs")]
+           ("daskbicl.kernels.bicluster.mask_pairs", "_add_pairs"),
+           ("daskbicl.kernels.coclustering.slot_lookup", "slot_ranks")]
 
 
 def _python(code: str, cache: Path | None = None) -> subprocess.CompletedProcess:

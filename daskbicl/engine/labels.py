@@ -384,6 +384,11 @@ def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _LOOKUP_BLOCK = 1 << 16
 
 
+#: Chunks of at least this many spread labels are looked up by the compiled kernel
+#: (:mod:`~daskbicl.kernels.coclustering.slot_lookup`, one pass); smaller ones never load numba.
+SLOT_KERNEL_MIN = 1 << 16
+
+
 def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> np.ndarray:
     """The rank of each label among ``sample`` (intp), -1 for a label not in it.
 
@@ -392,6 +397,13 @@ def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> n
     sample lands on another label's slot or an empty one, never its own).
     """
     n = values.size
+    if n >= SLOT_KERNEL_MIN and values.flags.c_contiguous:
+        from ..kernels.coclustering.slot_lookup import slot_ranks
+
+        out = np.empty(n, dtype=np.intp)
+        slot_ranks(values.view(np.uint64), np.ascontiguousarray(sample).view(np.uint64), np.uint64(mult),
+                   np.uint64(shift), table.astype(np.intp, copy=False), out)
+        return out
     codes: Any = np.empty(n, dtype=np.intp)
     u = values.view(np.uint64)
     slots = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
@@ -517,6 +529,31 @@ def _dense_fits(parts) -> bool:
     return rows * cols <= DENSE_CELLS
 
 
+def _few(values: np.ndarray) -> bool:
+    """Few distinct labels in an evenly spaced sample (what :func:`rank_codes` codes by a lookup)."""
+    return np.unique(values[:: max(1, values.size // _SAMPLE)]).size <= _FEW
+
+
+def _few_pairs(truth: np.ndarray, pred: np.ndarray, count: np.ndarray) -> PairCounts | None:
+    """Pairs of few distinct labels a side, wherever they lie, summed over the dense grid of their ranks; else None.
+
+    Each side is rank-coded (:func:`rank_codes`: a hash lookup per pair, no
+    hash table of every pair key) and the counts summed by cell of the
+    ranks' grid, when that grid is not much larger than the pairs.
+    """
+    if not (_few(truth) and _few(pred)):
+        return None
+    t_codes, t_labels = rank_codes(truth)
+    p_codes, p_labels = rank_codes(pred)
+    cells = len(t_labels) * len(p_labels)
+    if cells > max(_HASH_MERGE, 4 * count.size):
+        return None
+    sums = sum_by(t_codes.astype(np.int64) * len(p_labels) + p_codes, count, cells)
+    nonzero = np.flatnonzero(sums)
+    return PairCounts(np.asarray(t_labels)[nonzero // len(p_labels)], np.asarray(p_labels)[nonzero % len(p_labels)],
+                      sums[nonzero])
+
+
 def _merge_integers(parts) -> PairCounts | DenseCounts:
     """Merge integer-labelled parts: dense tables by addition, many pairs by hashing their keys."""
     size = sum(p.table.size if isinstance(p, DenseCounts) else p.count.size for p in parts)
@@ -528,6 +565,9 @@ def _merge_integers(parts) -> PairCounts | DenseCounts:
     count = np.concatenate([p.count for p in pairs])
     if count.size == 0:
         return PairCounts(truth, pred, count)
+    few = _few_pairs(truth, pred, count)
+    if few is not None:
+        return few
     t_lo, t_hi, p_lo, p_hi = int(truth.min()), int(truth.max()), int(pred.min()), int(pred.max())
     width_p = p_hi - p_lo + 1
     if (t_hi - t_lo + 1) * width_p <= MAX_LABEL:
@@ -537,7 +577,8 @@ def _merge_integers(parts) -> PairCounts | DenseCounts:
                           sum_by(keys, count, distinct.size))
     t_codes, t_labels = pd.factorize(truth)
     p_codes, p_labels = pd.factorize(pred)
-    keys, distinct = pd.factorize(t_codes.astype(np.int64) * len(p_labels) + p_codes)
+    pair = t_codes.astype(np.int64) * len(p_labels) + p_codes
+    keys, distinct = pd.factorize(pair)
     distinct = np.asarray(distinct)
     return PairCounts(np.asarray(t_labels)[distinct // len(p_labels)], np.asarray(p_labels)[distinct % len(p_labels)],
                       sum_by(keys, count, distinct.size))

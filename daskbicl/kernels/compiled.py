@@ -55,6 +55,9 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
     "the sparse bicluster mask counter": (
         ("daskbicl.kernels.bicluster.mask_pairs",),
         "a few seconds"),
+    "the spread-label lookup": (
+        ("daskbicl.kernels.coclustering.slot_lookup",),
+        "a second or two"),
 }
 
 log = logging.getLogger("daskbicl.compile")
