@@ -102,7 +102,7 @@ def _spread() -> None:
     """A large chunk of integer labels spread over a wide range, writable and read-only."""
     import numpy as np
 
-    from .engine.labels import SLOT_KERNEL_MIN, rank_codes
+    from .engine.spread_labels import SLOT_KERNEL_MIN, rank_codes
 
     values = (np.arange(SLOT_KERNEL_MIN) % 7) * 1_000_003 + 7
     rank_codes(values)

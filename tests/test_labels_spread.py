@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import daskbicl
-from daskbicl.engine import labels
+from daskbicl.engine import labels, spread_labels
 
 
 def _pairs(part) -> Counter:
@@ -33,9 +33,9 @@ def _spread(rng, n: int, k: int, unassigned: float = 0.0) -> np.ndarray:
 @pytest.mark.parametrize("k", [3, 200, 900])
 def test_rank_codes_with_the_compiled_lookup_are_exact(k):
     rng = np.random.default_rng(k)
-    values = _spread(rng, labels.SLOT_KERNEL_MIN + 123, k, unassigned=0.01)
+    values = _spread(rng, spread_labels.SLOT_KERNEL_MIN + 123, k, unassigned=0.01)
     values[::997] = rng.integers(0, 2**62, values[::997].size)  # labels the sample misses: hashed after it
-    codes, uniques = labels.rank_codes(values)
+    codes, uniques = spread_labels.rank_codes(values)
     assert (uniques[codes] == values).all()
     assert np.unique(uniques).size == uniques.size
 
@@ -44,7 +44,7 @@ def test_rank_codes_with_the_compiled_lookup_are_exact(k):
 def test_chunks_of_spread_labels_merge_to_the_counter_of_their_pairs(seed):
     rng = np.random.default_rng(seed)
     k_t, k_p = [(30, 40), (300, 200), (1000, 5), (1000, 1000)][seed]
-    n = 3 * labels.SLOT_KERNEL_MIN
+    n = 3 * spread_labels.SLOT_KERNEL_MIN
     truth, pred = _spread(rng, n, k_t, 0.02), _spread(rng, n, k_p, 0.02)
     bounds = [0, n // 3, 2 * n // 3, n]
     parts = [labels.count_labels(truth[a:b], pred[a:b], ("truth", "pred")) for a, b in zip(bounds, bounds[1:])]

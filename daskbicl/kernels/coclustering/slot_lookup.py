@@ -1,6 +1,6 @@
 """Ranks of spread integer labels through a one-to-one multiply-shift hash, in one pass (compiled with numba).
 
-:func:`daskbicl.engine.labels.rank_codes` codes a chunk of labels spread over
+:func:`daskbicl.engine.spread_labels.rank_codes` codes a chunk of labels spread over
 a wide range (database keys, hashes, ``k * 1000003 + 7``) by their rank among
 the distinct labels of a sample: a multiply-shift hash that is one-to-one on
 the sample picks a slot, the slot gives a rank, and the sample label of
