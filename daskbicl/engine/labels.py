@@ -499,7 +499,7 @@ def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts
         q = coded["pred"][start:stop] if objects["pred"] else p.pred
         out.append(PairCounts(t, q, p.count))
         start = stop
-    merged = merge_pairs(*out).to_pairs()
+    merged = _merge_integers(out).to_pairs()  # (hashes or sums over ranks when the pairs are many)
     return PairCounts(
         _labels_of(merged.truth, uniques["truth"]) if objects["truth"] else merged.truth,
         _labels_of(merged.pred, uniques["pred"]) if objects["pred"] else merged.pred,
