@@ -69,3 +69,25 @@ def test_spread_labels_score_as_compact_ones_through_the_graph():
     assert got.keys() == want.keys()
     for name in want:
         assert got[name] == pytest.approx(want[name], rel=1e-12, abs=1e-12), name
+
+
+@pytest.mark.parametrize("distinct", [3, 1500, 6000])
+def test_unique_labels_of_long_object_arrays_equal_numpys(distinct):
+    """Long object arrays are hashed before sorting their distinct labels: same labels, same inverse as
+    np.unique, also when every label is distinct (nothing to gain) and with mixed types (the fallback order)."""
+    from daskbicl.kernels.coclustering.contingency import unique_labels
+
+    rng = np.random.default_rng(distinct)
+    values = np.array([f"s{i}" for i in rng.integers(0, distinct, 6000)], dtype=object)
+    if distinct == 6000:
+        values = np.array([f"s{i}" for i in rng.permutation(6000)], dtype=object)
+    uniq, inverse = unique_labels(values)
+    want_uniq, want_inverse = np.unique(values, return_inverse=True)
+    assert uniq.tolist() == want_uniq.tolist() and inverse.tolist() == want_inverse.tolist()
+    mixed = np.concatenate([values, np.array([3, None, 2.0, True] * 300, dtype=object)])
+    uniq, inverse = unique_labels(mixed)
+    small_uniq, _ = unique_labels(mixed[:1000])  # below the hashing threshold: the plain fallback
+    assert [type(u).__name__ for u in uniq][:4] == ["NoneType", "bool", "float", "int"]  # by type name, then value
+    assert all(u is v or u == v for u, v in zip(uniq[inverse].tolist(), mixed.tolist()))
+    assert len(set(map(repr, uniq.tolist()))) == uniq.size
+    assert set(map(repr, small_uniq.tolist())) <= set(map(repr, uniq.tolist()))

@@ -91,8 +91,9 @@ def unique_labels(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         position: dict = {}
         codes = np.fromiter((position.setdefault(v, len(position)) for v in values.tolist()), dtype=np.intp,
                             count=values.size)
-        uniq, rank = unique_labels(np.fromiter(position, dtype=object, count=len(position)))
-        return uniq, rank[codes]
+        if len(position) < values.size:  # (all distinct: nothing to gain, sort them below)
+            uniq, rank = unique_labels(np.fromiter(position, dtype=object, count=len(position)))
+            return uniq, rank[codes]
     try:
         uniq, inverse = np.unique(values, return_inverse=True)
         return uniq, inverse.reshape(-1)
