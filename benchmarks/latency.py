@@ -296,16 +296,35 @@ def finalize(cases, plain_limit: int) -> None:
 
 
 _FIRST_USE = """
-import json, time
+import json, sys, time
 t = time.perf_counter()
 import numpy as np
 import daskbicl
-out = {"import": time.perf_counter() - t}
+out = {"import": time.perf_counter() - t, "compiles": []}
 rng = np.random.default_rng(7)
+ints = [(rng.integers(0, 5, 3000), rng.integers(0, 4, 2000)) for _ in range(2)]
 masks = [(rng.random((4, 300)) < 0.2, rng.random((4, 200)) < 0.2) for _ in range(2)]
 pair = [daskbicl.biclustering(r, c) for r, c in masks]
 names = [np.array([f"cell-{i}" for i in rng.integers(0, 9, 6000)]) for _ in range(2)]
 strings = [(n, n[:3000].copy()) for n in names]
+def numba_loaded():
+    return sorted(m for m in sys.modules if m == "numba" or m.startswith("daskbicl.kernels.micro"))
+if sys.argv[1:] == ["--compiles"]:  # a separate process: these change what the first scores pay
+    t = time.perf_counter(); daskbicl.score(*ints); out["integers"] = time.perf_counter() - t
+    t = time.perf_counter(); daskbicl.score(*pair, measures=["jaccard", "fmeasure", "prelic_recovery"])
+    out["bicl, no micro"] = time.perf_counter() - t
+    out["numba or micro loaded before a micro measure"] = numba_loaded()
+    from numba.core import event  # the numba compiles of the scores below, with their seconds
+    started = []
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            started.append(time.perf_counter())
+        def on_end(self, ev):
+            begun = started.pop()
+            if not started:
+                f = ev.data["dispatcher"].py_func
+                out["compiles"].append([f.__module__ + "." + f.__qualname__, time.perf_counter() - begun])
+    event.register("numba:compile", Compiles())
 for name, args in (("biclustering", pair), ("strings", strings)):
     t = time.perf_counter(); daskbicl.score(*args); out[name] = time.perf_counter() - t
     t = time.perf_counter(); daskbicl.score(*args); out[name + " again"] = time.perf_counter() - t
@@ -320,12 +339,13 @@ def _child(code: list[str], cache: str) -> tuple[float, str]:
     return time.perf_counter() - start, out.stdout
 
 
-_COLUMNS = ["numba cache", "import s", "1st bicl s", "2nd bicl s", "1st strings s", "2nd strings s",
-            "1st scores / import", "load"]
+_COLUMNS = ["numba cache", "import s", "1st bicl s", "2nd bicl s", "1st - 2nd bicl s", "1st strings s",
+            "2nd strings s", "1st scores / import", "load"]
 
 
 def _first_use_row(case: str, got: dict) -> dict:
     values = [case, f"{got['import']:.2f}", f"{got['biclustering']:.2f}", f"{got['biclustering again']:.3f}",
+              f"{got['biclustering'] - got['biclustering again']:.2f}",
               f"{got['strings']:.2f}", f"{got['strings again']:.3f}",
               f"{(got['biclustering'] + got['strings']) / got['import']:.1f}x", load()]
     return dict(zip(_COLUMNS, values))
@@ -338,12 +358,23 @@ def first_use(rounds: int) -> None:
     for _ in range(rounds):  # a table per round, printed as soon as it is measured (a round takes minutes)
         rows = []
         with tempfile.TemporaryDirectory() as fresh, tempfile.TemporaryDirectory() as warmed:
-            for case in ("empty cache", "filled cache"):
-                rows.append(_first_use_row(case, json.loads(_child([sys.executable, "-c", _FIRST_USE], fresh)[1])))
+            rows.append(_first_use_row("empty cache", json.loads(_child([sys.executable, "-c", _FIRST_USE],
+                                                                         fresh)[1])))
+            rows.append(_first_use_row("filled cache", json.loads(_child([sys.executable, "-c", _FIRST_USE],
+                                                                              fresh)[1])))
             seconds = _child([sys.executable, "-m", "daskbicl", "warm"], warmed)[0]
             got = json.loads(_child([sys.executable, "-c", _FIRST_USE], warmed)[1])
             rows.append(_first_use_row(f"after `daskbicl warm` ({seconds:.1f} s)", got))
+        with tempfile.TemporaryDirectory() as another:  # what compiles, and what loads before a micro measure
+            empty = json.loads(_child([sys.executable, "-c", _FIRST_USE, "--compiles"], another)[1])
         print_table(rows, _COLUMNS)
+        print(f"\nbefore any micro-object measure (empty cache; integer co-clustering {empty['integers']:.2f} s, "
+              f"biclustering without micro measures {empty['bicl, no micro']:.2f} s), numba and micro kernels "
+              f"loaded: {empty['numba or micro loaded before a micro measure'] or 'none'}")
+        print("compiles of the first biclustering and string scores on another empty cache (numba events; "
+              "that process is not timed above):")
+        print_table([{"kernel": name, "compile s": f"{sec:.2f}"} for name, sec in empty["compiles"]],
+                    ["kernel", "compile s"])
         sys.stdout.flush()
 
 

@@ -30,6 +30,8 @@ in-memory labels:
                     another tool would write them).
 
 Run:  python benchmarks/partition.py               (full: ~5 minutes)
+      python benchmarks/partition.py --spread --sizes 5e7 --clusters 1000   (spread and string labels against
+                                                   compact ones, interleaved, best of 3; a few minutes)
       python benchmarks/partition.py --quick       (seconds; what the test runs)
 """
 
@@ -223,6 +225,45 @@ def run_zarr(size, clusters, folder, relabel=False):
     }
 
 
+def run_spread(size: int, clusters: int, repeat: int) -> dict:
+    """``--spread``: one partition pair scored four ways, interleaved (best of ``repeat`` each, same run):
+    compact integer labels; the same labels spread (``perm * 1000003 + 7``, ``perm`` a random permutation of
+    the clusters) with the compiled rank lookup and with the numpy one it replaces; numpy ``U`` strings."""
+    try:
+        from daskbicl.engine import spread_labels as labels
+    except ImportError:  # a daskbicl before the compiled lookup
+        from daskbicl.engine import labels
+
+    rng = np.random.default_rng(0)
+    compact = [rng.integers(0, clusters, size) for _ in range(4)]  # truth rows, truth cols, pred rows, pred cols
+    perm = rng.permutation(clusters)
+    spread = [perm[x] * 1_000_003 + 7 for x in compact]
+    names = np.array([f"c{i:05d}" for i in range(clusters)])
+    strings = [names[x] for x in compact]
+    default = getattr(labels, "SLOT_KERNEL_MIN", None)  # None: a daskbicl before the compiled lookup
+    cases = {"compact": (compact, default), "spread, compiled lookup": (spread, default),
+             "spread, numpy lookup": (spread, 1 << 62), "numpy U strings": (strings, default)}
+    if default is None:
+        del cases["spread, compiled lookup"]
+    best = dict.fromkeys(cases, float("inf"))
+    results = {}
+    for _ in range(repeat):
+        for name, (arrays, threshold) in cases.items():
+            if default is not None:
+                labels.SLOT_KERNEL_MIN = threshold
+            started = time.perf_counter()
+            results[name] = daskbicl.score((arrays[0], arrays[1]), (arrays[2], arrays[3]))
+            best[name] = min(best[name], time.perf_counter() - started)
+    if default is not None:
+        labels.SLOT_KERNEL_MIN = default
+    assert all(r == results["compact"] for r in results.values())  # relabellings: the same tables, the same scores
+    row = {"labels/axis": f"{size:.0e}", "clusters": clusters, "load": f"{os.getloadavg()[0]:.1f}"}
+    for name in cases:
+        row[f"{name} s"] = fmt(best[name])
+        row[f"{name} / compact"] = fmt(best[name] / best["compact"], 2)
+    return row
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7, 5e7])
@@ -236,7 +277,15 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="tiny sizes, to check the script works")
     ap.add_argument("--json", help="also write the rows to this JSON file")
     ap.add_argument("--only-zarr", action="store_true", help="run only the out-of-core case")
+    ap.add_argument("--spread", action="store_true",
+                    help="only: compact, spread and string labels of the same partitions, interleaved (--sizes, "
+                         "--clusters; best of --repeat, at least 3)")
     args = ap.parse_args(argv)
+    if args.spread:
+        sizes, clusters = ([2e4], [10]) if args.quick else (args.sizes, args.clusters)
+        rows = [run_spread(int(n), h, max(args.repeat, 3)) for n in sizes for h in clusters]
+        print_table(rows, list(rows[0]))
+        return 0
     if args.quick:
         args.sizes, args.clusters, args.kron_size, args.zarr_size, args.repeat = [2e4], [10], 2e4, 5e4, 1
         args.many_size, args.many_clusters = 2e4, 5000

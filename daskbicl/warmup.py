@@ -38,7 +38,8 @@ def _micro() -> None:
 
 
 def _both_exact_methods(rng) -> None:
-    """The family walk and the cell-class method, each forced, on one small pair (the plan picks one)."""
+    """The family walk and the cell-class method, each forced, on one small pair (the plan picks one),
+    in floats and in rational arithmetic (``MicroTables(exact=True)`` calls a kernel of its own)."""
     from .kernels.micro.memberships import signature_counts
     from .kernels.micro.micro_scores import MicroTables, micro_ce, mocice_bcubed, rnia
 
@@ -49,6 +50,7 @@ def _both_exact_methods(rng) -> None:
         mocice_bcubed(tables)
         micro_ce(tables)
         rnia(tables)
+        mocice_bcubed(MicroTables(rows, cols, method=method, exact=True))  # the rational path's kernels
 
 
 def _overlap() -> None:
@@ -82,12 +84,40 @@ def _bytes() -> None:
     count_pairs(codes, codes)
 
 
+def _masks() -> None:
+    """A large sparse chunk of bicluster masks, writable and read-only (a chunk of a store is read-only)."""
+    import numpy as np
+
+    from .kernels.bicluster.mask_counting import MASK_KERNEL_MIN, intersect_counts
+
+    m = MASK_KERNEL_MIN // 4 + 1
+    rng = np.random.default_rng(0)
+    t, p = rng.random((2, m)) < 0.01, rng.random((2, m)) < 0.01
+    intersect_counts(t, p)
+    t.flags.writeable = p.flags.writeable = False
+    intersect_counts(t, p)
+
+
+def _spread() -> None:
+    """A large chunk of integer labels spread over a wide range, writable and read-only."""
+    import numpy as np
+
+    from .engine.spread_labels import SLOT_KERNEL_MIN, rank_codes
+
+    values = (np.arange(SLOT_KERNEL_MIN) % 7) * 1_000_003 + 7
+    rank_codes(values)
+    values.flags.writeable = False
+    rank_codes(values)
+
+
 #: What :func:`warm` runs for each group of :data:`daskbicl.kernels.compiled.KERNEL_MODULES`.
 WORKLOADS: dict[str, Callable[[], None]] = {
     "the micro-object kernels": _micro,
     "the string-label hash table": _strings,
     "the overlap pair counter (omega, csi)": _overlap,
     "the one-byte code counter": _bytes,
+    "the sparse bicluster mask counter": _masks,
+    "the spread-label lookup": _spread,
 }
 
 

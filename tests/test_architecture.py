@@ -135,6 +135,8 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.coclustering.string_codes",
     "daskbicl.kernels.coclustering.byte_counting",
     "daskbicl.kernels.bicluster.signature_pairs",
+    "daskbicl.kernels.bicluster.mask_pairs",
+    "daskbicl.kernels.coclustering.slot_lookup",
 }
 
 

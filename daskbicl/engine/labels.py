@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import ctypes
 import warnings
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,6 +53,7 @@ from ..kernels.coclustering.contingency import (
     pair_keys,
     sum_by,
 )
+from .spread_labels import _FEW, _SAMPLE, rank_codes
 
 __all__ = [
     "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "count_keys", "decode_pairs", "encode_chunk",
@@ -223,11 +223,13 @@ def warm_string_codes() -> int:
 
     Runs the real paths on small arrays: numpy ``U`` strings of every width
     that gets its own kernel (1 .. :data:`_UNROLLED` words) and one wider
-    (the shared kernel), and a ``StringDType`` array (stored words).
+    (the shared kernel), enough distinct labels to grow the hash table, and
+    a ``StringDType`` array (stored words).
     """
     labels = np.arange(_SMALL) % 7
     for width in range(1, _UNROLLED + 2):
         _factorize_fixed_width(np.char.zfill(labels.astype(f"U{width}"), width))
+    _factorize_fixed_width(np.arange(_SMALL).astype("U4"))  # distinct labels: the table grows (the rehash)
     if hasattr(np.dtypes, "StringDType"):
         _factorize_string_dtype(labels.astype(str).astype(np.dtypes.StringDType()))
     return _UNROLLED + 1
@@ -309,103 +311,6 @@ def _factorize_bits(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarr
     distinct = patterns.astype(f"u{flat.dtype.itemsize}").view(flat.dtype)
     merged, uniques = _by_value(distinct, name)
     return merged.take(codes), uniques
-
-
-#: A chunk side is rank-coded from a sample of this many labels when the sample
-#: has at most :data:`_FEW` distinct labels (else it is hashed whole).
-_SAMPLE = 4096
-_FEW = 1024
-
-
-#: Odd 64-bit multipliers tried for a multiply-shift hash that is one-to-one on a sample's labels.
-_MULTIPLIERS = np.random.default_rng(0xC0DE5).integers(1, 2**63, 8, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-
-
-def _slot_hash(sample: np.ndarray) -> tuple[np.uint64, np.uint64, np.ndarray] | None:
-    """``(multiplier, shift, slot -> code table)`` of a multiply-shift hash one-to-one on ``sample``.
-
-    ``(x·multiplier mod 2**64) >> shift`` maps each distinct sorted sample
-    label to its own slot; the table gives its rank (-1: no label).  A
-    random odd multiplier is one-to-one on k labels in k² slots more than
-    half the time, so a few tries with at most 2k² slots find one.
-    """
-    k = sample.size
-    lo = max(1, int(np.ceil(np.log2(k))) + 1)
-    for bits in range(lo, min(max(lo, int(np.ceil(np.log2(k * k))) + 2), 22) + 1):
-        shift = np.uint64(64 - bits)
-        for mult in _MULTIPLIERS:
-            slots = (sample * mult) >> shift
-            if np.unique(slots).size == k:
-                table = np.full(1 << bits, -1, dtype=np.intp)
-                table[slots.astype(np.intp)] = np.arange(k)
-                return mult, shift, table
-    return None
-
-
-def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Compact codes of one chunk of integer labels spread over a wide range: per-chunk rank factorisation.
-
-    The distinct labels of an evenly spaced sample are sorted, and each
-    label's code is its rank among them, found with a multiply-shift hash
-    that is one-to-one on the sample (two arithmetic passes and a table
-    lookup) and checked against the sample label it points to.  Labels the
-    sample missed are factorised by hashing (``pandas.factorize``) and get
-    the codes after those.  Exact whatever the sample; with few distinct
-    labels (cluster ids that are hashes or database keys) it costs a few
-    passes over the chunk.  With many distinct labels the chunk is hashed
-    whole.
-
-    Examples
-    --------
-    >>> codes, uniques = rank_codes(np.array([7_000_007, 3, 7_000_007, 2**62]))
-    >>> uniques[codes].tolist() == [7_000_007, 3, 7_000_007, 2**62]
-    True
-    """
-    values = np.asarray(values).reshape(-1)
-    step = max(1, values.size // _SAMPLE)
-    sample = np.unique(values[::step])
-    found = _slot_hash(sample.astype(np.uint64)) if sample.size <= _FEW and values.dtype.itemsize == 8 else None
-    if found is None:
-        codes, uniques = pd.factorize(values)
-        return codes, np.asarray(uniques)
-    codes = _slot_codes(values, sample, *found)
-    missed = codes < 0
-    if not missed.any():
-        return codes, sample
-    codes = codes.astype(np.int64)
-    more_codes, more = pd.factorize(values[missed])
-    codes[missed] = more_codes + sample.size
-    return codes, np.concatenate([sample, np.asarray(more, dtype=sample.dtype)])
-
-
-#: Labels are looked up in blocks of this many, through scratch buffers that stay in cache.
-_LOOKUP_BLOCK = 1 << 16
-
-
-def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> np.ndarray:
-    """The rank of each label among ``sample`` (intp), -1 for a label not in it.
-
-    Block by block: slot = multiply-shift hash, code = table[slot], and the
-    sample label at that code compared with the label (a label not in the
-    sample lands on another label's slot or an empty one, never its own).
-    """
-    n = values.size
-    codes: Any = np.empty(n, dtype=np.intp)
-    u = values.view(np.uint64)
-    slots = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
-    check = np.empty(slots.size, dtype=values.dtype)
-    differ = np.empty(slots.size, dtype=bool)
-    for start in range(0, n, _LOOKUP_BLOCK):
-        stop = min(start + _LOOKUP_BLOCK, n)
-        m = stop - start
-        s = np.multiply(u[start:stop], mult, out=slots[:m])
-        s >>= shift
-        block = codes[start:stop]
-        table.take(s.view(np.intp), out=block, mode="clip")
-        sample.take(block, axis=None, out=check[:m], mode="clip")
-        if np.not_equal(check[:m], values[start:stop], out=differ[:m]).any():
-            block[differ[:m]] = -1
-    return codes
 
 
 def count_keys(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -515,6 +420,31 @@ def _dense_fits(parts) -> bool:
     return rows * cols <= DENSE_CELLS
 
 
+def _few(values: np.ndarray) -> bool:
+    """Few distinct labels in an evenly spaced sample (what :func:`rank_codes` codes by a lookup)."""
+    return np.unique(values[:: max(1, values.size // _SAMPLE)]).size <= _FEW
+
+
+def _few_pairs(truth: np.ndarray, pred: np.ndarray, count: np.ndarray) -> PairCounts | None:
+    """Pairs of few distinct labels a side, wherever they lie, summed over the dense grid of their ranks; else None.
+
+    Each side is rank-coded (:func:`rank_codes`: a hash lookup per pair, no
+    hash table of every pair key) and the counts summed by cell of the
+    ranks' grid, when that grid is not much larger than the pairs.
+    """
+    if not (_few(truth) and _few(pred)):
+        return None
+    t_codes, t_labels = rank_codes(truth)
+    p_codes, p_labels = rank_codes(pred)
+    cells = len(t_labels) * len(p_labels)
+    if cells > max(_HASH_MERGE, 4 * count.size):
+        return None
+    sums = sum_by(t_codes.astype(np.int64) * len(p_labels) + p_codes, count, cells)
+    nonzero = np.flatnonzero(sums)
+    return PairCounts(np.asarray(t_labels)[nonzero // len(p_labels)], np.asarray(p_labels)[nonzero % len(p_labels)],
+                      sums[nonzero])
+
+
 def _merge_integers(parts) -> PairCounts | DenseCounts:
     """Merge integer-labelled parts: dense tables by addition, many pairs by hashing their keys."""
     size = sum(p.table.size if isinstance(p, DenseCounts) else p.count.size for p in parts)
@@ -526,6 +456,9 @@ def _merge_integers(parts) -> PairCounts | DenseCounts:
     count = np.concatenate([p.count for p in pairs])
     if count.size == 0:
         return PairCounts(truth, pred, count)
+    few = _few_pairs(truth, pred, count)
+    if few is not None:
+        return few
     t_lo, t_hi, p_lo, p_hi = int(truth.min()), int(truth.max()), int(pred.min()), int(pred.max())
     width_p = p_hi - p_lo + 1
     if (t_hi - t_lo + 1) * width_p <= MAX_LABEL:
@@ -535,7 +468,8 @@ def _merge_integers(parts) -> PairCounts | DenseCounts:
                           sum_by(keys, count, distinct.size))
     t_codes, t_labels = pd.factorize(truth)
     p_codes, p_labels = pd.factorize(pred)
-    keys, distinct = pd.factorize(t_codes.astype(np.int64) * len(p_labels) + p_codes)
+    pair = t_codes.astype(np.int64) * len(p_labels) + p_codes
+    keys, distinct = pd.factorize(pair)
     distinct = np.asarray(distinct)
     return PairCounts(np.asarray(t_labels)[distinct // len(p_labels)], np.asarray(p_labels)[distinct % len(p_labels)],
                       sum_by(keys, count, distinct.size))
@@ -565,7 +499,7 @@ def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts
         q = coded["pred"][start:stop] if objects["pred"] else p.pred
         out.append(PairCounts(t, q, p.count))
         start = stop
-    merged = merge_pairs(*out).to_pairs()
+    merged = _merge_integers(out).to_pairs()  # (hashes or sums over ranks when the pairs are many)
     return PairCounts(
         _labels_of(merged.truth, uniques["truth"]) if objects["truth"] else merged.truth,
         _labels_of(merged.pred, uniques["pred"]) if objects["pred"] else merged.pred,

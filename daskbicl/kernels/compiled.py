@@ -45,13 +45,19 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
         "20 s to a minute"),
     "the string-label hash table": (
         ("daskbicl.kernels.coclustering.string_codes",),
-        "about 5 s, then about 1 s for each new label width up to 8 words"),
+        "about 2 s, then under a second for each new label width up to 8 words"),
     "the overlap pair counter (omega, csi)": (
         ("daskbicl.kernels.bicluster.signature_pairs",),
         "a few seconds"),
     "the one-byte code counter": (
         ("daskbicl.kernels.coclustering.byte_counting",),
         "a few seconds"),
+    "the sparse bicluster mask counter": (
+        ("daskbicl.kernels.bicluster.mask_pairs",),
+        "a few seconds"),
+    "the spread-label lookup": (
+        ("daskbicl.kernels.coclustering.slot_lookup",),
+        "a second or two"),
 }
 
 log = logging.getLogger("daskbicl.compile")

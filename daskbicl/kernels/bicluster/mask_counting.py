@@ -10,8 +10,11 @@ Two exact strategies, chosen by density:
   larger than ``m``; float32 represents every integer up to 2**24 exactly and
   every partial sum of 0/1 products is such an integer, so the product is
   exact when ``m <= 2**24`` (longer chunks are split).
-* sparse: CSR products (``scipy.sparse``) when masks are mostly empty; the
-  cost is Σ_i (#truth biclusters containing i)·(#pred containing i).
+* sparse: when masks are mostly empty, one count per element and pair of
+  biclusters holding it, Σ_i (#truth biclusters containing i)·(#pred
+  containing i) in all: a compiled kernel over the masks for large chunks
+  (:mod:`~daskbicl.kernels.bicluster.mask_pairs`), CSR products
+  (``scipy.sparse``) for small ones (numba not loaded).
 """
 
 from __future__ import annotations
@@ -62,6 +65,19 @@ def _sparse_product(t: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.asarray((_csr(t) @ _csr(p).T).toarray(), dtype=np.int64)
 
 
+#: Sparse chunks of at least this many mask entries (truth and pred) are counted by the compiled
+#: kernel (:mod:`~daskbicl.kernels.bicluster.mask_pairs`); smaller ones never load numba.
+MASK_KERNEL_MIN = 1 << 22
+
+
+def _sparse_shared(t: np.ndarray, p: np.ndarray, t_sizes: np.ndarray, p_sizes: np.ndarray) -> np.ndarray:
+    if t.size + p.size < MASK_KERNEL_MIN or t.shape[1] >= 2**31:  # (the kernel lists elements as int32)
+        return _sparse_product(t, p)
+    from .mask_pairs import shared_members
+
+    return shared_members(np.ascontiguousarray(t), np.ascontiguousarray(p), t_sizes, p_sizes)
+
+
 def intersect_counts(t, p) -> MaskCounts:
     """Shared-member counts between truth and pred biclusters on one chunk.
 
@@ -89,7 +105,7 @@ def intersect_counts(t, p) -> MaskCounts:
     p_sizes = p.sum(axis=1, dtype=np.int64)
     density = (t_sizes.sum() + p_sizes.sum()) / max(1, (t.shape[0] + p.shape[0]) * m)
     if t.size and p.size and density < _SPARSE_DENSITY:
-        shared = _sparse_product(t, p)
+        shared = _sparse_shared(t, p, t_sizes, p_sizes)
     else:
         shared = _dense_product(t, p)
     return MaskCounts(shared, t_sizes, p_sizes, m)

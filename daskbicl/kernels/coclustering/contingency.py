@@ -71,6 +71,10 @@ def check_policy(policy) -> str:
     return policy
 
 
+#: Object label arrays longer than this are hashed before their distinct labels are sorted.
+_HASH_FIRST = 1 << 10
+
+
 def unique_labels(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(distinct labels, inverse)`` like ``np.unique``, also for labels that cannot be ordered together.
 
@@ -81,6 +85,15 @@ def unique_labels(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> unique_labels(np.array([0, "a", 0, "b"], dtype=object))[0].tolist()
     [0, 'a', 'b']
     """
+    if values.dtype == object and values.size > _HASH_FIRST:
+        # Many object labels (strings), few distinct: hash them first (a dict), then sort only the
+        # distinct ones (np.unique would sort every Python object; the result is the same).
+        position: dict = {}
+        codes = np.fromiter((position.setdefault(v, len(position)) for v in values.tolist()), dtype=np.intp,
+                            count=values.size)
+        if len(position) < values.size:  # (all distinct: nothing to gain, sort them below)
+            uniq, rank = unique_labels(np.fromiter(position, dtype=object, count=len(position)))
+            return uniq, rank[codes]
     try:
         uniq, inverse = np.unique(values, return_inverse=True)
         return uniq, inverse.reshape(-1)

@@ -9,6 +9,15 @@ beside the table (:func:`row_codes` reads 32-bit words two at a time as
 64-bit key words; :func:`pair_codes` is its two-word form).  Codes are
 therefore exact (a hash collision only costs a probe), given in order of
 first appearance, and one pass over the rows builds them.
+
+Built to compile quickly (a first compile is most of a user's first
+string-label score): the compiled loops use scalar arithmetic and indexing
+only.  Every array is made by numpy, in Python: when the table or the key
+store is full the compiled loop stops, :class:`_Table` grows it and the loop
+resumes at the row it stopped on.  numba compiles an implementation of each
+numpy function a kernel calls (``np.full``, ``np.empty``, slice copies) the
+first time it meets it, and those made up most of the compile time
+(benchmarks/latency.py, first use).
 """
 
 from __future__ import annotations
@@ -21,6 +30,10 @@ from ..compiled import announce_compiles
 __all__ = ["pair_codes", "row_codes"]
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
+
+#: Slots of a new table (a power of two); distinct rows a new key store holds.
+_FIRST_BITS = 10
+_FIRST_ROOM = 64
 
 
 @njit(cache=True, nogil=True)
@@ -52,29 +65,107 @@ def _is_key(words, i, keys, c, weights):
 
 
 @njit(cache=True, nogil=True)
-def _rehash(hashes, k, bits):
-    """A table of ``1 << bits`` slots holding codes ``0 .. k - 1`` at their hashes (linear probing)."""
-    table = np.full(1 << bits, -1, np.int64)
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
+def _rehash(hashes, k, table, shift):
+    """Put codes ``0 .. k - 1`` at their hashes in ``table`` (all -1, a power of two long; linear probing)."""
+    mask = table.shape[0] - 1
     for c in range(k):
         s = np.int64(hashes[c] >> shift)
         while table[s] >= 0:
             s = (s + 1) & mask
         table[s] = c
-    return table
 
 
 @njit(cache=True, nogil=True)
-def _doubled(a, k):
-    """A copy of the first ``k`` entries of the 1-D ``a`` in an array twice as long (room for more distinct rows)."""
-    out = np.empty(2 * k, a.dtype)
-    out[:k] = a[:k]
-    return out
+def _code_rows(words, weights, start, k, codes, table, shift, keys, first, hashes):
+    """Code rows ``start ..`` of ``words``, ``k`` codes given so far; ``(row stopped at, codes given)``.
+
+    Stops before a new distinct row when the key store is full or the
+    table would be more than half full (the caller grows them).
+    """
+    n, width = words.shape
+    mask = table.shape[0] - 1
+    for i in range(start, n):
+        h = _row_hash(words, i, weights)
+        s = np.int64(h >> shift)
+        while True:
+            c = table[s]
+            if c < 0 or _is_key(words, i, keys, c, weights):
+                break
+            s = (s + 1) & mask
+        if c >= 0:
+            codes[i] = c
+            continue
+        if k == first.shape[0] or 2 * (k + 1) > table.shape[0]:
+            return i, k
+        for j in range(width // 2):
+            keys[k, j] = _key_word(words, i, j)
+        if width % 2:
+            keys[k, width // 2] = np.uint64(words[i, width - 1])
+        first[k] = i
+        hashes[k] = h
+        table[s] = k
+        codes[i] = k
+        k += 1
+    return n, k
 
 
 @njit(cache=True, nogil=True)
-def row_codes(words, weights):
+def _code_pairs(words, start, k, codes, table, shift, keys, first, hashes):
+    """:func:`_code_rows` of an ``(n, 2)`` uint64 matrix; the hash is ``(w0·k0 + w1)·k1`` modulo 2**64."""
+    n = words.shape[0]
+    mask = table.shape[0] - 1
+    for i in range(start, n):
+        a = words[i, 0]
+        b = words[i, 1]
+        h = (a * np.uint64(0x9E3779B97F4A7C15) + b) * np.uint64(0xC2B2AE3D27D4EB4F)
+        s = np.int64(h >> shift)
+        while True:
+            c = table[s]
+            if c < 0 or (keys[c, 0] == a and keys[c, 1] == b):
+                break
+            s = (s + 1) & mask
+        if c >= 0:
+            codes[i] = c
+            continue
+        if k == first.shape[0] or 2 * (k + 1) > table.shape[0]:
+            return i, k
+        keys[k, 0] = a
+        keys[k, 1] = b
+        first[k] = i
+        hashes[k] = h
+        table[s] = k
+        codes[i] = k
+        k += 1
+    return n, k
+
+
+class _Table:
+    """The hash table's arrays, made and grown by numpy: slots, distinct rows' key words, first rows, hashes."""
+
+    def __init__(self, key_words: int):
+        self.bits = _FIRST_BITS
+        self.table = np.full(1 << self.bits, -1, np.int64)
+        self.keys = np.empty((_FIRST_ROOM, key_words), np.uint64)
+        self.first = np.empty(_FIRST_ROOM, np.int64)
+        self.hashes = np.empty(_FIRST_ROOM, np.uint64)
+
+    @property
+    def shift(self) -> np.uint64:
+        return np.uint64(64 - self.bits)
+
+    def grow(self, k: int) -> None:
+        """Room for a new distinct row after ``k``: twice the key store, four times the slots (then rehashed)."""
+        if k == self.first.shape[0]:
+            self.keys = np.concatenate([self.keys, np.empty_like(self.keys)])
+            self.first = np.concatenate([self.first, np.empty_like(self.first)])
+            self.hashes = np.concatenate([self.hashes, np.empty_like(self.hashes)])
+        if 2 * (k + 1) > self.table.shape[0]:
+            self.bits += 2
+            self.table = np.full(1 << self.bits, -1, np.int64)
+            _rehash(self.hashes, k, self.table, self.shift)
+
+
+def row_codes(words: np.ndarray, weights) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, first)`` of the rows of a C-contiguous 2-D uint32 matrix.
 
     ``codes[i]`` (int64) is the code of row ``i``: equal rows, and only
@@ -87,95 +178,25 @@ def row_codes(words, weights):
     compiled kernel per width.
     """
     n, width = words.shape
-    bits = 10
-    table = np.full(1 << bits, -1, np.int64)
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
-    keys = np.empty((64, (width + 1) // 2), np.uint64)
-    first = np.empty(64, np.int64)
-    hashes = np.empty(64, np.uint64)
+    state = _Table((width + 1) // 2)
     codes = np.empty(n, np.int64)
-    k = 0
-    for i in range(n):
-        h = _row_hash(words, i, weights)
-        s = np.int64(h >> shift)
-        while True:
-            c = table[s]
-            if c < 0 or _is_key(words, i, keys, c, weights):
-                break
-            s = (s + 1) & mask
-        if c >= 0:
-            codes[i] = c
-            continue
-        if k == first.shape[0]:  # room for more distinct rows
-            grown_keys = np.empty((2 * k, keys.shape[1]), np.uint64)
-            grown_keys[:k] = keys
-            keys = grown_keys
-            first = _doubled(first, k)
-            hashes = _doubled(hashes, k)
-        for j in range(width // 2):
-            keys[k, j] = _key_word(words, i, j)
-        if width % 2:
-            keys[k, width // 2] = np.uint64(words[i, width - 1])
-        first[k] = i
-        hashes[k] = h
-        table[s] = k
-        codes[i] = k
-        k += 1
-        if 2 * k > table.shape[0]:  # keep the table at most half full: rehash into 4x the slots
-            bits += 2
-            mask = (1 << bits) - 1
-            shift = np.uint64(64 - bits)
-            table = _rehash(hashes, k, bits)
-    return codes, first[:k].copy()
+    i = k = 0
+    while True:
+        i, k = _code_rows(words, weights, i, k, codes, state.table, state.shift, state.keys, state.first,
+                          state.hashes)
+        if i == n:
+            return codes, state.first[:k].copy()
+        state.grow(k)
 
 
-@njit(cache=True, nogil=True)
-def pair_codes(words):
-    """:func:`row_codes` of the rows of a C-contiguous ``(n, 2)`` uint64 matrix (a ``StringDType`` element's words).
-
-    The two words of each distinct row are kept in two arrays beside the
-    table; the hash is ``(w0·k0 + w1)·k1`` modulo 2**64 (its top bits pick the slot).
-    """
+def pair_codes(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`row_codes` of the rows of a C-contiguous ``(n, 2)`` uint64 matrix (a ``StringDType`` element's words)."""
     n = words.shape[0]
-    bits = 10
-    table = np.full(1 << bits, -1, np.int64)
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
-    key0 = np.empty(64, np.uint64)
-    key1 = np.empty(64, np.uint64)
-    first = np.empty(64, np.int64)
-    hashes = np.empty(64, np.uint64)
+    state = _Table(2)
     codes = np.empty(n, np.int64)
-    k = 0
-    for i in range(n):
-        a = words[i, 0]
-        b = words[i, 1]
-        h = (a * np.uint64(0x9E3779B97F4A7C15) + b) * np.uint64(0xC2B2AE3D27D4EB4F)
-        s = np.int64(h >> shift)
-        while True:
-            c = table[s]
-            if c < 0 or (key0[c] == a and key1[c] == b):
-                break
-            s = (s + 1) & mask
-        if c >= 0:
-            codes[i] = c
-            continue
-        if k == first.shape[0]:  # room for more distinct rows
-            key0 = _doubled(key0, k)
-            key1 = _doubled(key1, k)
-            first = _doubled(first, k)
-            hashes = _doubled(hashes, k)
-        key0[k] = a
-        key1[k] = b
-        first[k] = i
-        hashes[k] = h
-        table[s] = k
-        codes[i] = k
-        k += 1
-        if 2 * k > table.shape[0]:  # keep the table at most half full: rehash into 4x the slots
-            bits += 2
-            mask = (1 << bits) - 1
-            shift = np.uint64(64 - bits)
-            table = _rehash(hashes, k, bits)
-    return codes, first[:k].copy()
+    i = k = 0
+    while True:
+        i, k = _code_pairs(words, i, k, codes, state.table, state.shift, state.keys, state.first, state.hashes)
+        if i == n:
+            return codes, state.first[:k].copy()
+        state.grow(k)

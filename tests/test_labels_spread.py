@@ -1,0 +1,93 @@
+"""Spread integer labels (cluster ids such as ``k * 1000003 + 7``): the compiled rank lookup and the merge of
+chunks by ranks, against a Counter of the label pairs.
+
+Chunks large enough for the compiled lookup (``SLOT_KERNEL_MIN``) and
+merges of enough pairs to be hashed (``_HASH_MERGE``) are built here at
+their real sizes; the oracle counts the pairs in Python.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import daskbicl
+from daskbicl.engine import labels, spread_labels
+
+
+def _pairs(part) -> Counter:
+    pairs = part.to_pairs() if hasattr(part, "to_pairs") else part
+    return Counter({(int(t), int(p)): int(c) for t, p, c in zip(pairs.truth.tolist(), pairs.pred.tolist(),
+                                                             pairs.count.tolist()) if c})
+
+
+def _spread(rng, n: int, k: int, unassigned: float = 0.0) -> np.ndarray:
+    ids = rng.permutation(k).astype(np.int64) * 1_000_003 + 7
+    out = ids[rng.integers(0, k, n)]
+    out[rng.random(n) < unassigned] = -1
+    return out
+
+
+@pytest.mark.parametrize("k", [3, 200, 900])
+def test_rank_codes_with_the_compiled_lookup_are_exact(k):
+    rng = np.random.default_rng(k)
+    values = _spread(rng, spread_labels.SLOT_KERNEL_MIN + 123, k, unassigned=0.01)
+    values[::997] = rng.integers(0, 2**62, values[::997].size)  # labels the sample misses: hashed after it
+    codes, uniques = spread_labels.rank_codes(values)
+    assert (uniques[codes] == values).all()
+    assert np.unique(uniques).size == uniques.size
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chunks_of_spread_labels_merge_to_the_counter_of_their_pairs(seed):
+    rng = np.random.default_rng(seed)
+    k_t, k_p = [(30, 40), (300, 200), (1000, 5), (1000, 1000)][seed]
+    n = 3 * spread_labels.SLOT_KERNEL_MIN
+    truth, pred = _spread(rng, n, k_t, 0.02), _spread(rng, n, k_p, 0.02)
+    bounds = [0, n // 3, 2 * n // 3, n]
+    parts = [labels.count_labels(truth[a:b], pred[a:b], ("truth", "pred")) for a, b in zip(bounds, bounds[1:])]
+    merged = labels.merge_labelled(*parts)
+    want = Counter(zip(truth.tolist(), pred.tolist()))
+    assert _pairs(merged) == want
+
+
+def test_spread_labels_score_as_compact_ones_through_the_graph():
+    """Scores of an increasing relabelling equal; chunked so that chunks are counted and merged as a graph."""
+    import dask
+    import dask.array as da
+
+    rng = np.random.default_rng(9)
+    n, k = 400_000, 600
+    compact = [rng.integers(0, k, n) for _ in range(4)]
+    perm = rng.permutation(k)
+    spread = [da.from_array(perm[x] * 1_000_003 + 7, chunks=n // 4) for x in compact]
+    want = daskbicl.score((compact[0], compact[1]), (compact[2], compact[3]))
+    with dask.config.set(scheduler="threads"):
+        got = daskbicl.score((spread[0], spread[1]), (spread[2], spread[3]))
+    assert got.keys() == want.keys()
+    for name in want:
+        assert got[name] == pytest.approx(want[name], rel=1e-12, abs=1e-12), name
+
+
+@pytest.mark.parametrize("distinct", [3, 1500, 6000])
+def test_unique_labels_of_long_object_arrays_equal_numpys(distinct):
+    """Long object arrays are hashed before sorting their distinct labels: same labels, same inverse as
+    np.unique, also when every label is distinct (nothing to gain) and with mixed types (the fallback order)."""
+    from daskbicl.kernels.coclustering.contingency import unique_labels
+
+    rng = np.random.default_rng(distinct)
+    values = np.array([f"s{i}" for i in rng.integers(0, distinct, 6000)], dtype=object)
+    if distinct == 6000:
+        values = np.array([f"s{i}" for i in rng.permutation(6000)], dtype=object)
+    uniq, inverse = unique_labels(values)
+    want_uniq, want_inverse = np.unique(values, return_inverse=True)
+    assert uniq.tolist() == want_uniq.tolist() and inverse.tolist() == want_inverse.tolist()
+    mixed = np.concatenate([values, np.array([3, None, 2.0, True] * 300, dtype=object)])
+    uniq, inverse = unique_labels(mixed)
+    small_uniq, _ = unique_labels(mixed[:1000])  # below the hashing threshold: the plain fallback
+    assert [type(u).__name__ for u in uniq][:4] == ["NoneType", "bool", "float", "int"]  # by type name, then value
+    assert all(u is v or u == v for u, v in zip(uniq[inverse].tolist(), mixed.tolist()))
+    assert len(set(map(repr, uniq.tolist()))) == uniq.size
+    assert set(map(repr, small_uniq.tolist())) <= set(map(repr, uniq.tolist()))
