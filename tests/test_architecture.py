@@ -261,7 +261,6 @@ FUNCTION_LINES = 120
 LONG_FUNCTIONS = {
     "daskbicl.kernels.micro.family_walk.enumerate_family",
     "daskbicl.kernels.micro.family_estimate.profile_family",
-    "daskbicl.kernels.micro.family_leaf.leaf_bcubed",
 }
 
 

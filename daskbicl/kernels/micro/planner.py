@@ -404,18 +404,27 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     _check_work(rows, bcubed, family, work, max_work, size)
     if refused:
         raise budget_error(*max(refused, key=lambda x: x[1]), budget)
-    # longest first into the least loaded task
+    tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None, pair_cost)
+    return MicroPlan(k, rows.n_pred, coverage, bcubed, tasks, moments, family, work, int(budget), seed, notes,
+                     row_ranges)
+
+
+def _assign_tasks(parts: list[Part], n_tasks: int, n_row_signatures: int | None, pair_cost: float):
+    """The parts, longest first, each into the least loaded of ``n_tasks`` tasks.
+
+    With ``n_row_signatures`` (coverage counted by pairs of signatures) every task
+    also takes an equal share of the row signatures, returned as ``row_ranges``.
+    """
     n_tasks = max(1, n_tasks)
     heap = [(0.0, i) for i in range(n_tasks)]
     tasks: list[list[Part]] = [[] for _ in heap]
     row_ranges = None
-    if use_pairs:  # every task takes an equal share of the row signatures
-        cuts = np.linspace(0, rows.n_signatures, n_tasks + 1).round().astype(int)
+    if n_row_signatures is not None:
+        cuts = np.linspace(0, n_row_signatures, n_tasks + 1).round().astype(int)
         row_ranges = tuple((int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]))
         heap = [(pair_cost / n_tasks, i) for i in range(n_tasks)]
     for p in sorted(parts, key=lambda p: -p.work):
         load, i = heapq.heappop(heap)
         tasks[i].append(p)
         heapq.heappush(heap, (load + p.work, i))
-    return MicroPlan(k, rows.n_pred, coverage, bcubed, tuple(tuple(t) for t in tasks),
-                     moments, family, work, int(budget), seed, notes, row_ranges)
+    return tuple(tuple(t) for t in tasks), row_ranges
