@@ -1,7 +1,5 @@
 """``python -m daskbicl`` is the ``daskbicl`` command."""
 
-import sys
+from .cli import script
 
-from .cli import main
-
-sys.exit(main())
+script()

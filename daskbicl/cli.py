@@ -402,13 +402,28 @@ class Terminated(KeyboardInterrupt):
     """
 
 
+TERMINATED = "daskbicl: terminated (SIGTERM); nothing half-written was left"
+
+
 def _on_sigterm(signum, frame):
     raise Terminated()
 
 
+def _on_sigterm_at_exit(signum, frame):
+    """SIGTERM once the command is done (the local cluster closing, the interpreter ending): all is written."""
+    print(TERMINATED, file=sys.stderr, flush=True)
+    os._exit(EXIT_TERMINATED)
+
+
 @contextlib.contextmanager
-def _sigterm_cleans_up():
-    """While the command runs, SIGTERM raises :class:`Terminated` (default: die without cleaning up)."""
+def _sigterm_cleans_up(process_ends: bool = False):
+    """While the command runs, SIGTERM raises :class:`Terminated` (default: die without cleaning up).
+
+    With ``process_ends`` (the ``daskbicl`` command itself, not a call of
+    :func:`main` from Python) a SIGTERM after the command is done still says
+    the one line and exits 143, instead of numba's or the interpreter's
+    default death by signal while the local cluster shuts down.
+    """
     import signal
     import threading
 
@@ -419,22 +434,48 @@ def _sigterm_cleans_up():
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, _on_sigterm_at_exit if process_ends else previous)
 
 
-def main(argv=None) -> int:
+def main(argv=None, *, process_ends: bool = False) -> int:
+    """The ``daskbicl`` command: its exit status (``argv``: the arguments, default ``sys.argv[1:]``)."""
     if sys.stdout is None:  # started with stdout closed (daskbicl measures >&-)
         if sys.stderr is not None:
             print("daskbicl: error: standard output is closed; nothing can be printed", file=sys.stderr)
         return EXIT_USAGE
     try:
-        with _sigterm_cleans_up():
+        with _sigterm_cleans_up(process_ends=process_ends):
             code = _main(argv)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
+    except Terminated:  # between the command's end and the handler's change
+        print(TERMINATED, file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:
         _stdout_to_devnull()
         return EXIT_BROKEN_PIPE
+
+
+def script() -> None:
+    """The process of the ``daskbicl`` command (console script and ``python -m daskbicl``).
+
+    Runs :func:`main`, then the interpreter's exit work (``atexit``: the
+    local cluster's last cleanup, temporary folders) while SIGTERM still says
+    its one line, and ends the process.  Python's own finalisation resets the
+    SIGTERM handler to the default, so a signal landing in it would end the
+    process silently, killed by the signal (status -15), after a finished run.
+    """
+    import atexit
+
+    code = main(process_ends=True)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _only_critical(record) -> bool:
@@ -466,7 +507,7 @@ def _main(argv=None) -> int:
         print(f"daskbicl: error: {exc.shell_message()}", file=sys.stderr)
         return exit_status(exc)
     except Terminated:
-        print("daskbicl: terminated (SIGTERM); nothing half-written was left", file=sys.stderr)
+        print(TERMINATED, file=sys.stderr)
         return EXIT_TERMINATED
     except MemoryError:
         if args.debug:

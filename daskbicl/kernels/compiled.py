@@ -144,8 +144,10 @@ def _dispatchers(module_name: str) -> list:
     from numba.core.registry import CPUDispatcher
 
     module = importlib.import_module(module_name)
+    # inline="always" helpers are compiled into their callers, never on their own: no cache entry of their own
     return [v for v in vars(module).values()
-            if isinstance(v, CPUDispatcher) and v.py_func.__module__ == module_name]
+            if isinstance(v, CPUDispatcher) and v.py_func.__module__ == module_name
+            and v.targetoptions.get("inline") != "always"]
 
 
 def ready(group: str) -> bool:

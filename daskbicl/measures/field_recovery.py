@@ -77,7 +77,7 @@ register(Measure(
     name="redundancy",
     summary="Mean bicluster redundancy of pred: mean cell Jaccard of two of its biclusters (biclust_comp's MBR).",
     family="bicluster", provider="recovery", default=False,
-    finalize=lambda t, statistic="mean": recovery_scores.redundancy(t, statistic),
+    finalize=lambda t, statistic: recovery_scores.redundancy(t, statistic),
     symmetric=False, bounds=(0.0, 1.0), perfect=math.nan, empty_pred=0.0,
     params={"statistic": STATISTIC},
     doc=f"""

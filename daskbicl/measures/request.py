@@ -28,7 +28,6 @@ import numpy as np
 from ..errors import InputError, MeasureError
 from ..io.validate import KINDS
 from ..kernels.coclustering.contingency import check_policy
-from ..kernels.tradeoff.indices import get_index
 from .registry import PROVIDERS, REGISTRY, Boolean, Measure, OneOf, get
 
 __all__ = [
@@ -257,6 +256,8 @@ def _check_bound(name: str) -> Callable:
 
 def _check_index(value) -> str:
     """A tradeoff index by name, case and surrounding spaces ignored: its canonical name (or MeasureError)."""
+    from ..kernels.tradeoff.indices import get_index  # only when a tradeoff is asked: import stays light
+
     if isinstance(value, str):
         value = value.strip().lower()
     return get_index(value).name
