@@ -31,7 +31,8 @@ import daskbicl
 
 ROOT = Path(__file__).resolve().parents[1]
 SHELL = {"bash", "sh", "shell", "console"}
-FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[^\s`]*)\s*$")
+#: An opening fence: its language, or a MyST directive with its argument (```` ```{include} path ````).
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[^\s`]*)(?:\s+[^`]*)?$")
 
 
 #: Pages whose blocks tests/test_docs_quickstart.py runs in order, with its own checks of what they print.
@@ -66,6 +67,9 @@ def blocks(text: str) -> list[tuple[int, str, str]]:
 def test_block_extraction():
     text = "x\n```bash\ndaskbicl measures  # list\n```\n  ```python\n  a = 1\n  ```\n```{toctree}\nx\n```\n"
     assert blocks(text) == [(2, "bash", "daskbicl measures  # list"), (5, "python", "a = 1"), (8, "{toctree}", "x")]  # line of the fence
+    # a directive with an argument opens a block of its own: the blocks after it are paired as written
+    text = "```{literalinclude} ../x.toml\n:language: toml\n```\n```bash\ndaskbicl measures\n```\n"
+    assert blocks(text) == [(1, "{literalinclude}", ":language: toml"), (4, "bash", "daskbicl measures")]
 
 
 #: Documentation blocks that do not run as printed today (fragments that assume names defined elsewhere,
