@@ -15,8 +15,6 @@ import math
 import numpy as np
 import xarray as xr
 
-from ..engine.bicluster_pass import INTERSECT_MASKS, bicluster_tables
-from ..engine.contingency_pass import COUNT_LABEL_PAIRS
 from ..errors import InputError
 from ..kernels.bicluster import matching, precision_recall
 from ..kernels.bicluster.mask_counting import BiclusterTables, tables_from_partitions
@@ -37,11 +35,12 @@ __all__ = ["DROP_EMPTY_HINT", "pair_scores", "prepare_tables"]
 register_provider(
     Provider(
         name="bicluster",
-        build=lambda truth, pred: bicluster_tables(truth, pred),
         kinds=("partition", "biclustering"),
         description="K x L shared-row and shared-column tables and bicluster sizes",
-        from_tables=lambda rows, cols: tables_from_partitions(rows, cols),
-        passes=(INTERSECT_MASKS, COUNT_LABEL_PAIRS),  # masks; two co-clusterings: their contingency tables
+        tables="masks",
+        finalize=BiclusterTables,
+        ids=True,
+        from_tables=tables_from_partitions,  # two co-clusterings: from their contingency tables, no mask pass
     )
 )
 

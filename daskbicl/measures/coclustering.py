@@ -9,18 +9,15 @@ from __future__ import annotations
 import math
 
 from .. import config
-from ..engine.contingency_pass import COUNT_LABEL_PAIRS, partition_tables
 from ..kernels.coclustering import cocluster_scores
 from .registry import Measure, OneOf, Param, Provider, register, register_provider
 
 register_provider(
     Provider(
         name="partition",
-        build=lambda truth, pred: partition_tables(truth, pred),
         kinds=("partition",),
         description="row and column contingency tables (one chunked pass per axis)",
         from_tables=lambda rows, cols: (rows, cols),
-        passes=(COUNT_LABEL_PAIRS,),
     )
 )
 

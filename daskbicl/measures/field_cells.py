@@ -14,10 +14,6 @@ import functools
 import numpy as np
 import xarray as xr
 
-from ..engine.blocks import as_biclustering
-from ..engine.contingency_pass import partition_tables
-from ..engine.core import task
-from ..engine.micro_pass import memberships_graph
 from ..errors import InputError
 from ..kernels.bicluster.element_centric_cells import cell_similarity_of_biclusterings
 from ..kernels.coclustering import element_centric
@@ -27,23 +23,14 @@ from .registry import Measure, Provider, register, register_provider
 __all__ = ["element_scores"]
 
 
-def _cell_ecs_graph(truth, pred, split_every: int = 8):
-    if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
-        rows, cols = partition_tables(truth, pred, split_every=split_every)
-        return task(cell_similarity)(rows, cols)
-    t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
-    rows = memberships_graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
-    cols = memberships_graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
-    return task(cell_similarity_of_biclusterings)(rows, cols)
-
-
 register_provider(
     Provider(
         name="cell_ecs",
-        build=_cell_ecs_graph,
         kinds=("partition", "biclustering"),
         description="element-centric similarity of the cells: from the row and column contingency tables "
         "(two co-clusterings) or the membership signatures (biclusterings)",
+        tables="memberships",
+        finalize=cell_similarity_of_biclusterings,
         from_tables=cell_similarity,
     )
 )

@@ -11,27 +11,24 @@ from __future__ import annotations
 
 import math
 
-from ..engine.blocks import as_biclustering
-from ..engine.core import task
-from ..engine.micro_pass import max_work, memberships_graph
+from ..engine.micro_pass import max_work
 from ..kernels.bicluster import recovery_scores
 from .registry import Interval, Measure, OneOf, Param, Provider, register, register_provider
 
 __all__: list[str] = []
 
 
-def _recovery_graph(truth, pred, share: float = 0.4, classes: bool = False, split_every: int = 8):
-    t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
-    rows = memberships_graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
-    cols = memberships_graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
-    return task(recovery_scores.recovery_tables)(rows, cols, share, max_work(), classes)
+def _recovery_tables(rows, cols, share: float = 0.4, classes: bool = False, *, max_work: float):
+    return recovery_scores.recovery_tables(rows, cols, share, max_work, classes)
 
 
 register_provider(
     Provider(
         name="recovery",
-        build=_recovery_graph,
         kinds=("partition", "biclustering"),
+        tables="memberships",
+        finalize=_recovery_tables,
+        bind=lambda: {"max_work": max_work()},
         description="row and column membership signatures (one chunked pass per axis), then the sparse and "
         "dense classes' matchings and multiset unions and pred's pairwise shared cells; option share: "
         "the sparse threshold; classes: count the sparse and dense classes (the CE measures)",

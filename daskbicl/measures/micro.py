@@ -12,7 +12,9 @@ walked as tasks over the cluster, or estimated by sampling
 
 from __future__ import annotations
 
+from ..engine.contingency_pass import COUNT_LABEL_PAIRS
 from ..engine.micro_pass import METHODS, max_work, micro_from_partition_tables, micro_graph
+from ..engine.provider_graph import MEMBERSHIPS
 from ..kernels.micro import micro_scores
 from ..kernels.micro.coverage_estimates import CoverageSample, sampled_ce, sampled_rnia
 from .registry import Boolean, Measure, OneOf, Param, Provider, register, register_provider
@@ -20,13 +22,15 @@ from .registry import Boolean, Measure, OneOf, Param, Provider, register, regist
 register_provider(
     Provider(
         name="micro",
-        build=lambda truth, pred, parts=frozenset(), method="auto": micro_graph(truth, pred, parts=parts,
-                                                                              method=method),
         kinds=("partition", "biclustering"),
         description="row and column membership lists (one chunked pass per axis), then the family "
         "walk or samples; options parts: what the selected measures read, method: MOCICE-BCubed's",
         from_tables=lambda rows, cols, parts=frozenset(), method="auto": micro_from_partition_tables(
             rows, cols, parts=parts),
+        # the walk plans and runs tasks after its reduction: built by its engine (engine/micro_pass.py)
+        graph=lambda truth, pred, parts=frozenset(), method="auto": micro_graph(truth, pred, parts=parts,
+                                                                              method=method),
+        passes=(MEMBERSHIPS, COUNT_LABEL_PAIRS),
     )
 )
 

@@ -31,6 +31,7 @@ from dask.base import is_dask_collection
 
 from .. import config
 from ..engine.core import any_lazy, eager, shared_passes, task
+from ..engine.provider_graph import provider_graph, read_first, tables_graph
 from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
@@ -218,12 +219,12 @@ class ScorePlan:
         if self.contingency is not None:
             rows, cols = self.contingency.row_table, self.contingency.col_table
             return {
-                graph_key(name, opts): task(PROVIDERS[name].from_tables)(rows, cols, **opts)
+                graph_key(name, opts): tables_graph(PROVIDERS[name], rows, cols, opts)
                 for name, opts in self.options.items()
             }
         with shared_passes():
             return {
-                graph_key(name, opts): PROVIDERS[name].build(self.truth, self.pred, **opts)
+                graph_key(name, opts): read_first(provider_graph(PROVIDERS[name], self.truth, self.pred, opts))
                 for name, opts in self.options.items()
             }
 

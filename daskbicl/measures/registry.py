@@ -8,8 +8,11 @@ registry dict holds them; :func:`daskbicl.score`, the per-measure functions,
 the xarray accessor, the CLI, the batch manifest checks and the generated
 docs all read it.
 
-Providers are counting passes: a provider takes the aligned truth and pred
-Datasets and returns a Delayed object.  Every provider a plan needs is
+Providers are counting passes, each one :class:`Provider` record: the
+per-axis tables its finalize step takes, that step, and what it computes
+from two co-clusterings' contingency tables; one engine function
+(:func:`daskbicl.engine.provider_graph.provider_graph`) builds each from
+those fields and returns a Delayed object.  Every provider a plan needs is
 computed in one ``dask.compute``, so each input is read once whatever the
 number of measures.  A measure may ask its provider for specific work
 through ``provider_options`` (the micro provider computes only the parts the
@@ -18,7 +21,7 @@ selected measures read); the options of all selected measures are merged.
 A parameter declared ``Param(..., provider=True)`` changes how the table is
 *counted* rather than how it is finalized (MOCICE-BCubed's ``method``): its
 validated value joins the measure's ``provider_options`` under the
-parameter's name, reaches the provider's ``build`` (and ``from_tables``),
+parameter's name, reaches the provider's ``finalize`` (and ``from_tables``),
 is part of the graph key, and is not passed to ``finalize``.  Measures of
 one request that share a provider must then agree on its value.
 """
@@ -34,6 +37,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..engine.provider_graph import SOURCES, passes_of
 from ..errors import MeasureError
 
 __all__ = [
@@ -147,8 +151,9 @@ Constraint = Interval | Boolean | OneOf
 class Param:
     """A measure parameter: its default, its constraint and one line of documentation.
 
-    ``provider=True``: the value goes to the provider's ``build`` as an
-    option of that name, not to ``finalize`` (module docstring).
+    ``provider=True``: the value goes to the provider (its ``finalize``,
+    ``from_tables`` or ``graph``) as an option of that name, not to the
+    measure's ``finalize`` (module docstring).
     """
 
     default: object
@@ -166,25 +171,69 @@ class Param:
 
 @dataclass(frozen=True)
 class Provider:
-    """A counting pass: ``build(truth, pred, **options) -> Delayed``.
+    """A counting pass, declared as data (after flox's ``Aggregation``).
 
-    ``kinds`` are the input kinds (per side) it accepts.  ``from_tables``,
-    when set, computes the same table eagerly from the row and column
-    contingency tables of two co-clusterings (``from_tables(row_table,
-    col_table, **options)``), so :func:`daskbicl.score` can score a
-    :class:`~daskbicl.measures.tables.Contingency` without the data.
-    ``passes`` are the chunked passes ``build`` runs
-    (:class:`~daskbicl.engine.core.ChunkPass` records: chunk kernel and
-    combine; :func:`~daskbicl.engine.core.counting_pass` builds every one),
-    ``build`` then puts their roots through the provider's finalize step.
+    :func:`daskbicl.engine.provider_graph.provider_graph` builds every
+    provider's graph from these fields: the map over aligned chunks, the
+    tree reduction and one finalize task, in process or on a cluster.
+
+    Attributes
+    ----------
+    name : str
+        Key of the provider (``Measure.provider``).
+    kinds : tuple of str
+        The input kinds (per side) it accepts.
+    tables : str, optional
+        The per-axis reduced tables ``finalize`` takes (a name of
+        :data:`daskbicl.engine.provider_graph.SOURCES`: ``"masks"``, the
+        K x L shared-item counts; ``"memberships"``, the joint membership
+        signatures), counted over the row masks and over the column masks
+        of both sides (a co-clustering read as its blocks).  None: the
+        provider takes two co-clusterings only (``from_tables``).
+    finalize : callable, optional
+        ``finalize(rows, cols, [truth_ids, pred_ids,] **options) -> table``:
+        the reduced row and column tables to the provider's table.
+    ids : bool
+        ``finalize`` also takes the bicluster ids of truth and of pred.
+    from_tables : callable, optional
+        ``from_tables(row_table, col_table, **options)``: the same table
+        from the row and column contingency tables of two co-clusterings;
+        used for two co-clusterings (no mask pass) and to score a
+        :class:`~daskbicl.measures.tables.Contingency` without the data.
+    bind : callable, optional
+        ``bind() -> dict``: options read from the configuration when the
+        graph is built (so the workers of a cluster use the caller's
+        values), passed to ``finalize`` and ``from_tables``.
+    graph : callable, optional
+        ``graph(truth, pred, **options) -> Delayed``: a provider whose
+        engine builds its own graph after the reduction (the micro-object
+        walk, the covers); then ``tables``, ``finalize`` and ``ids`` are unused.
+    passes : tuple of ChunkPass
+        The chunk passes (chunk kernel and combine) its graph runs; derived
+        from ``tables`` and ``from_tables`` unless given.
     """
 
     name: str
-    build: Callable
     kinds: tuple[str, ...]
     description: str = ""
+    tables: str | None = None
+    finalize: Callable | None = None
+    ids: bool = False
     from_tables: Callable | None = None
+    bind: Callable[[], Mapping] | None = None
+    graph: Callable | None = None
     passes: tuple = ()
+
+    def __post_init__(self):
+        if self.graph is None:
+            if self.tables is not None and self.tables not in SOURCES:
+                raise ValueError(f"provider {self.name!r}: unknown tables {self.tables!r}; known: {', '.join(SOURCES)}")
+            if (self.tables is None) != (self.finalize is None):
+                raise ValueError(f"provider {self.name!r}: tables and finalize are declared together or not at all")
+            if self.tables is None and self.from_tables is None:
+                raise ValueError(f"provider {self.name!r} declares neither tables nor from_tables")
+        if not self.passes:
+            object.__setattr__(self, "passes", passes_of(self.tables, self.from_tables is not None))
 
 
 def _frozen(mapping) -> Mapping:
@@ -227,7 +276,7 @@ class Measure:
         per distinct (function, parameter set); ``finalize`` then receives
         its result.
     provider_options : mapping
-        Keyword options for the provider's ``build``; merged over the
+        Keyword options for the provider's ``finalize`` (or ``graph``); merged over the
         selected measures (sets united, booleans or-ed, others must agree).
     default : bool
         Scored when no measures are named (the published measures of the

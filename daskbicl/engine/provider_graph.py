@@ -1,0 +1,148 @@
+"""The one engine function that builds every provider's graph from its record.
+
+A provider (:class:`daskbicl.measures.registry.Provider`) is declared as
+data, as flox declares an aggregation: which reduced tables its finalize
+step takes, per axis (``tables``: one of :data:`SOURCES`, each a
+:class:`~daskbicl.engine.core.ChunkPass` — chunk kernel and combine — run
+over the row masks and over the column masks), whether it also takes the
+bicluster ids of both sides (``ids``), what it computes from two
+co-clusterings' contingency tables instead (``from_tables``), and its
+``finalize``.  :func:`provider_graph` reads those fields and builds the
+map, the tree reduction and the one finalize task; the same code runs in
+process (:func:`~daskbicl.engine.core.eager`) or as a graph on any
+scheduler.  :func:`read_first` gives every graph the same read priorities.
+
+Two providers still build their graph in their own engine module
+(``graph``): the micro-object walk (:mod:`daskbicl.engine.micro_pass`),
+which plans and walks after its reduction, and the covers
+(:mod:`daskbicl.engine.membership_pass`), which count only the axes the
+selected measures read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..kernels.micro.memberships import merge_memberships, signature_counts
+from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
+from .blocks import as_biclustering
+from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
+from .core import ChunkPass, task
+from .micro_pass import memberships_graph
+
+__all__ = ["MEMBERSHIPS", "SOURCES", "Source", "provider_graph", "read_first", "tables_graph"]
+
+
+#: Joint membership signatures of K truth and L pred masks along one axis: per chunk the signature counts,
+#: merged by signature.  Run by :func:`~daskbicl.engine.micro_pass.memberships_graph` (which cuts long axes
+#: into more blocks), shared with the micro-object walk.
+MEMBERSHIPS = ChunkPass("memberships", chunk=signature_counts, combine=merge_memberships)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A per-axis reduced table a provider's finalize step may take.
+
+    ``spec`` is the pass's declaration (chunk kernel and combine);
+    ``graph(truth_mask, pred_mask, split_every=)`` runs it over one axis's
+    (K, n) and (L, n) masks, shared between the providers of one call.
+    """
+
+    spec: ChunkPass
+    graph: Callable
+
+
+#: Name -> the per-axis reduced tables providers declare as their finalize inputs.
+SOURCES: Mapping[str, Source] = {
+    "masks": Source(INTERSECT_MASKS, mask_counts_graph),
+    "memberships": Source(MEMBERSHIPS, memberships_graph),
+}
+
+
+def passes_of(tables: str | None, from_tables: bool) -> tuple[ChunkPass, ...]:
+    """The chunk passes a provider with these fields runs: its source's, and the contingency pass for co-clusterings."""
+    out = (SOURCES[tables].spec,) if tables is not None else ()
+    return out + ((COUNT_LABEL_PAIRS,) if from_tables else ())
+
+
+def _ids(ds: xr.Dataset) -> np.ndarray:
+    if "bicluster" in ds.coords:
+        return np.asarray(ds["bicluster"].values)
+    return np.arange(ds.sizes["bicluster"])
+
+
+def _bound(provider: Any) -> dict:
+    """Options read from the configuration while the graph is built (so workers use the caller's)."""
+    return dict(provider.bind()) if provider.bind is not None else {}
+
+
+def tables_graph(provider: Any, rows, cols, options: Mapping):
+    """``provider.from_tables`` over two contingency tables (Delayed or concrete), as one task."""
+    return task(provider.from_tables)(rows, cols, **options, **_bound(provider))
+
+
+def provider_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
+    """The Delayed table of ``provider`` for two aligned inputs, built from the record's fields.
+
+    * two co-clusterings and ``from_tables`` declared: the row and column
+      contingency tables (:data:`~daskbicl.engine.contingency_pass.COUNT_LABEL_PAIRS`),
+      then ``from_tables(rows, cols, **options)``;
+    * otherwise each side as a biclustering (a co-clustering's blocks), the
+      declared source's pass over the row masks and over the column masks,
+      then ``finalize(rows, cols[, truth_ids, pred_ids], **options)``.
+
+    ``options`` are the merged provider options of the selected measures;
+    ``provider.bind()`` adds values read from the configuration now.
+    """
+    if provider.graph is not None:
+        return provider.graph(truth, pred, **options)
+    kinds = (truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
+    if kinds == ("partition", "partition") and provider.from_tables is not None:
+        rows, cols = partition_tables(truth, pred, split_every=split_every)
+        return tables_graph(provider, rows, cols, options)
+    if provider.tables is None:
+        raise ValueError(f"provider {provider.name!r} declares no per-axis tables for a {kinds[0]} and a {kinds[1]}")
+    source = SOURCES[provider.tables]
+    t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
+    rows = source.graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
+    cols = source.graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
+    extra = (_ids(t), _ids(p)) if provider.ids else ()
+    return task(provider.finalize)(rows, cols, *extra, **options, **_bound(provider))
+
+
+def _chunk_first(key) -> int:
+    """Scheduling priority of a task: the read of chunk k of an array gets -k, every other task 0.
+
+    Reads are released chunk by chunk in order, and every counting and
+    merging task runs ahead of any further read, so a chunk is counted (and
+    released) soon after it is read, whatever the number of passes and
+    pairs that use it.
+    """
+    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
+        return -key[-1]
+    return 0
+
+
+def read_first(graph):
+    """``graph`` (a Delayed, else returned unchanged) with every task annotated with its read priority.
+
+    The one place priorities are set for :func:`daskbicl.score`, the
+    accessor, :func:`daskbicl.contingency`, :func:`daskbicl.tradeoff` and
+    the batch runner: every graph of a :class:`~daskbicl.measures.plan.ScorePlan`.
+    The annotation is read by ``distributed``'s scheduler (the local
+    schedulers ignore it).
+    """
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+
+    if not isinstance(graph, Delayed) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
+        return graph
+    hlg = graph.__dask_graph__()
+    layers = {name: MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
+              for name, layer in hlg.layers.items()}
+    return Delayed(graph.key, HighLevelGraph(layers, hlg.dependencies), layer=graph.__dask_layers__()[0])

@@ -1,0 +1,142 @@
+"""Every door's graph carries the same read priorities, set in one place (engine.provider_graph.read_first).
+
+A scheduler plugin on the real LocalCluster records the ``priority``
+annotations of every graph the scheduler receives; each door
+(:func:`daskbicl.score`, the accessor, :func:`daskbicl.contingency`,
+:func:`daskbicl.tradeoff`, :func:`daskbicl.null`, a batch manifest) scores
+stores on disk, and the reads of chunk k must arrive with priority -k, every
+other task with 0.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+from distributed import Client
+from distributed.diagnostics.plugin import SchedulerPlugin
+
+import daskbicl
+from daskbicl.batch import run_batch
+from daskbicl.engine.provider_graph import read_first
+
+
+class _Priorities(SchedulerPlugin):
+    """Keeps, per graph received, the ``priority`` annotation of each task (None: a task without one)."""
+
+    def __init__(self):
+        self.name = f"read-priorities-{uuid.uuid4().hex}"
+        self.seen: list = []
+
+    def update_graph(self, scheduler, *, tasks, annotations, **kwargs):
+        given = annotations.get("priority", {})
+        self.seen.append({key: given.get(key) for key in tasks})
+
+
+@pytest.fixture
+def priorities(client):
+    """``read()`` -> per graph sent to the cluster since the fixture started, key -> priority annotation."""
+    plugin = _Priorities()
+    client.register_plugin(plugin)
+
+    def read() -> dict:
+        return client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.plugins[plugin.name].seen))
+
+    yield read
+    client.unregister_scheduler_plugin(plugin.name)
+
+
+def _stores(tmp_path, kind: str):
+    rng = np.random.default_rng(5)
+    paths = []
+    for role in ("truth", "pred"):
+        if kind == "partition":
+            ds = daskbicl.partition(rng.integers(0, 3, 400), rng.integers(0, 3, 300))
+        else:
+            ds = daskbicl.biclustering(rng.random((3, 400)) < 0.4, rng.random((3, 300)) < 0.4)
+        path = str(tmp_path / f"{role}-{kind}.zarr")
+        daskbicl.save(ds.chunk({"row": 64, "col": 64}), path)
+        paths.append(path)
+    return paths
+
+
+#: The chunk kernels of the counting passes (engine ChunkPass records): a graph with one of them counts tables.
+COUNTING = ("_count_block", "intersect_counts", "signature_counts")
+
+
+def _counting(key) -> bool:
+    name = str(key[0] if isinstance(key, tuple) else key)
+    return name.startswith(COUNTING)
+
+
+def _check(graphs: list) -> None:
+    """The graphs that count tables carry the read priorities on every task.
+
+    Graphs without a counting task (an input's validation, computed while
+    it is opened, in ``daskbicl.io``) are not provider graphs.
+    """
+    counted = [g for g in graphs if any(map(_counting, g))]
+    assert counted, f"no counting graph among the {len(graphs)} graphs that reached the cluster"
+    for seen in counted:
+        _check_graph(seen)
+
+
+def _check_graph(seen: dict) -> None:
+    reads = {key: p for key, p in seen.items() if isinstance(key, tuple) and isinstance(key[-1], int)}
+    assert any(key[-1] > 0 for key in reads), f"no read of a later chunk among {sorted(map(str, seen))[:5]}"
+    wrong = {key: p for key, p in seen.items() if p != (-key[-1] if key in reads else 0)}
+    assert not wrong, f"{len(wrong)} tasks without their read priority, e.g. {list(wrong.items())[:3]}"
+
+
+def _door_score(t, p, tmp_path):
+    daskbicl.score(t, p)
+
+
+def _door_accessor(t, p, tmp_path):
+    daskbicl.open(t, "truth").bicl.score(p)
+
+
+def _door_contingency(t, p, tmp_path):
+    daskbicl.contingency(t, p)
+
+
+def _door_null(t, p, tmp_path):
+    daskbicl.null(t, p, measures="ari_rows", n=9, seed=0)
+
+
+def _door_tradeoff(t, p, tmp_path):
+    daskbicl.tradeoff(t, p, truth_bicluster=0)
+
+
+def _door_batch(t, p, tmp_path):
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(f'[truth]\na = "{t}"\n[pred]\nb = "{p}"\n[[pairs]]\ntruth = "a"\npred = "b"\n'
+                        'measures = ["fmeasure"]\n')
+    report = run_batch(str(manifest), str(tmp_path / "r.sqlite"), client=Client.current())
+    assert not report.failed, report
+
+
+DOORS = [("partition", _door_score), ("biclustering", _door_score), ("biclustering", _door_accessor),
+         ("partition", _door_contingency), ("partition", _door_null), ("biclustering", _door_tradeoff),
+         ("biclustering", _door_batch)]
+
+
+@pytest.mark.parametrize("kind, door", DOORS, ids=[f"{d.__name__[6:]}-{k}" for k, d in DOORS])
+def test_every_door_sends_its_reads_in_chunk_order(kind, door, tmp_path, priorities):
+    truth, pred = _stores(tmp_path, kind)
+    door(truth, pred, tmp_path)
+    _check(priorities())
+
+
+def test_read_first_keeps_the_value_and_annotates_every_task():
+    import dask
+    import dask.array as da
+
+    x = da.arange(100, chunks=10)
+    graph = dask.delayed(int)(x.sum())
+    annotated = read_first(graph)
+    assert dask.compute(annotated, scheduler="sync")[0] == 4950
+    layers = annotated.__dask_graph__().layers.values()
+    assert all(callable(layer.annotations["priority"]) for layer in layers)
+    assert read_first(3) == 3  # a value counted in process is not a graph
