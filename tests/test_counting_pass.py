@@ -4,7 +4,10 @@
   computation for any chunking, numpy or dask inputs, in process (eager)
   and on a real LocalCluster;
 * the passes a provider record declares are the ones its graph runs (their
-  chunk kernels and combine steps are the graph's tasks);
+  chunk kernels and combine steps are the graph's tasks), for every
+  registered provider and every pair of input kinds it takes; the one
+  engine function (:func:`~daskbicl.engine.provider_graph.provider_graph`)
+  gives the same table in process, on a cluster and from counted tables;
 * no engine module builds a map + tree-reduce of its own.
 """
 
@@ -22,8 +25,9 @@ import daskbicl
 from daskbicl.engine.bicluster_pass import INTERSECT_MASKS
 from daskbicl.engine.contingency_pass import COUNT_LABEL_PAIRS
 from daskbicl.engine.core import ChunkPass, counting_pass, eager
+from daskbicl.engine.provider_graph import MEMBERSHIPS, SOURCES, provider_graph, tables_graph
 from daskbicl.measures.plan import ScorePlan
-from daskbicl.measures.registry import PROVIDERS
+from daskbicl.measures.registry import PROVIDERS, REGISTRY, Provider
 
 ENGINE = Path(daskbicl.__file__).resolve().parent / "engine"
 
@@ -71,21 +75,68 @@ def _task_names(graph) -> set[str]:
     return {str(key[0] if isinstance(key, tuple) else key).rsplit("-", 5)[0] for key in keys}
 
 
-@pytest.mark.parametrize("kind, provider", [("partition", "partition"), ("biclustering", "bicluster")])
-def test_a_provider_graph_runs_the_passes_its_record_declares(kind, provider):
-    rng = np.random.default_rng(3)
+#: The chunk kernel of every counting pass the engine has (engine ChunkPass records).
+CHUNK_KERNELS = {p.chunk.__name__ for p in (COUNT_LABEL_PAIRS, INTERSECT_MASKS, MEMBERSHIPS)}
+
+
+def _inputs(kind: str, rng):
     if kind == "partition":
-        make = lambda: daskbicl.partition(rng.integers(0, 3, 60), rng.integers(0, 2, 40))  # noqa: E731
-    else:
-        make = lambda: daskbicl.biclustering(rng.random((3, 60)) < 0.4, rng.random((3, 40)) < 0.4)  # noqa: E731
-    truth, pred = (make().chunk({"row": 16, "col": 16}) for _ in range(2))  # dask-backed: a graph is built
-    plan = ScorePlan.build(truth, pred, measures=[], tables=[provider])
-    graph = plan.graphs()[plan.keys[provider]]
-    names = _task_names(graph)
+        return daskbicl.partition(rng.integers(0, 3, 60), rng.integers(0, 2, 40))
+    return daskbicl.biclustering(rng.random((3, 60)) < 0.4, rng.random((3, 40)) < 0.4)
+
+
+CASES = [(name, kt, kp) for name, record in sorted(PROVIDERS.items())
+         for kt in record.kinds for kp in record.kinds]
+
+
+@pytest.mark.parametrize("provider, truth_kind, pred_kind", CASES)
+def test_a_provider_graph_runs_the_passes_its_record_declares(provider, truth_kind, pred_kind):
+    """Every registered provider, on every pair of kinds it accepts: the graph's passes are the declared ones."""
+    rng = np.random.default_rng(3)
+    truth = _inputs(truth_kind, rng).chunk({"row": 16, "col": 16})  # dask-backed: a graph is built
+    pred = _inputs(pred_kind, rng).chunk({"row": 16, "col": 16})
+    reading = [m.name for m in REGISTRY.values() if m.provider == provider]  # their options: every part counted
+    plan = ScorePlan.build(truth, pred, measures=reading, tables=[provider])
+    names = _task_names(plan.graphs()[plan.keys[provider]])
     record = PROVIDERS[provider]
     used = [p for p in record.passes if {p.chunk.__name__, p.combine.__name__} <= names]
     assert used, f"none of {[p.name for p in record.passes]} in the graph's tasks {sorted(names)}"
-    assert (INTERSECT_MASKS if kind == "biclustering" else COUNT_LABEL_PAIRS) in used
+    undeclared = (names & CHUNK_KERNELS) - {p.chunk.__name__ for p in record.passes}
+    assert not undeclared, f"{provider} runs passes its record does not declare: {sorted(undeclared)}"
+    if record.graph is None:  # built by the engine from the fields: the declared source, or the contingency tables
+        both = truth_kind == pred_kind == "partition" and record.from_tables is not None
+        want = COUNT_LABEL_PAIRS if both else SOURCES[record.tables].spec
+        assert want in used
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"tables": "masks"}, "tables and finalize"),
+    ({"finalize": len}, "tables and finalize"),
+    ({}, "neither tables nor from_tables"),
+    ({"tables": "rows", "finalize": len}, "unknown tables 'rows'"),
+])
+def test_a_provider_record_that_declares_no_way_to_its_table_is_refused(fields, message):
+    with pytest.raises(ValueError, match=message):
+        Provider(name="broken", kinds=("partition",), **fields)
+
+
+def test_the_engine_builds_the_same_table_in_process_and_on_a_cluster(client):
+    """provider_graph eagerly (no graph), as a graph on the LocalCluster, and from counted tables: equal tables."""
+    rng = np.random.default_rng(11)
+    truth = daskbicl.partition(rng.integers(0, 4, 90), rng.integers(0, 3, 70))
+    pred = daskbicl.biclustering(rng.random((3, 90)) < 0.4, rng.random((3, 70)) < 0.4)
+    for name in ("bicluster", "recovery"):  # the mask pass; the membership signatures (and a bound option)
+        record = PROVIDERS[name]
+        t, p = (x.chunk({"row": 20, "col": 20}) for x in (truth, pred))
+        with eager():  # a co-clustering's block masks are lazy even here: what stays lazy runs in this process
+            here = dask.compute(provider_graph(record, truth, pred, {}), scheduler="sync")[0]
+        there = client.compute(provider_graph(record, t, p, {})).result()
+        assert repr(here) == repr(there), name
+    rows_cols = daskbicl.contingency(truth, truth)
+    from_tables = dask.compute(tables_graph(PROVIDERS["bicluster"], rows_cols.row_table, rows_cols.col_table, {}))[0]
+    with eager():
+        counted = provider_graph(PROVIDERS["bicluster"], truth, truth, {})
+    assert repr(from_tables) == repr(counted)
 
 
 #: Engine modules that still build a map + tree-reduce themselves: the micro-object pass (engine/micro_pass.py),
