@@ -158,3 +158,21 @@ def test_the_exception_list_is_still_needed():
     for name in OWN_REDUCTIONS:
         text = (ENGINE / name).read_text()
         assert "tree_reduce(" in text, f"{name} no longer reduces on its own: take it off OWN_REDUCTIONS"
+
+
+def test_contributing_shows_the_bicluster_provider_as_registered():
+    """CONTRIBUTING.md's provider example, run, is the registered record (every field)."""
+    import dataclasses
+    import re
+
+    from daskbicl.kernels.bicluster.mask_counting import BiclusterTables, tables_from_partitions
+
+    text = (ENGINE.parent.parent / "CONTRIBUTING.md").read_text()
+    section = text[text.index("## Adding a counting pass"):]
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "Provider(" in b]
+    shown = eval(block, {"Provider": Provider, "BiclusterTables": BiclusterTables,
+                         "tables_from_partitions": tables_from_partitions})
+    real = PROVIDERS[shown.name]
+    for field in dataclasses.fields(Provider):
+        if field.name != "description":
+            assert getattr(shown, field.name) == getattr(real, field.name), field.name
