@@ -88,7 +88,7 @@ def main() -> None:
 
     print(f"load before: {load()}")
     with tempfile.TemporaryDirectory() as directory, \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         truth, preds = stores(directory, args.preds, args.rows, args.cols, args.biclusters, args.chunk)
         measures = args.measures.split(",")

@@ -140,3 +140,18 @@ def test_read_first_keeps_the_value_and_annotates_every_task():
     layers = annotated.__dask_graph__().layers.values()
     assert all(callable(layer.annotations["priority"]) for layer in layers)
     assert read_first(3) == 3  # a value counted in process is not a graph
+
+
+def test_the_benchmark_runs_quick():
+    """benchmarks/read_priorities.py --quick: both variants computed, their tables asserted equal inside."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONWARNINGS="ignore")
+    out = subprocess.run([sys.executable, "benchmarks/read_priorities.py", "--quick"], capture_output=True,
+                         text=True, timeout=600, env=env, cwd=root)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "ratio annotated / plain" in out.stdout
