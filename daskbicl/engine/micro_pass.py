@@ -71,7 +71,15 @@ from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
 from ..kernels.micro.memberships import merge_memberships, signature_counts
-from ..kernels.micro.planner import plan_micro
+from ..kernels.micro.planner import (
+    Estimates,
+    classes_ruled_out,
+    estimate_classes,
+    plan_micro,
+    probe_family,
+    probe_side,
+    small_input,
+)
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
@@ -196,24 +204,68 @@ def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     return shared_pass(f"memberships-{split_every}", (truth_mask, pred_mask), build)
 
 
-def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
+def _estimates(coverage: bool, bcubed: bool, classes=None, family=None, truth=None, pred=None) -> Estimates:
+    return Estimates((coverage, bcubed), classes, family, {"truth": truth, "pred": pred})
+
+
+def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):
     return plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, max_work=limit, budget=size,
-                      n_tasks=n_tasks)
+                      n_tasks=n_tasks, estimates=_estimates(coverage, bcubed, *probes))
 
 
-def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
+def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):
     """The exact plan of as much as fits ``limit``, or None when every asked part is to be sampled.
 
     Tries both parts, then the coverage counts alone (MOCICE-BCubed
     sampled), then MOCICE-BCubed alone (the coverage counts sampled).
+    ``probes``: the estimate tasks' results (:func:`_probe_graph`).
     """
+    estimates = _estimates(coverage, bcubed, *probes)
     tries = [(coverage, bcubed)] + ([(True, False), (False, True)] if coverage and bcubed else [])
     for cov, bc in tries:
         try:
-            return _plan(rows, cols, cov, bc, limit, size, n_tasks)
+            return plan_micro(rows, cols, coverage=cov, bcubed=bc, max_work=limit, budget=size, n_tasks=n_tasks,
+                              estimates=estimates)
         except TooLargeError:
             continue
     return None
+
+
+#: Work units an estimate task beside the plan may spend while the class method may still be taken:
+#: it then stops, and the plan estimates again under its own limit.  Bounds the work wasted when the
+#: classes win.  When the counts rule the classes out, the tasks run under the plan's own limit.
+PROBE_WORK = 2e8
+
+
+def _probe_limit(rows, cols, limit: float) -> float | None:
+    """The work limit of the estimate tasks beside the plan; None on a small input (they do nothing)."""
+    if small_input(rows, cols):
+        return None
+    return limit if classes_ruled_out(rows, cols) else min(limit, PROBE_WORK)
+
+
+def _probe_family(rows, cols, limit: float):
+    probe_limit = _probe_limit(rows, cols, limit)
+    return None if probe_limit is None else probe_family(rows, cols, max_work=probe_limit)
+
+
+def _probe_side(rows, cols, side: str, limit: float):
+    probe_limit = _probe_limit(rows, cols, limit)
+    return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
+
+
+def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list:
+    """The plan's estimates as tasks that run beside each other (and beside the membership work).
+
+    The class estimate, the family's profile and, for MOCICE-BCubed, the
+    size of each side's family: before, the planning task ran them one
+    after the other while the other workers waited.  The plan made from
+    them is the one made without them (:class:`~daskbicl.kernels.micro.planner.Estimates`).
+    """
+    classes = task(estimate_classes)(rows, cols, coverage, bcubed)
+    family = task(_probe_family)(rows, cols, limit)
+    sides = [task(_probe_side)(rows, cols, side, limit) if bcubed else None for side in ("truth", "pred")]
+    return [classes, family, *sides]
 
 
 #: Sets a union side computed beside the planner may hold (``_early_union_side``): it bounds the work
@@ -227,10 +279,15 @@ def _early_union_side(rows, cols, size: int, side: str):
     The planner is one task; this keeps another worker busy meanwhile with
     work the family walk will need.  Holding at most ``min(size, EARLY_UNION)``
     sets, it either finishes or gives up (None) and the side is computed after
-    the plan, as before; its result is the same either way.
+    the plan, as before; its result is the same either way.  Not on a small
+    input (:func:`~daskbicl.kernels.micro.planner.small_input`), which plans
+    at once and takes the class method first: its first score compiles none
+    of the family walk.
     """
+    if small_input(rows, cols):
+        return None
     try:
-        return family_tasks._union_side(rows, cols, side, min(size, EARLY_UNION), 0)
+        return family_tasks.union_side(rows, cols, side, min(size, EARLY_UNION), 0)
     except TooLargeError:
         return None
 
@@ -244,7 +301,7 @@ def _union_side(plan, rows, cols, size: int, side: str, early=None):
         return None
     if early is not None and plan.seed == 0:
         return early
-    return family_tasks._union_side(rows, cols, side, size, plan.seed)
+    return family_tasks.union_side(rows, cols, side, size, plan.seed)
 
 
 def _union_tables(pred, truth):
@@ -452,10 +509,10 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
                if "overlap" in parts or want_bcubed else None)
     coverage = bcubed = error = None
     plan = None
-    if method == "exact" and (want_coverage or want_bcubed):
-        plan = task(_plan)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
-    elif method == "auto" and (want_coverage or want_bcubed):
-        plan = task(_plan_auto)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
+    if method != "sample" and (want_coverage or want_bcubed):
+        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit)
+        plan = task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed, limit,
+                                                               size, n_tasks, *probes)
     if plan is not None:
         jac = tables = None
         if want_bcubed:

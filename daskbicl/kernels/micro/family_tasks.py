@@ -55,7 +55,7 @@ from .memberships import Memberships, one_side
 from .planner import PAIR_LIMIT, MicroPlan, Part, part_inputs
 
 __all__ = ["TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccard_table", "run_task",
-           "union_tables"]
+           "union_side", "union_tables"]
 
 _U = 2.0**-53
 _NO_WORDS = np.zeros(0, np.uint64)  # the parts store no hashes
@@ -83,7 +83,19 @@ class UnionTables(NamedTuple):
     truth_total: int
 
 
-def _union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
+def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
+    """One side's half of :class:`UnionTables`: (words, keys, union sizes, total) of its sets.
+
+    ``side`` is "pred" or "truth".  Walks the family of that side's
+    biclusters alone (every set of them that shares a cell, at most
+    ``budget`` stored) and returns the hash words of its elements (drawn
+    from ``seed``; redrawn when two sets hash alike), the sorted hash keys
+    of its sets, |∪ of the biclusters of each set| and the number of cells
+    in any of that side's biclusters.  The engine runs the two sides as
+    separate tasks (:func:`union_tables` runs both).  Raises
+    :class:`~daskbicl.errors.TooLargeError` when a side has more than
+    ``budget`` sets.
+    """
     from .family_leaf import build_table, union_table
     from .family_walk import STATUS_FULL, enumerate_family
 
@@ -119,8 +131,8 @@ def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_
     >>> t.pred_total, t.truth_total, sorted(t.pred_union.tolist())
     (9, 9, [0, 4, 6, 9])
     """
-    p = _union_side(rows, cols, "pred", budget, seed)
-    t = _union_side(rows, cols, "truth", budget, seed)
+    p = union_side(rows, cols, "pred", budget, seed)
+    t = union_side(rows, cols, "truth", budget, seed)
     return UnionTables(*p, *t)
 
 
