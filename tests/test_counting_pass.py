@@ -88,10 +88,9 @@ def test_a_provider_graph_runs_the_passes_its_record_declares(kind, provider):
     assert (INTERSECT_MASKS if kind == "biclustering" else COUNT_LABEL_PAIRS) in used
 
 
-#: Engine modules that still build a map + tree-reduce themselves: the micro-object pass (engine/micro_pass.py),
-#: reworked by the micro-engine work of this round; its membership pass is one ChunkPass (signature_counts,
-#: merge_memberships) to be run by counting_pass.
-OWN_REDUCTIONS = {"micro_pass.py"}
+#: Engine modules that still build a map + tree-reduce themselves: none (the micro-object membership pass is
+#: the ChunkPass micro_pass.COUNT_MEMBERSHIPS since round 3).
+OWN_REDUCTIONS: set[str] = set()
 
 
 @pytest.mark.parametrize("path", sorted(ENGINE.glob("*.py")), ids=lambda p: p.name)
@@ -107,3 +106,25 @@ def test_the_exception_list_is_still_needed():
     for name in OWN_REDUCTIONS:
         text = (ENGINE / name).read_text()
         assert "tree_reduce(" in text, f"{name} no longer reduces on its own: take it off OWN_REDUCTIONS"
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_the_micro_membership_pass_is_a_chunk_pass(lazy):
+    """The micro graph counts its memberships with COUNT_MEMBERSHIPS through counting_pass, as any pass."""
+    from daskbicl.engine.micro_pass import COUNT_MEMBERSHIPS, memberships_graph, micro_graph
+    from daskbicl.kernels.micro.memberships import signature_counts
+
+    rng = np.random.default_rng(11)
+    t, p = rng.random((3, 5000)) < 0.2, rng.random((4, 5000)) < 0.2
+    want = signature_counts(t, p)
+    kernels = {COUNT_MEMBERSHIPS.chunk.__name__, COUNT_MEMBERSHIPS.combine.__name__}
+    with dask.config.set({"daskbicl.chunk": 700}):
+        args = (da.from_array(t, chunks=(3, 900)), p) if lazy else (t, p)
+        graph = memberships_graph(*args)
+        assert kernels <= _task_names(graph)
+        got = dask.compute(graph, scheduler="sync")[0]
+    assert got.lists() == want.lists() and got.cnt.tolist() == want.cnt.tolist()
+    assert np.array_equal(got.gram, want.gram)
+    pair = [daskbicl.biclustering(rng.random((3, 60)) < 0.4, rng.random((3, 40)) < 0.4).chunk({"row": 16})
+            for _ in range(2)]
+    assert kernels <= _task_names(micro_graph(*pair, parts={"coverage", "bcubed"}))

@@ -12,14 +12,16 @@ runs after that depends on the *parts* the selected measures ask for
 
 * ``"overlap"`` (E4SC, CE): the K x L shared-cell table, from the two Gram
   tables (one small task);
-* ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): one planning
-  task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: estimates, the work
-  limit, the split into parts), then ``daskbicl.micro_tasks`` tasks that walk
-  their parts of the family of bicluster sets sharing a cell
-  (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the cluster's
-  workers, and one small task that adds them up.  MOCICE-BCubed adds one
-  task per side computing the union sizes of that side's sets (its
-  normalisers), started beside the planning task (``_early_union_side``).
+* ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): the plan's
+  estimates as tasks side by side (:func:`_probe_graph`: the class
+  estimate, the family's profile, each side's union estimate), one small
+  planning task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: the
+  work limit, the method, the split into parts), then ``daskbicl.micro_tasks``
+  tasks that walk their parts of the family of bicluster sets sharing a cell
+  (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the
+  cluster's workers, and one small task that adds them up.  MOCICE-BCubed
+  adds one task per side computing the union sizes of that side's sets (its
+  normalisers), started beside the estimates (``_early_union_side``).
 
 No task holds rows x biclusters or pairs of signatures: the passes hold a
 chunk, the walking tasks their parts' membership lists and at most
@@ -82,12 +84,12 @@ from ..kernels.micro.planner import (
 )
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
+from .core import ChunkPass, counting_pass, shared_pass, task, task_map
 
 if TYPE_CHECKING:
     from ..kernels.micro.sampling import Sampler
 
-__all__ = ["BLOCK", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
+__all__ = ["BLOCK", "COUNT_MEMBERSHIPS", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
            "micro_from_partition_tables", "micro_graph", "tolerance"]
 
 MicroResult = micro_scores.MicroResult
@@ -187,6 +189,10 @@ def _spread(truth_mask, pred_mask, blocks: int):
     return out
 
 
+#: The membership pass of one axis: each block's signatures and Gram table, merged exactly.
+COUNT_MEMBERSHIPS = ChunkPass("memberships", chunk=signature_counts, combine=merge_memberships)
+
+
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis.
 
@@ -197,9 +203,8 @@ def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     def build():
         n_blocks = spread_blocks()
         chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")), n_blocks)
-        blocks = aligned_blocks(*_spread(truth_mask, pred_mask, n_blocks), axis=-1, chunk=chunk)
-        parts = map_blocks_delayed(signature_counts, blocks)
-        return tree_reduce(parts, merge_memberships, split_every=split_every)
+        return counting_pass(COUNT_MEMBERSHIPS, _spread(truth_mask, pred_mask, n_blocks), split_every=split_every,
+                             chunk=chunk)
 
     return shared_pass(f"memberships-{split_every}", (truth_mask, pred_mask), build)
 
