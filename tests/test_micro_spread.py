@@ -233,3 +233,44 @@ def test_estimates_are_tasks_beside_each_other_and_not_run_on_small_inputs():
     assert small_input(rows, cols)  # small: the tasks do nothing, and no family kernel runs
     assert micro_pass._probe_family(rows, cols, 6e9) is None and micro_pass._probe_side(rows, cols, "pred", 6e9) is None
     assert micro_pass._early_union_side(rows, cols, 1 << 23, "pred") is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_coverage_and_closure_tasks_add_up_to_the_whole_tasks(seed):
+    """Split walking tasks give the same coverage counts and MOCICE-BCubed, bit for bit (both methods)."""
+    from daskbicl.kernels.micro.cell_records import bicluster_overlap
+    from daskbicl.kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
+    from daskbicl.kernels.micro.planner import plan_micro
+
+    rng = np.random.default_rng(100 + seed)
+    t, p = _pair(100 + seed, int(rng.integers(30, 200)), int(rng.integers(30, 200)), int(rng.integers(2, 9)),
+                 float(rng.choice([0.1, 0.3, 0.6])))
+    rows, cols = _memberships(t, p)
+    jac = jaccard_table(bicluster_overlap(rows, cols))
+    seen = set()
+    for method, coverage_by in ((None, None), ("family", None), ("family", "pairs"), ("family", "family")):
+        try:
+            plan = plan_micro(rows, cols, coverage=True, bcubed=True, n_tasks=3, method=method,
+                              coverage_by=coverage_by, max_work=1e12)
+        except daskbicl.TooLargeError:
+            continue
+        seen.add(plan.method)
+        tables = union_tables(rows, cols, seed=plan.seed) if plan.method == "family" else None
+        whole = [run_task(plan, i, rows, cols, jac, tables) for i in range(3)]
+        split = [run_task(plan, i, rows, cols, None, None, parts="coverage") for i in range(3)]
+        split += [run_task(plan, i, rows, cols, jac, tables, parts="closure") for i in range(3)]
+        want, got = finish(plan, whole, tables), finish(plan, split, tables)
+        assert repr(got) == repr(want), (method, coverage_by)
+    assert "family" in seen
+
+
+def test_coverage_tasks_do_not_wait_for_the_union_tables():
+    t, p = _pair(2, 300, 200, 6, 0.3)
+    graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method="exact")
+    deps = dict(graph.__dask_graph__().dependencies)
+    union = set(_keys(graph, "_union_tables"))
+    walking = _keys(graph, "_task")
+    assert len(walking) == 2 * 16
+    waiting = [k for k in walking if set(deps[k]) & union]
+    assert len(waiting) == 16  # the closure half; the coverage half starts right after the plan
+    assert len(_keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="exact"), "_task")) == 16

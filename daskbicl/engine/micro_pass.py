@@ -313,10 +313,19 @@ def _union_tables(pred, truth):
     return None if pred is None else family_tasks.UnionTables(*pred, *truth)
 
 
-def _task(plan, index: int, rows, cols, jac=None, tables=None):
+def _task(plan, index: int, rows, cols, jac=None, tables=None, parts: str = "all"):
     if plan is None or index >= len(plan.tasks):
         return None
-    return run_task(plan, index, rows, cols, jac, tables)
+    return run_task(plan, index, rows, cols, jac, tables, parts=parts)
+
+
+def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool) -> list:
+    """The walking tasks.  With ``split`` (both parts asked), each task's coverage parts are a task of
+    their own that needs no union table, so they run while the union tables are still being made."""
+    if not split:
+        return task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
+    closure = task_map(_task, [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)])
+    return task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)]) + closure
 
 
 def _finish(plan, tables, overlap, *results):
@@ -525,7 +534,7 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
             early = {side: task(_early_union_side)(rows, cols, size, side) for side in ("pred", "truth")}
             tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
                                            for side in ("pred", "truth")))
-        results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
+        results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
     if method != "exact" and (want_coverage or want_bcubed):
