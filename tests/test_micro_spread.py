@@ -274,3 +274,16 @@ def test_coverage_tasks_do_not_wait_for_the_union_tables():
     waiting = [k for k in walking if set(deps[k]) & union]
     assert len(waiting) == 16  # the closure half; the coverage half starts right after the plan
     assert len(_keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="exact"), "_task")) == 16
+
+
+def test_the_shorter_axis_pass_is_queued_behind_the_longer_one():
+    t, p = _pair(3, 4000, 300, 5, 0.2)
+    graph = micro_pass.micro_graph(t.chunk({"row": 1000}), p.chunk({"row": 1000}), parts={"coverage"},
+                                   method="exact")
+    layers = graph.__dask_graph__().layers
+    prio = {}
+    for layer in layers.values():
+        for key in layer:
+            prio[str(key[0] if isinstance(key, tuple) else key)] = (layer.annotations or {}).get("priority", 0)
+    counts = [k for k in prio if k.startswith("signature_counts")]
+    assert sorted(prio[k] for k in counts) == [-1] + [0] * (len(counts) - 1)  # 4 row blocks, 1 column block

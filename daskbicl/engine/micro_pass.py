@@ -61,8 +61,10 @@ table of shared cells.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, NamedTuple
 
+import dask
 import dask.array as da
 import xarray as xr
 
@@ -484,6 +486,22 @@ def micro_from_partition_tables(rows, cols, *, parts=PARTS) -> micro_scores.Micr
     return _coclustering(rows, cols, frozenset(parts), max_work())
 
 
+def _axis_graphs(truth: xr.Dataset, pred: xr.Dataset, split_every: int):
+    """The membership passes of rows and of columns; the shorter axis's at a lower priority.
+
+    The longer axis's last merge is one task; with the shorter axis's blocks
+    queued behind the longer axis's, they run beside that merge instead of
+    before it (a scheduling hint only: the merged lists are the same).
+    """
+    later = "col" if truth.row_mask.shape[-1] >= truth.col_mask.shape[-1] else "row"
+    out = {}
+    for axis in ("row", "col"):
+        with dask.annotate(priority=-1) if axis == later else contextlib.nullcontext():
+            out[axis] = memberships_graph(truth[f"{axis}_mask"].data, pred[f"{axis}_mask"].data,
+                                          split_every=split_every)
+    return out["row"], out["col"]
+
+
 def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int | None = None,
                 split_every: int = 8, method: str = "auto"):
     """Delayed :class:`~daskbicl.kernels.micro.cell_records.MicroResult` holding only ``parts``.
@@ -516,8 +534,7 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         return task(_coclustering)(rows, cols, parts, limit)
     truth = as_biclustering(truth, "truth")
     pred = as_biclustering(pred, "pred")
-    rows = memberships_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
-    cols = memberships_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
+    rows, cols = _axis_graphs(truth, pred, split_every)
     want_bcubed, want_coverage = "bcubed" in parts, "coverage" in parts
     overlap = (task(bicluster_overlap)(rows, cols)
                if "overlap" in parts or want_bcubed else None)
