@@ -448,6 +448,8 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     walk) or "pairs" (every pair of row and column signatures); by default
     the cheaper by the estimates.  ``union_budget`` bounds the one-sided
     families of MOCICE-BCubed's normalisers (default: ``budget``).
+    ``known`` holds profiles already made (:class:`Estimates`), used where
+    they are what this plan's seed and limit give (:meth:`Probe.serves`).
 
     Examples
     --------
