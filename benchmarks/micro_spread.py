@@ -11,6 +11,12 @@ last task's end (graph building and the client's finalize are outside).
 Run:  python benchmarks/micro_spread.py [--workers 2] [--measures mocice_bcubed micro_ce micro_rnia e4sc]
       python benchmarks/micro_spread.py --quick      (2·10^5 x 2·10^4, 100 + 100: seconds)
       python benchmarks/micro_spread.py --one-block  (the membership pass in one block per axis, to compare)
+      python benchmarks/micro_spread.py --compare [--rounds 2]
+                                        (the planning as one task, as before, then as tasks side by side,
+                                         alternating on the same cluster: the ratio survives the load)
+      python benchmarks/micro_spread.py --serial-plan   (only the planning as one task)
+
+Target (issue 24): the share is at most 10 % on the default case.
 """
 
 from __future__ import annotations
@@ -58,6 +64,61 @@ def underused(stream, threads: int) -> tuple[float, float, dict]:
     return stop - start, low / max(stop - start, 1e-12), dict(alone)
 
 
+def _serial_planner(on: bool) -> None:
+    """On a worker: ``on``, the class method is never ruled out from the counts alone (the planner before
+    the split, which merged every signature first); off, the planner as shipped."""
+    from daskbicl.kernels.micro import planner
+
+    shipped = planner.__dict__.setdefault("_shipped_ruled_out", planner.classes_ruled_out)
+    planner.classes_ruled_out = (lambda rows, cols: "") if on else shipped
+
+
+def _one_run(client, sides, measures, serial: bool):
+    """(score() seconds, task stream, result), the planning as one task (``serial``) or as tasks side by side."""
+    from distributed import get_task_stream
+
+    from daskbicl.engine import micro_pass
+
+    saved = micro_pass._probe_graph
+    if serial:  # the plan's estimates inside the one planning task, one after the other
+        micro_pass._probe_graph = lambda *args: [None, None, None, None]
+        client.run(_serial_planner, True)
+    try:
+        started = time.perf_counter()
+        with get_task_stream(client) as ts:
+            result = daskbicl.score(*sides, measures=measures)
+        total = time.perf_counter() - started
+    finally:
+        micro_pass._probe_graph = saved
+        if serial:
+            client.run(_serial_planner, False)
+    return total, ts.data, result
+
+
+def _report(label: str, total: float, stream, threads: int) -> float:
+    wall, share, alone = underused(stream, threads)
+    load = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    print(f"[{label}] score() {total:.2f} s; tasks from first start to last end {wall:.2f} s; "
+          f"fewer tasks than threads during {100 * share:.1f} % of it; task compute {busy(stream):.2f} s in all; "
+          f"load {load}")
+    for name, sec in sorted(alone.items(), key=lambda x: -x[1])[:6]:
+        print(f"  {name:<28} ran with idle threads for {sec:.2f} s")
+    return share
+
+
+def _values(result) -> dict:
+    return {k: (str(v.f1) if hasattr(v, "f1") else repr(float(v))) for k, v in result.items()}
+
+
+def timeline(stream) -> None:
+    """Every task's compute span, in start order: where the threads wait."""
+    spans = sorted((s["start"], s["stop"], t["worker"], str(t["key"][0] if isinstance(t["key"], tuple) else t["key"]))
+                   for t in stream for s in t["startstops"] if s["action"] == "compute")
+    first = spans[0][0]
+    for a, b, worker, key in spans:
+        print(f"    {a - first:7.2f} {b - first:7.2f}  {worker.rsplit(':', 1)[-1]:>6}  {key.rsplit('-', 5)[0]}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
@@ -69,10 +130,17 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="a small case (2e5 x 2e4, 100 + 100 at 0.01)")
     ap.add_argument("--one-block", action="store_true",
                     help="count each axis's memberships in one block (the layout before the spread), to compare")
+    ap.add_argument("--serial-plan", action="store_true",
+                    help="the plan's estimates in the one planning task (the way before the split)")
+    ap.add_argument("--compare", action="store_true",
+                    help="the serial planning and the split one, alternating on the same cluster")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of --compare")
+    ap.add_argument("--timeline", action="store_true",
+                    help="print every task's start and end (seconds from the first start) and its worker")
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.cols, args.k = 2 * 10**5, 2 * 10**4, 100
-    from distributed import Client, LocalCluster, get_task_stream
+    from distributed import Client, LocalCluster
 
     if args.one_block:
         from daskbicl.engine import micro_pass
@@ -81,27 +149,33 @@ def main(argv=None) -> None:
     rng = np.random.default_rng(0)
     sides = [daskbicl.biclustering(rng.random((args.k, args.rows)) < args.density,
                                    rng.random((args.k, args.cols)) < args.density) for _ in range(2)]
+    print(f"{args.k}+{args.k} biclusters, density {args.density}, {args.rows:.0e} x {args.cols:.0e}, "
+          f"{args.workers} worker processes x 1 thread{', membership pass in one block' if args.one_block else ''}")
+    modes = [True, False] * args.rounds if args.compare else [args.serial_plan]
+    shares: dict = {True: [], False: []}
+    values = set()
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         import dask
 
         with dask.config.set({"daskbicl.in_process_bytes": 0}):
-            daskbicl.score(*(daskbicl.biclustering(rng.random((3, 50)) < 0.3, rng.random((3, 40)) < 0.3)
-                             for _ in range(2)), measures=args.measures)  # compile on the workers
-            started = time.perf_counter()
-            with get_task_stream(client) as ts:
-                result = daskbicl.score(*sides, measures=args.measures)
-            total = time.perf_counter() - started
-    wall, share, alone = underused(ts.data, args.workers)
-    load = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-    print(f"{args.k}+{args.k} biclusters, density {args.density}, {args.rows:.0e} x {args.cols:.0e}, "
-          f"{args.workers} worker processes x 1 thread{', membership pass in one block' if args.one_block else ''}; "
-          f"load {load}")
-    print(f"score() {total:.2f} s; tasks from first start to last end {wall:.2f} s; "
-          f"fewer tasks than threads during {100 * share:.1f} % of it; task compute {busy(ts.data):.2f} s in all")
-    for name, sec in sorted(alone.items(), key=lambda x: -x[1])[:8]:
-        print(f"  {name:<28} ran with idle threads for {sec:.2f} s")
-    print({k: (str(v.f1) if hasattr(v, "f1") else round(float(v), 6)) for k, v in result.items()})
+            for serial in sorted(set(modes)):  # compile on the workers (a case of the same shape, smaller)
+                warm = [daskbicl.biclustering(rng.random((args.k, 40_000)) < args.density,
+                                              rng.random((args.k, 4000)) < args.density) for _ in range(2)]
+                _one_run(client, warm, args.measures, serial)
+            for serial in modes:
+                total, stream, result = _one_run(client, sides, args.measures, serial)
+                shares[serial].append(_report("planning as one task" if serial else "planning as tasks",
+                                              total, stream, args.workers))
+                if args.timeline:
+                    timeline(stream)
+                values.add(tuple(sorted(_values(result).items())))
+    print(dict(next(iter(values))))
+    if len(values) > 1:
+        print("VALUES DIFFER between the two ways:", values)
+    if args.compare:
+        print(f"idle-thread share: planning as one task {', '.join(f'{100 * x:.1f} %' for x in shares[True])}; "
+              f"as tasks {', '.join(f'{100 * x:.1f} %' for x in shares[False])} (target <= 10 %)")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import daskbicl
 from daskbicl.engine.bicluster_pass import INTERSECT_MASKS
 from daskbicl.engine.contingency_pass import COUNT_LABEL_PAIRS
 from daskbicl.engine.core import ChunkPass, counting_pass, eager
-from daskbicl.engine.provider_graph import MEMBERSHIPS, SOURCES, provider_graph, tables_graph
+from daskbicl.engine.provider_graph import COUNT_MEMBERSHIPS, SOURCES, provider_graph, tables_graph
 from daskbicl.measures.plan import ScorePlan
 from daskbicl.measures.registry import PROVIDERS, REGISTRY, Provider
 
@@ -76,7 +76,7 @@ def _task_names(graph) -> set[str]:
 
 
 #: The chunk kernel of every counting pass the engine has (engine ChunkPass records).
-CHUNK_KERNELS = {p.chunk.__name__ for p in (COUNT_LABEL_PAIRS, INTERSECT_MASKS, MEMBERSHIPS)}
+CHUNK_KERNELS = {p.chunk.__name__ for p in (COUNT_LABEL_PAIRS, INTERSECT_MASKS, COUNT_MEMBERSHIPS)}
 
 
 def _inputs(kind: str, rng):
@@ -139,10 +139,9 @@ def test_the_engine_builds_the_same_table_in_process_and_on_a_cluster(client):
     assert repr(from_tables) == repr(counted)
 
 
-#: Engine modules that still build a map + tree-reduce themselves: the micro-object pass (engine/micro_pass.py),
-#: reworked by the micro-engine work of this round; its membership pass is one ChunkPass (signature_counts,
-#: merge_memberships) to be run by counting_pass.
-OWN_REDUCTIONS = {"micro_pass.py"}
+#: Engine modules that still build a map + tree-reduce themselves: none (the micro-object membership pass is
+#: the ChunkPass micro_pass.COUNT_MEMBERSHIPS since round 3).
+OWN_REDUCTIONS: set[str] = set()
 
 
 @pytest.mark.parametrize("path", sorted(ENGINE.glob("*.py")), ids=lambda p: p.name)
@@ -176,3 +175,25 @@ def test_contributing_shows_the_bicluster_provider_as_registered():
     for field in dataclasses.fields(Provider):
         if field.name != "description":
             assert getattr(shown, field.name) == getattr(real, field.name), field.name
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_the_micro_membership_pass_is_a_chunk_pass(lazy):
+    """The micro graph counts its memberships with COUNT_MEMBERSHIPS through counting_pass, as any pass."""
+    from daskbicl.engine.micro_pass import COUNT_MEMBERSHIPS, memberships_graph, micro_graph
+    from daskbicl.kernels.micro.memberships import signature_counts
+
+    rng = np.random.default_rng(11)
+    t, p = rng.random((3, 5000)) < 0.2, rng.random((4, 5000)) < 0.2
+    want = signature_counts(t, p)
+    kernels = {COUNT_MEMBERSHIPS.chunk.__name__, COUNT_MEMBERSHIPS.combine.__name__}
+    with dask.config.set({"daskbicl.chunk": 700}):
+        args = (da.from_array(t, chunks=(3, 900)), p) if lazy else (t, p)
+        graph = memberships_graph(*args)
+        assert kernels <= _task_names(graph)
+        got = dask.compute(graph, scheduler="sync")[0]
+    assert got.lists() == want.lists() and got.cnt.tolist() == want.cnt.tolist()
+    assert np.array_equal(got.gram, want.gram)
+    pair = [daskbicl.biclustering(rng.random((3, 60)) < 0.4, rng.random((3, 40)) < 0.4).chunk({"row": 16})
+            for _ in range(2)]
+    assert kernels <= _task_names(micro_graph(*pair, parts={"coverage", "bcubed"}))

@@ -125,3 +125,165 @@ def test_early_union_tables_equal_the_ones_after_the_plan(spread_case):
         early = micro_pass._early_union_side(rows, cols, 8388608, side)
         assert early is not None and early[3] == fields[3]
         assert all(np.array_equal(a, b) for a, b in zip(early[:3], fields[:3]))
+
+
+# --------------------------------------------------------------------------- the plan's estimates as tasks
+
+
+def _plan_fields(plan):
+    if plan is None:
+        return None
+    return (plan.method, plan.coverage, plan.bcubed, plan.tasks, plan.moments.tolist(), plan.family, plan.work,
+            plan.notes, plan.row_ranges, plan.class_ranges, plan.seed)
+
+
+def _memberships(t, p):
+    return (signature_counts(t.row_mask.values, p.row_mask.values),
+            signature_counts(t.col_mask.values, p.col_mask.values))
+
+
+def _probes(rows, cols, coverage, bcubed, probe_limit):
+    from daskbicl.kernels.micro.planner import estimate_classes, probe_family, probe_side
+
+    return (estimate_classes(rows, cols, coverage, bcubed), probe_family(rows, cols, max_work=probe_limit),
+            *(probe_side(rows, cols, side, max_work=probe_limit) if bcubed else None for side in ("truth", "pred")))
+
+
+def _plan_or_refusal(rows, cols, coverage, bcubed, limit, method, estimates=None):
+    from daskbicl.kernels.micro.planner import plan_micro
+
+    try:
+        return _plan_fields(plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, max_work=limit, n_tasks=3,
+                                       method=method, estimates=estimates))
+    except daskbicl.TooLargeError as err:
+        return str(err)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_plan_from_the_estimate_tasks_is_the_plan_made_alone(seed):
+    """Whatever limit the estimate tasks ran under (stopped or not), the plan (or its refusal) is the same."""
+    from daskbicl.kernels.micro.planner import Estimates
+
+    rng = np.random.default_rng(seed)
+    n_i, n_j, k = int(rng.integers(50, 400)), int(rng.integers(50, 300)), int(rng.integers(2, 12))
+    t, p = _pair(seed, n_i, n_j, k, float(rng.choice([0.05, 0.2, 0.5])))
+    rows, cols = _memberships(t, p)
+    methods = set()
+    for coverage, bcubed in ((True, True), (True, False), (False, True)):
+        for limit in (1e4, 1e6, 6e9):
+            alone = micro_pass._plan_auto(rows, cols, coverage, bcubed, limit, 1 << 23, 3)
+            for probe_limit in (1e2, 1e4, 1e6, limit, 6e9):
+                probes = _probes(rows, cols, coverage, bcubed, probe_limit)
+                got = micro_pass._plan_auto(rows, cols, coverage, bcubed, limit, 1 << 23, 3, *probes)
+                assert _plan_fields(got) == _plan_fields(alone), (coverage, bcubed, limit, probe_limit)
+                known = Estimates((coverage, bcubed), probes[0], probes[1], {"truth": probes[2], "pred": probes[3]})
+                for method in (None, "family"):  # the family walk's own plan reads the profiles too
+                    want = _plan_or_refusal(rows, cols, coverage, bcubed, limit, method)
+                    assert _plan_or_refusal(rows, cols, coverage, bcubed, limit, method, known) == want
+                    methods.add(want[0] if isinstance(want, tuple) else "refused")
+    assert "family" in methods
+
+
+def test_a_probe_serves_a_larger_limit_only_when_it_did_not_stop():
+    from daskbicl.kernels.micro.planner import probe_family
+
+    t, p = _pair(4, 300, 200, 8, 0.4)
+    rows, cols = _memberships(t, p)
+    whole = probe_family(rows, cols, max_work=6e9)
+    cut = probe_family(rows, cols, max_work=10.0)
+    assert not whole.stopped and cut.stopped
+    assert whole.serves(0, 1e12) and whole.serves(0, 6e9) and not whole.serves(0, 1e3) and not whole.serves(1, 6e9)
+    assert cut.serves(0, 10.0) and not cut.serves(0, 20.0)
+    again = probe_family(rows, cols, max_work=1e12)  # not stopped: the same numbers under any larger limit
+    assert all(np.array_equal(a, b) for a, b in zip(whole.value[:4], again.value[:4]))
+
+
+def test_classes_ruled_out_by_the_counts_say_what_the_class_estimate_says():
+    from daskbicl.kernels.micro.class_traces import class_estimate
+    from daskbicl.kernels.micro.planner import classes_ruled_out, estimate_classes
+
+    t, p = _pair(5, 25_000, 20_000, 30, 0.1)  # ~25k x 20k pairs of signatures: beyond ENUM_LIMIT
+    rows, cols = _memberships(t, p)
+    why = classes_ruled_out(rows, cols)
+    full = class_estimate(rows, cols, True, True)
+    assert why and full.table is None and why == full.why and estimate_classes(rows, cols, True, True) == why
+    # an empty bicluster: merging may drop signatures, so the counts alone do not decide
+    masks = [t.row_mask.values.copy(), p.row_mask.values]
+    masks[0][0] = False
+    rows2 = signature_counts(*masks)
+    assert classes_ruled_out(rows2, cols) == ""
+    small_t, small_p = _pair(6, 300, 200, 4, 0.2)
+    assert classes_ruled_out(*_memberships(small_t, small_p)) == ""
+
+
+def test_estimates_are_tasks_beside_each_other_and_not_run_on_small_inputs():
+    from daskbicl.kernels.micro.planner import small_input
+
+    t, p = _pair(2, 300, 200, 6, 0.3)
+    for method in ("auto", "exact"):
+        graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method=method)
+        deps = dict(graph.__dask_graph__().dependencies)
+        probes = [k for name in ("estimate_classes", "_probe_family", "_probe_side") for k in _keys(graph, name)]
+        assert len(probes) == 4
+        plan = _keys(graph, "_plan_auto" if method == "auto" else "_plan-")
+        assert len(plan) == 1 and set(probes) <= set(deps[plan[0]])
+        assert all(not (set(deps[a]) & set(probes + plan)) for a in probes)  # none waits for another
+    assert not _keys(micro_pass.micro_graph(t, p, parts={"coverage"}, method="auto"), "_probe_side")
+    rows, cols = _memberships(t, p)
+    assert small_input(rows, cols)  # small: the tasks do nothing, and no family kernel runs
+    assert micro_pass._probe_family(rows, cols, 6e9) is None and micro_pass._probe_side(rows, cols, "pred", 6e9) is None
+    assert micro_pass._early_union_side(rows, cols, 1 << 23, "pred") is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_coverage_and_closure_tasks_add_up_to_the_whole_tasks(seed):
+    """Split walking tasks give the same coverage counts and MOCICE-BCubed, bit for bit (both methods)."""
+    from daskbicl.kernels.micro.cell_records import bicluster_overlap
+    from daskbicl.kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
+    from daskbicl.kernels.micro.planner import plan_micro
+
+    rng = np.random.default_rng(100 + seed)
+    t, p = _pair(100 + seed, int(rng.integers(30, 200)), int(rng.integers(30, 200)), int(rng.integers(2, 9)),
+                 float(rng.choice([0.1, 0.3, 0.6])))
+    rows, cols = _memberships(t, p)
+    jac = jaccard_table(bicluster_overlap(rows, cols))
+    seen = set()
+    for method, coverage_by in ((None, None), ("family", None), ("family", "pairs"), ("family", "family")):
+        try:
+            plan = plan_micro(rows, cols, coverage=True, bcubed=True, n_tasks=3, method=method,
+                              coverage_by=coverage_by, max_work=1e12)
+        except daskbicl.TooLargeError:
+            continue
+        seen.add(plan.method)
+        tables = union_tables(rows, cols, seed=plan.seed) if plan.method == "family" else None
+        whole = [run_task(plan, i, rows, cols, jac, tables) for i in range(3)]
+        split = [run_task(plan, i, rows, cols, None, None, parts="coverage") for i in range(3)]
+        split += [run_task(plan, i, rows, cols, jac, tables, parts="closure") for i in range(3)]
+        want, got = finish(plan, whole, tables), finish(plan, split, tables)
+        assert repr(got) == repr(want), (method, coverage_by)
+    assert "family" in seen
+
+
+def test_coverage_tasks_do_not_wait_for_the_union_tables():
+    t, p = _pair(2, 300, 200, 6, 0.3)
+    graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method="exact")
+    deps = dict(graph.__dask_graph__().dependencies)
+    union = set(_keys(graph, "_union_tables"))
+    walking = _keys(graph, "_task")
+    assert len(walking) == 2 * 16
+    waiting = [k for k in walking if set(deps[k]) & union]
+    assert len(waiting) == 16  # the closure half; the coverage half starts right after the plan
+    assert len(_keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="exact"), "_task")) == 16
+
+
+def test_the_shorter_axis_pass_is_queued_behind_the_longer_one():
+    t, p = _pair(3, 4000, 300, 5, 0.2)
+    graph = micro_pass.micro_graph(t.chunk({"row": 1000}), p.chunk({"row": 1000}), parts={"coverage"},
+                                   method="exact")
+    layers = graph.__dask_graph__().layers
+    prio = {}
+    for layer in layers.values():
+        for key in layer:
+            prio[str(key[0] if isinstance(key, tuple) else key)] = (layer.annotations or {}).get("priority", 0)
+    counts = [k for k in prio if k.startswith("signature_counts")]
+    assert sorted(prio[k] for k in counts) == [-1] + [0] * (len(counts) - 1)  # 4 row blocks, 1 column block

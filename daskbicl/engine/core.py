@@ -231,7 +231,7 @@ class ChunkPass:
     axis: int = -1
 
 
-def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8):
+def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8, chunk: int | None = None):
     """The combined partial result of ``spec`` over ``arrays``: map its chunk kernel, tree-reduce with combine.
 
     The one place a pass's graph is built.  ``arrays`` (numpy or dask, the
@@ -240,7 +240,9 @@ def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8
     on a cluster; a dask array's own chunks), ``spec.chunk(*args, *block)``
     runs per block and the partial results are combined in a tree of
     fan-in ``split_every``.  Inside :func:`eager` it runs at once (no graph);
-    otherwise it returns one Delayed object.
+    otherwise it returns one Delayed object.  ``chunk`` sets the block
+    length of numpy inputs (default: the dask config ``daskbicl.chunk``;
+    a dask array keeps its own chunks).
 
     Examples
     --------
@@ -250,6 +252,6 @@ def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8
     ...     counting_pass(total, (np.arange(10),), 2, split_every=2)
     90
     """
-    blocks = aligned_blocks(*arrays, axis=spec.axis)
+    blocks = aligned_blocks(*arrays, axis=spec.axis, chunk=chunk)
     parts = map_blocks_delayed(spec.chunk, blocks, *args)
     return tree_reduce(parts, spec.combine, split_every=split_every)

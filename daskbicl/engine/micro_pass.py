@@ -12,14 +12,16 @@ runs after that depends on the *parts* the selected measures ask for
 
 * ``"overlap"`` (E4SC, CE): the K x L shared-cell table, from the two Gram
   tables (one small task);
-* ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): one planning
-  task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: estimates, the work
-  limit, the split into parts), then ``daskbicl.micro_tasks`` tasks that walk
-  their parts of the family of bicluster sets sharing a cell
-  (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the cluster's
-  workers, and one small task that adds them up.  MOCICE-BCubed adds one
-  task per side computing the union sizes of that side's sets (its
-  normalisers), started beside the planning task (``_early_union_side``).
+* ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): the plan's
+  estimates as tasks side by side (:func:`_probe_graph`: the class
+  estimate, the family's profile, each side's union estimate), one small
+  planning task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: the
+  work limit, the method, the split into parts), then ``daskbicl.micro_tasks``
+  tasks that walk their parts of the family of bicluster sets sharing a cell
+  (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the
+  cluster's workers, and one small task that adds them up.  MOCICE-BCubed
+  adds one task per side computing the union sizes of that side's sets (its
+  normalisers), started beside the estimates (``_early_union_side``).
 
 No task holds rows x biclusters or pairs of signatures: the passes hold a
 chunk, the walking tasks their parts' membership lists and at most
@@ -59,8 +61,10 @@ table of shared cells.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, NamedTuple
 
+import dask
 import dask.array as da
 import xarray as xr
 
@@ -71,15 +75,23 @@ from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
 from ..kernels.micro.memberships import merge_memberships, signature_counts
-from ..kernels.micro.planner import plan_micro
+from ..kernels.micro.planner import (
+    Estimates,
+    classes_ruled_out,
+    estimate_classes,
+    plan_micro,
+    probe_family,
+    probe_side,
+    small_input,
+)
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
-from .core import aligned_blocks, map_blocks_delayed, shared_pass, task, task_map, tree_reduce
+from .core import ChunkPass, counting_pass, shared_pass, task, task_map
 
 if TYPE_CHECKING:
     from ..kernels.micro.sampling import Sampler
 
-__all__ = ["BLOCK", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
+__all__ = ["BLOCK", "COUNT_MEMBERSHIPS", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
            "micro_from_partition_tables", "micro_graph", "tolerance"]
 
 MicroResult = micro_scores.MicroResult
@@ -179,6 +191,10 @@ def _spread(truth_mask, pred_mask, blocks: int):
     return out
 
 
+#: The membership pass of one axis: each block's signatures and Gram table, merged exactly.
+COUNT_MEMBERSHIPS = ChunkPass("memberships", chunk=signature_counts, combine=merge_memberships)
+
+
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis.
 
@@ -189,31 +205,74 @@ def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     def build():
         n_blocks = spread_blocks()
         chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")), n_blocks)
-        blocks = aligned_blocks(*_spread(truth_mask, pred_mask, n_blocks), axis=-1, chunk=chunk)
-        parts = map_blocks_delayed(signature_counts, blocks)
-        return tree_reduce(parts, merge_memberships, split_every=split_every)
+        return counting_pass(COUNT_MEMBERSHIPS, _spread(truth_mask, pred_mask, n_blocks), split_every=split_every,
+                             chunk=chunk)
 
     return shared_pass(f"memberships-{split_every}", (truth_mask, pred_mask), build)
 
 
-def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
+def _estimates(coverage: bool, bcubed: bool, classes=None, family=None, truth=None, pred=None) -> Estimates:
+    return Estimates((coverage, bcubed), classes, family, {"truth": truth, "pred": pred})
+
+
+def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):
     return plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, max_work=limit, budget=size,
-                      n_tasks=n_tasks)
+                      n_tasks=n_tasks, estimates=_estimates(coverage, bcubed, *probes))
 
 
-def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
+def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):
     """The exact plan of as much as fits ``limit``, or None when every asked part is to be sampled.
 
     Tries both parts, then the coverage counts alone (MOCICE-BCubed
     sampled), then MOCICE-BCubed alone (the coverage counts sampled).
+    ``probes``: the estimate tasks' results (:func:`_probe_graph`).
     """
+    estimates = _estimates(coverage, bcubed, *probes)
     tries = [(coverage, bcubed)] + ([(True, False), (False, True)] if coverage and bcubed else [])
     for cov, bc in tries:
         try:
-            return _plan(rows, cols, cov, bc, limit, size, n_tasks)
+            return plan_micro(rows, cols, coverage=cov, bcubed=bc, max_work=limit, budget=size, n_tasks=n_tasks,
+                              estimates=estimates)
         except TooLargeError:
             continue
     return None
+
+
+#: Work units an estimate task beside the plan may spend while the class method may still be taken:
+#: it then stops, and the plan estimates again under its own limit.  Bounds the work wasted when the
+#: classes win.  When the counts rule the classes out, the tasks run under the plan's own limit.
+PROBE_WORK = 2e8
+
+
+def _probe_limit(rows, cols, limit: float) -> float | None:
+    """The work limit of the estimate tasks beside the plan; None on a small input (they do nothing)."""
+    if small_input(rows, cols):
+        return None
+    return limit if classes_ruled_out(rows, cols) else min(limit, PROBE_WORK)
+
+
+def _probe_family(rows, cols, limit: float):
+    probe_limit = _probe_limit(rows, cols, limit)
+    return None if probe_limit is None else probe_family(rows, cols, max_work=probe_limit)
+
+
+def _probe_side(rows, cols, side: str, limit: float):
+    probe_limit = _probe_limit(rows, cols, limit)
+    return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
+
+
+def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list:
+    """The plan's estimates as tasks that run beside each other (and beside the membership work).
+
+    The class estimate, the family's profile and, for MOCICE-BCubed, the
+    size of each side's family: before, the planning task ran them one
+    after the other while the other workers waited.  The plan made from
+    them is the one made without them (:class:`~daskbicl.kernels.micro.planner.Estimates`).
+    """
+    classes = task(estimate_classes)(rows, cols, coverage, bcubed)
+    family = task(_probe_family)(rows, cols, limit)
+    sides = [task(_probe_side)(rows, cols, side, limit) if bcubed else None for side in ("truth", "pred")]
+    return [classes, family, *sides]
 
 
 #: Sets a union side computed beside the planner may hold (``_early_union_side``): it bounds the work
@@ -227,10 +286,15 @@ def _early_union_side(rows, cols, size: int, side: str):
     The planner is one task; this keeps another worker busy meanwhile with
     work the family walk will need.  Holding at most ``min(size, EARLY_UNION)``
     sets, it either finishes or gives up (None) and the side is computed after
-    the plan, as before; its result is the same either way.
+    the plan, as before; its result is the same either way.  Not on a small
+    input (:func:`~daskbicl.kernels.micro.planner.small_input`), which plans
+    at once and takes the class method first: its first score compiles none
+    of the family walk.
     """
+    if small_input(rows, cols):
+        return None
     try:
-        return family_tasks._union_side(rows, cols, side, min(size, EARLY_UNION), 0)
+        return family_tasks.union_side(rows, cols, side, min(size, EARLY_UNION), 0)
     except TooLargeError:
         return None
 
@@ -244,17 +308,26 @@ def _union_side(plan, rows, cols, size: int, side: str, early=None):
         return None
     if early is not None and plan.seed == 0:
         return early
-    return family_tasks._union_side(rows, cols, side, size, plan.seed)
+    return family_tasks.union_side(rows, cols, side, size, plan.seed)
 
 
 def _union_tables(pred, truth):
     return None if pred is None else family_tasks.UnionTables(*pred, *truth)
 
 
-def _task(plan, index: int, rows, cols, jac=None, tables=None):
+def _task(plan, index: int, rows, cols, jac=None, tables=None, parts: str = "all"):
     if plan is None or index >= len(plan.tasks):
         return None
-    return run_task(plan, index, rows, cols, jac, tables)
+    return run_task(plan, index, rows, cols, jac, tables, parts=parts)
+
+
+def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool) -> list:
+    """The walking tasks.  With ``split`` (both parts asked), each task's coverage parts are a task of
+    their own that needs no union table, so they run while the union tables are still being made."""
+    if not split:
+        return task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
+    closure = task_map(_task, [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)])
+    return task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)]) + closure
 
 
 def _finish(plan, tables, overlap, *results):
@@ -413,6 +486,22 @@ def micro_from_partition_tables(rows, cols, *, parts=PARTS) -> micro_scores.Micr
     return _coclustering(rows, cols, frozenset(parts), max_work())
 
 
+def _axis_graphs(truth: xr.Dataset, pred: xr.Dataset, split_every: int):
+    """The membership passes of rows and of columns; the shorter axis's at a lower priority.
+
+    The longer axis's last merge is one task; with the shorter axis's blocks
+    queued behind the longer axis's, they run beside that merge instead of
+    before it (a scheduling hint only: the merged lists are the same).
+    """
+    later = "col" if truth.row_mask.shape[-1] >= truth.col_mask.shape[-1] else "row"
+    out = {}
+    for axis in ("row", "col"):
+        with dask.annotate(priority=-1) if axis == later else contextlib.nullcontext():
+            out[axis] = memberships_graph(truth[f"{axis}_mask"].data, pred[f"{axis}_mask"].data,
+                                          split_every=split_every)
+    return out["row"], out["col"]
+
+
 def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int | None = None,
                 split_every: int = 8, method: str = "auto"):
     """Delayed :class:`~daskbicl.kernels.micro.cell_records.MicroResult` holding only ``parts``.
@@ -445,17 +534,16 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         return task(_coclustering)(rows, cols, parts, limit)
     truth = as_biclustering(truth, "truth")
     pred = as_biclustering(pred, "pred")
-    rows = memberships_graph(truth.row_mask.data, pred.row_mask.data, split_every=split_every)
-    cols = memberships_graph(truth.col_mask.data, pred.col_mask.data, split_every=split_every)
+    rows, cols = _axis_graphs(truth, pred, split_every)
     want_bcubed, want_coverage = "bcubed" in parts, "coverage" in parts
     overlap = (task(bicluster_overlap)(rows, cols)
                if "overlap" in parts or want_bcubed else None)
     coverage = bcubed = error = None
     plan = None
-    if method == "exact" and (want_coverage or want_bcubed):
-        plan = task(_plan)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
-    elif method == "auto" and (want_coverage or want_bcubed):
-        plan = task(_plan_auto)(rows, cols, want_coverage, want_bcubed, limit, size, n_tasks)
+    if method != "sample" and (want_coverage or want_bcubed):
+        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit)
+        plan = task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed, limit,
+                                                               size, n_tasks, *probes)
     if plan is not None:
         jac = tables = None
         if want_bcubed:
@@ -463,7 +551,7 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
             early = {side: task(_early_union_side)(rows, cols, size, side) for side in ("pred", "truth")}
             tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
                                            for side in ("pred", "truth")))
-        results = task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
+        results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)
         coverage, bcubed, error = task(_finish, nout=3)(
             plan, tables, overlap if want_bcubed else None, *results)
     if method != "exact" and (want_coverage or want_bcubed):

@@ -28,20 +28,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..kernels.micro.memberships import merge_memberships, signature_counts
 from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
 from .blocks import as_biclustering
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
 from .core import ChunkPass, task
-from .micro_pass import memberships_graph
+from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
-__all__ = ["MEMBERSHIPS", "SOURCES", "Source", "provider_graph", "read_first", "tables_graph"]
-
-
-#: Joint membership signatures of K truth and L pred masks along one axis: per chunk the signature counts,
-#: merged by signature.  Run by :func:`~daskbicl.engine.micro_pass.memberships_graph` (which cuts long axes
-#: into more blocks), shared with the micro-object walk.
-MEMBERSHIPS = ChunkPass("memberships", chunk=signature_counts, combine=merge_memberships)
+__all__ = ["COUNT_MEMBERSHIPS", "SOURCES", "Source", "provider_graph", "read_first", "tables_graph"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +53,7 @@ class Source:
 #: Name -> the per-axis reduced tables providers declare as their finalize inputs.
 SOURCES: Mapping[str, Source] = {
     "masks": Source(INTERSECT_MASKS, mask_counts_graph),
-    "memberships": Source(MEMBERSHIPS, memberships_graph),
+    "memberships": Source(COUNT_MEMBERSHIPS, memberships_graph),
 }
 
 

@@ -14,7 +14,7 @@ import math
 
 from ..engine.contingency_pass import COUNT_LABEL_PAIRS
 from ..engine.membership_pass import CoverTables, cover_tables
-from ..engine.provider_graph import MEMBERSHIPS
+from ..engine.provider_graph import COUNT_MEMBERSHIPS
 from ..errors import InputError
 from ..kernels.bicluster.cell_pairs import csi_from_histograms
 from ..kernels.bicluster.liu_wang import liu_wang_score
@@ -32,7 +32,7 @@ register_provider(
         # counts only the axes the selected measures read: built by its engine (engine/membership_pass.py)
         graph=lambda truth, pred, counts=frozenset(), pairs=frozenset(), cells=False: cover_tables(
             truth, pred, counts=counts, pairs=pairs, cells=cells),
-        passes=(MEMBERSHIPS, COUNT_LABEL_PAIRS),
+        passes=(COUNT_MEMBERSHIPS, COUNT_LABEL_PAIRS),
         description="row and column covers: joint membership signatures (one chunked pass per axis), "
         "then cluster sizes, shared items and pairs of items by clusters shared; options counts, pairs: "
         "the axes the selected measures read; cells: cells and pairs of cells by biclusters shared",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..engine.contingency_pass import COUNT_LABEL_PAIRS
 from ..engine.micro_pass import METHODS, max_work, micro_from_partition_tables, micro_graph
-from ..engine.provider_graph import MEMBERSHIPS
+from ..engine.provider_graph import COUNT_MEMBERSHIPS
 from ..kernels.micro import micro_scores
 from ..kernels.micro.coverage_estimates import CoverageSample, sampled_ce, sampled_rnia
 from .registry import Boolean, Measure, OneOf, Param, Provider, register, register_provider
@@ -30,7 +30,7 @@ register_provider(
         # the walk plans and runs tasks after its reduction: built by its engine (engine/micro_pass.py)
         graph=lambda truth, pred, parts=frozenset(), method="auto": micro_graph(truth, pred, parts=parts,
                                                                               method=method),
-        passes=(MEMBERSHIPS, COUNT_LABEL_PAIRS),
+        passes=(COUNT_MEMBERSHIPS, COUNT_LABEL_PAIRS),
     )
 )
 

@@ -54,8 +54,8 @@ from .cell_records import (
 from .memberships import Memberships, one_side
 from .planner import PAIR_LIMIT, MicroPlan, Part, part_inputs
 
-__all__ = ["TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccard_table", "run_task",
-           "union_tables"]
+__all__ = ["TASK_PARTS", "TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccard_table", "run_task",
+           "union_side", "union_tables"]
 
 _U = 2.0**-53
 _NO_WORDS = np.zeros(0, np.uint64)  # the parts store no hashes
@@ -83,7 +83,19 @@ class UnionTables(NamedTuple):
     truth_total: int
 
 
-def _union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
+def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
+    """One side's half of :class:`UnionTables`: (words, keys, union sizes, total) of its sets.
+
+    ``side`` is "pred" or "truth".  Walks the family of that side's
+    biclusters alone (every set of them that shares a cell, at most
+    ``budget`` stored) and returns the hash words of its elements (drawn
+    from ``seed``; redrawn when two sets hash alike), the sorted hash keys
+    of its sets, |∪ of the biclusters of each set| and the number of cells
+    in any of that side's biclusters.  The engine runs the two sides as
+    separate tasks (:func:`union_tables` runs both).  Raises
+    :class:`~daskbicl.errors.TooLargeError` when a side has more than
+    ``budget`` sets.
+    """
     from .family_leaf import build_table, union_table
     from .family_walk import STATUS_FULL, enumerate_family
 
@@ -119,8 +131,8 @@ def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_
     >>> t.pred_total, t.truth_total, sorted(t.pred_union.tolist())
     (9, 9, [0, 4, 6, 9])
     """
-    p = _union_side(rows, cols, "pred", budget, seed)
-    t = _union_side(rows, cols, "truth", budget, seed)
+    p = union_side(rows, cols, "pred", budget, seed)
+    t = union_side(rows, cols, "truth", budget, seed)
     return UnionTables(*p, *t)
 
 
@@ -267,21 +279,41 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     acc["deliveries"] += int(deliveries)
 
 
+#: What :func:`run_task` walks: every part, the coverage parts only (and the pair histogram), the
+#: MOCICE-BCubed (closure) parts only.
+TASK_PARTS = ("all", "coverage", "closure")
+
+
 def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, jaccard=None,
-             tables: UnionTables | None = None, *, exact: bool = False) -> TaskResult:
-    """Walk the parts of task ``index`` of ``plan`` (``jaccard`` and ``tables`` for MOCICE-BCubed parts)."""
+             tables: UnionTables | None = None, *, exact: bool = False, parts: str = "all") -> TaskResult:
+    """Walk the parts of task ``index`` of ``plan`` (``jaccard`` and ``tables`` for MOCICE-BCubed parts).
+
+    ``parts="coverage"`` walks only its coverage parts (and counts its share
+    of the pair histogram), which need neither table, so the engine starts
+    them while the union tables are still being made; ``"closure"`` walks
+    only the MOCICE-BCubed parts.  The two results add up to the ``"all"``
+    result: coverage parts contribute only exact integers (moments, the
+    histogram), so every float sum is the same.
+    """
     if not 0 <= index < len(plan.tasks):
         raise InputError(f"task {index} outside 0:{len(plan.tasks)}")
+    if parts not in TASK_PARTS:
+        raise InputError(f"parts must be one of {TASK_PARTS}, got {parts!r}")
     if plan.method == "classes":
+        if parts == "coverage":  # the class method's coverage comes from its classes, in finish
+            return TaskResult(np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), 0.0, 0.0, 0.0, 0.0, 0,
+                              0, 0)
         return _class_task(plan, index, jaccard, exact)
     acc: dict[str, Any] = {"moments": np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), "p": [], "r": [],
            "pa": [], "ra": [], "depth": 0, "nodes": 0, "deliveries": 0}
     for part in plan.tasks[index]:
+        if (parts == "coverage" and part.closure) or (parts == "closure" and not part.closure):
+            continue
         if part.closure and (jaccard is None or tables is None):
             raise InputError("a MOCICE-BCubed part needs the Jaccard table and the union tables")
         _run_part(part, rows, cols, jaccard, tables, exact, plan.budget, plan.seed, acc)
     hist = None
-    if plan.coverage and plan.row_ranges is not None:
+    if plan.coverage and plan.row_ranges is not None and parts != "closure":
         hist = pair_histogram(rows, cols, *plan.row_ranges[index])
     if exact:
         p, r = sum(acc["p"], Fraction(0)), sum(acc["r"], Fraction(0))
@@ -361,7 +393,8 @@ def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact
         return _finish_classes(plan, results, exact, identical)
     coverage = bcubed = error = None
     if plan.coverage and plan.row_ranges is not None:
-        hist = sum((t.histogram.astype(object) for t in results), np.zeros_like(plan.moments, dtype=object))
+        hist = sum((t.histogram.astype(object) for t in results if t.histogram is not None),
+                   np.zeros_like(plan.moments, dtype=object))
         hist[0, 0] += plan.moments[0, 0] - int(hist.sum())  # the cells in no bicluster
         coverage = coverage_from_histogram(hist, plan.n_truth, plan.n_pred)
     elif plan.coverage:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -51,10 +52,11 @@ from .budget import (
     budget_error,
     too_large,
 )
-from .class_traces import ClassEstimate, ClassTable, Merged, class_estimate, class_ranges
+from .class_traces import ENUM_LIMIT, ClassEstimate, ClassTable, Merged, class_estimate, class_ranges
 from .memberships import Memberships, one_side, subproblem
 
-__all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "METHODS", "exact_cost", "pairs_work", "plan_micro", "part_inputs"]
+__all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "METHODS", "Estimates", "Probe", "classes_ruled_out", "estimate_classes", "exact_cost",
+           "pairs_work", "plan_micro", "part_inputs", "probe_family", "probe_side", "small_input"]
 
 #: The exact methods :func:`plan_micro` chooses from.
 METHODS = ("family", "classes")
@@ -143,7 +145,7 @@ def _profile(rows: Memberships, cols: Memberships, seed: int, limit: float):
 
 
 def _one_side(rows: Memberships, cols: Memberships, side: str, seed: int, max_work: float):
-    """(nodes, work units) of the walk of one side's family (MOCICE-BCubed's union tables)."""
+    """(nodes, work units, stopped) of the walk of one side's family (MOCICE-BCubed's union tables)."""
     from .family_estimate import profile_family
 
     r_ptr, r_el, _ = one_side(rows, side)
@@ -152,9 +154,138 @@ def _one_side(rows: Memberships, cols: Memberships, side: str, seed: int, max_wo
                                              max_work / UNIT_DELIVERY, False)
     nodes, deliveries, members = float(sub[3].sum()), float(sub[1].sum()), float(clo[0].sum())
     work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
+    return nodes, work, bool(stopped)
+
+
+class Probe(NamedTuple):
+    """An estimate run before the plan (a task of its own), with the seed and work limit it ran with.
+
+    The family's profiles are seeded and deterministic; their work limit
+    only stops them.  So a probe that did not stop gives what a run with any
+    larger limit gives, and a plan reuses it when its own limit is the same
+    or larger (:meth:`serves`); otherwise the plan runs the estimate again.
+    """
+
+    seed: int
+    limit: float
+    stopped: bool
+    value: tuple
+
+    def serves(self, seed: int, limit: float) -> bool:
+        """Whether this probe is what a run with ``seed`` and ``limit`` returns."""
+        return self.seed == seed and (self.limit == limit or (not self.stopped and limit >= self.limit))
+
+
+def probe_family(rows: Memberships, cols: Memberships, *, max_work: float, seed: int = 0) -> Probe:
+    """The profile of the whole family (the coverage and closure parts' sizes) under ``max_work``."""
+    value = _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
+    return Probe(seed, max_work, bool(value[4]), value)
+
+
+def probe_side(rows: Memberships, cols: Memberships, side: str, *, max_work: float, seed: int = 0) -> Probe:
+    """The size of one side's family (MOCICE-BCubed's union tables) under ``max_work``."""
+    nodes, work, stopped = _one_side(rows, cols, side, seed, max_work)
+    return Probe(seed, max_work, stopped, (nodes, work))
+
+
+@dataclass(frozen=True)
+class Estimates:
+    """What tasks estimated before the plan, beside each other (any field None: the plan computes it).
+
+    ``classes`` is :func:`estimate_classes` for ``flags`` (coverage,
+    bcubed); ``family`` a :func:`probe_family`; ``sides`` the
+    :func:`probe_side` of "truth" and "pred".
+    """
+
+    flags: tuple[bool, bool] | None = None
+    classes: ClassEstimate | str | None = None
+    family: Probe | None = None
+    sides: dict = field(default_factory=dict)
+
+    def classes_for(self, rows: Memberships, cols: Memberships, coverage: bool,
+                    bcubed: bool) -> ClassEstimate | str:
+        """The class estimate for these flags: the one given, one derived from it, or computed here."""
+        ce = self.classes
+        if ce is None:
+            return estimate_classes(rows, cols, coverage, bcubed)
+        if isinstance(ce, str) or ce.table is None or self.flags == (coverage, bcubed):
+            return ce  # without classes the flags change nothing
+        if self.flags is not None and self.flags[1] and ce.per_class is not None:
+            # class_estimate's sum, with the per-class work it already counted
+            from .budget import UNIT_CLASS
+            from .class_traces import class_work
+
+            work = float(class_work(ce.merged, None)) + UNIT_CLASS * len(ce.table) * (coverage or bcubed)
+            per_class = ce.per_class if bcubed else None
+            if bcubed:
+                work += float(np.sum(ce.per_class))
+            return ClassEstimate(ce.merged, ce.table, work, ce.why, per_class)
+        return estimate_classes(rows, cols, coverage, bcubed)
+
+
+def _family_profile(rows: Memberships, cols: Memberships, seed: int, max_work: float, probe: Probe | None):
+    if probe is not None and probe.serves(seed, max_work):
+        return probe.value
+    return _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
+
+
+def _side_work(rows: Memberships, cols: Memberships, side: str, seed: int, max_work: float,
+               probe: Probe | None) -> tuple[float, float]:
+    """(nodes, work units) of one side's family; TooLargeError when its profile passed ``max_work``."""
+    if probe is not None and probe.serves(seed, max_work):
+        nodes, work = probe.value
+        stopped = probe.stopped
+    else:
+        nodes, work, stopped = _one_side(rows, cols, side, seed, max_work)
     if stopped:
         _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
     return nodes, work
+
+
+#: Work units of enumerating the cell classes (pairs of signatures) below which an input is *small*
+#: (:func:`small_input`): its planning is quick and takes the class method first.
+SMALL_ENUM = 1e6
+
+
+def _pairs_of_signatures(rows: Memberships, cols: Memberships) -> float:
+    """Work units of enumerating the cell classes from the signatures as they are (before merging)."""
+    from .budget import UNIT_SIG_PAIR
+
+    words = max(1, -(-rows.n_elem // 64))
+    return UNIT_SIG_PAIR * rows.n_signatures * cols.n_signatures * words
+
+
+def small_input(rows: Memberships, cols: Memberships) -> bool:
+    """Whether the cell classes are few enough to enumerate at once (no estimate is worth a task of its own).
+
+    Merging copies only removes signatures, so this bounds the class
+    method's first step; such inputs plan in milliseconds, and the estimate
+    tasks run beside the plan on larger inputs only (nothing of the family
+    walk is compiled or run for a small first score that takes the classes).
+    """
+    return _pairs_of_signatures(rows, cols) <= SMALL_ENUM
+
+
+def estimate_classes(rows: Memberships, cols: Memberships, coverage: bool, bcubed: bool) -> ClassEstimate | str:
+    """The class method's estimate, or why it does not apply when the counts alone say so (a string).
+
+    When every bicluster has a cell, merging copies keeps every distinct
+    signature (a row in a copy is in its representative too), so the pairs
+    of signatures of the class method's first step are known without
+    merging; above :data:`~daskbicl.kernels.micro.class_traces.ENUM_LIMIT`
+    work the method is not used (as :func:`class_estimate` decides, with the
+    same reason), and the seconds of merging a million signatures are saved.
+    """
+    why = classes_ruled_out(rows, cols)
+    return why if why else class_estimate(rows, cols, coverage, bcubed)
+
+
+def classes_ruled_out(rows: Memberships, cols: Memberships) -> str:
+    """Why the class method is not used, when the counts alone say so (:func:`estimate_classes`); else ""."""
+    if bool((np.diagonal(rows.gram) > 0).all() and (np.diagonal(cols.gram) > 0).all()):
+        if _pairs_of_signatures(rows, cols) > ENUM_LIMIT:
+            return f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of signatures"
+    return ""
 
 
 def _count(rows: Memberships, cols: Memberships, req) -> int:
@@ -200,7 +331,7 @@ def _class_plan(rows: Memberships, ce: ClassEstimate, coverage: bool, bcubed: bo
 def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
                seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None,
-               method: str | None = None) -> MicroPlan:
+               method: str | None = None, estimates: Estimates | None = None) -> MicroPlan:
     """The cheapest exact method, its parts and tasks (module docstring).
 
     ``method`` forces the exact method ("family": the family walk;
@@ -210,7 +341,9 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
     estimates the family walk (stopping as soon as it is dearer than the
     class method) and takes the cheaper.  Raises
     :class:`~daskbicl.errors.TooLargeError` when both exceed ``max_work``,
-    within seconds.
+    within seconds.  ``estimates`` holds estimates already made (by tasks
+    beside each other, :class:`Estimates`): the plan is the same with or
+    without them.
 
     Examples
     --------
@@ -224,27 +357,34 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
         raise TooLargeError(
             f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
             "(limit 2**62 cells; no setting raises it).")
+    est = Estimates() if estimates is None else estimates
     kw = dict(coverage=coverage, bcubed=bcubed, budget=budget, n_tasks=n_tasks, seed=seed,
-              coverage_by=coverage_by, union_budget=union_budget)
+              coverage_by=coverage_by, union_budget=union_budget, known=est)
     if method == "family" or coverage_by is not None or not (coverage or bcubed):
         return _family_plan(rows, cols, max_work=max_work, **kw)  # type: ignore[arg-type]
-    ce = class_estimate(rows, cols, coverage, bcubed)
-    if method == "classes" and ce.table is None:
-        raise too_large(f"the class method does not apply ({ce.why}), which", None, max_work)
-    fits = ce.table is not None and ce.work <= max_work
-    if method == "classes" or (fits and ce.work <= QUICK_CLASSES):
-        if ce.work > max_work:
-            raise too_large(f"the exact class method ({len(ce.table or ()):,} cell classes) of "
-                            f"{rows.n_truth}+{rows.n_pred} biclusters", ce.work, max_work)
+    ce = est.classes_for(rows, cols, coverage, bcubed)
+    if isinstance(ce, str):  # ruled out by the counts alone: as class_estimate without a table
+        table, work, why = None, float("inf"), ce
+    else:
+        table, work, why = ce.table, ce.work, ce.why
+    if method == "classes" and table is None:
+        raise too_large(f"the class method does not apply ({why}), which", None, max_work)
+    fits = table is not None and work <= max_work
+    if method == "classes" or (fits and work <= QUICK_CLASSES):
+        assert isinstance(ce, ClassEstimate)
+        if work > max_work:
+            raise too_large(f"the exact class method ({len(table or ()):,} cell classes) of "
+                            f"{rows.n_truth}+{rows.n_pred} biclusters", work, max_work)
         return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: quick")
     try:  # the family walk, refused as soon as it is dearer than the classes
-        floor = closure_floor(ce.merged, ce.table) if ce.table is not None else None
-        fam = _family_plan(rows, cols, max_work=min(max_work, ce.work), floor=floor,
+        floor = closure_floor(ce.merged, table) if table is not None and isinstance(ce, ClassEstimate) else None
+        fam = _family_plan(rows, cols, max_work=min(max_work, work), floor=floor,
                            **kw)  # type: ignore[arg-type]
     except TooLargeError as err:
         if fits:
+            assert isinstance(ce, ClassEstimate)
             return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: family dearer")
-        why = ce.why or f"~{ce.work:.3g} work units"
+        why = why or f"~{work:.3g} work units"
         raise TooLargeError(f"{err} (The other exact method, by cell classes, needs {why}.)") from None
     return fam
 
@@ -297,7 +437,7 @@ def exact_cost(rows: Memberships, cols: Memberships, parts, *, max_work: float =
 def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                  max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
                  seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None,
-                 floor: np.ndarray | None = None) -> MicroPlan:
+                 floor: np.ndarray | None = None, known: Estimates | None = None) -> MicroPlan:
     """Parts, estimates and tasks of the family walk (module docstring).
 
     ``floor[e]`` (from :func:`closure_floor`, when the classes are known)
@@ -308,6 +448,8 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     walk) or "pairs" (every pair of row and column signatures); by default
     the cheaper by the estimates.  ``union_budget`` bounds the one-sided
     families of MOCICE-BCubed's normalisers (default: ``budget``).
+    ``known`` holds profiles already made (:class:`Estimates`), used where
+    they are what this plan's seed and limit give (:meth:`Probe.serves`).
 
     Examples
     --------
@@ -329,7 +471,8 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     moments[0, 0] = rows.n_items * cols.n_items
     pair_cost = pairs_work(rows, cols)
     # one pass of probes sizes every part (family_estimate.profile_family)
-    sub, sub2, clo, clo2, stopped = _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
+    est = Estimates() if known is None else known
+    sub, sub2, clo, clo2, stopped = _family_profile(rows, cols, seed, max_work, est.family)
     sub_work = UNIT_NODE * sub[0] + UNIT_DELIVERY * (sub[1] + sub[2])
     if floor is not None and bcubed:  # the sampled profile can miss the dense part: never below the floor
         scale = np.maximum(floor / np.maximum(clo[0], 1.0), 1.0)
@@ -351,7 +494,7 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     union_work = 0.0
     if bcubed:  # the union tables of each side's sets
         for side in ("truth", "pred"):
-            nodes, work = _one_side(rows, cols, side, seed, max_work)
+            nodes, work = _side_work(rows, cols, side, seed, max_work, est.sides.get(side))
             ub = budget if union_budget is None else union_budget
             if nodes > 2 * ub:
                 raise budget_error((), nodes, ub)
