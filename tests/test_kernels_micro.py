@@ -1109,17 +1109,14 @@ def test_compiled_argsort_is_numpys_stable_order(dtype):
 
 
 def test_grow_keeps_every_entry_of_each_dtype():
-    """One generic grow for the walk's int32, int64 and uint64 arrays (and a 2-D one for the children)."""
-    from daskbicl.kernels.micro.family_walk import _grow, _grow_rows
+    """One generic grow for the walk's and the estimate's int32, int64 and uint64 arrays."""
+    from daskbicl.kernels.micro.family_walk import _grow
 
     for dtype in (np.int32, np.int64, np.uint64):
         a = np.arange(5, dtype=dtype) * 3
         g = _grow(a, 7)
         assert g.dtype == dtype and len(g) == 10 and g[:5].tolist() == a.tolist()
         assert len(_grow(a, 23)) == 23
-    m = np.arange(12, dtype=np.int64).reshape(3, 4)
-    g = _grow_rows(m, 5)
-    assert g.shape == (3, 8) and (g[:, :4] == m).all()
 
 
 def test_nothing_covered_names_the_formula_not_a_registry_name():
