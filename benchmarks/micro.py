@@ -46,7 +46,9 @@ estimate of the family walk alone (work units x 10 ns).
                   then times the class method and the family walk on warm kernels
                   (best of 3) and prints the values; with ``--ref DIR`` (a copy of
                   another version's tree) the same child runs on it too, in the same
-                  run, with the ratios and whether every value is equal bit for bit.
+                  run, with the ratios and whether every value is equal bit for bit;
+                  ``--walk --ref DIR``: the family walk and its sampled estimate against
+                  DIR's, in one process, interleaved (best of 5), outputs compared.
 
 Run:  python benchmarks/micro.py            (full, about 15 minutes)
       python benchmarks/micro.py --quick    (seconds; what the test runs)
@@ -575,6 +577,72 @@ def run_kernels(quick: bool, ref: str | None, rounds: int = 1) -> int:
     return 1 if any(r.get("values equal") == "NO" for r in steady) else 0
 
 
+def _plain_copy(ref: str, folder: str) -> None:
+    """``ref``'s family_walk.py and family_estimate.py as plain modules ``ref_family_*`` in ``folder``."""
+    import re
+
+    for name in ("family_walk", "family_estimate"):
+        with open(os.path.join(ref, "daskbicl", "kernels", "micro", f"{name}.py"), encoding="utf-8") as f:
+            text = f.read()
+        text = re.sub(r"^from \.\.compiled import announce_compiles$|^announce_compiles\(\).*$", "", text, flags=re.M)
+        text = text.replace("from .family_walk import", "from ref_family_walk import")
+        with open(os.path.join(folder, f"ref_{name}.py"), "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def run_walk(quick: bool, ref: str) -> int:
+    """The family walk and its sampled estimate against ``ref``'s, in one process, interleaved, best of 5."""
+    import importlib
+    import math
+
+    from daskbicl.kernels.micro import family_estimate, family_walk
+    from daskbicl.kernels.micro.memberships import signature_counts, subproblem
+
+    folder = tempfile.mkdtemp()
+    _plain_copy(os.path.abspath(ref), folder)
+    sys.path.insert(0, folder)
+    ref_walk, ref_est = importlib.import_module("ref_family_walk"), importlib.import_module("ref_family_estimate")
+    rng = np.random.default_rng(1)
+    n, k = (600, 10) if quick else (1500, 12)
+    tr, tc = rng.random((k, n)) < 0.3, rng.random((k, n)) < 0.3
+    pr = np.concatenate([tr ^ (rng.random(tr.shape) < 0.03), rng.random((2, n)) < 0.3])
+    pc = np.concatenate([tc ^ (rng.random(tc.shape) < 0.03), rng.random((2, n)) < 0.3])
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    ne, kt = rows.n_elem, rows.n_truth
+    inputs = (*subproblem(rows, ()), *subproblem(cols, ()))
+    rnd = np.random.default_rng(0).integers(0, 2**63, ne, dtype=np.int64).astype(np.uint64)
+    binom = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], np.int64)
+
+    def walk(mod, store):
+        lo = np.zeros((kt + 1, ne - kt + 1), np.uint64)
+        hi = lo.copy()
+        out = mod.enumerate_family(*inputs, ne, kt, 0, 0, 0, -1, store, 10**8, 16, rnd, lo, hi,
+                                   0 if store else 64, binom, np.zeros(2, np.int64))
+        return [out[1], lo.tolist(), hi.tolist(), *(x.tolist() for x in out[3:])]
+
+    def profile(mod):
+        return [x.tolist() for x in mod.profile_family(inputs[0], inputs[1], inputs[3], inputs[4], ne, 64, 3, 5,
+                                                       1e12, True)[:4]]
+
+    print(f"machine: {machine()}\n{n} x {n} cells, {k} + {k + 2} biclusters at 0.3 (pred a copy)")
+    rows_out = []
+    for label, fn, mods in (("walk, storing nodes", lambda m: walk(m, True), (ref_walk, family_walk)),
+                            ("walk, moments only", lambda m: walk(m, False), (ref_walk, family_walk)),
+                            ("sampled estimate", profile, (ref_est, family_estimate))):
+        same = fn(mods[0]) == fn(mods[1])  # also compiles both
+        times: list[list[float]] = [[], []]
+        for _ in range(5):
+            for i, mod in enumerate(mods):
+                start = time.perf_counter()
+                fn(mod)
+                times[i].append(time.perf_counter() - start)
+        rows_out.append({"kernel": label, "ref s": f"{min(times[0]):.4f}", "this s": f"{min(times[1]):.4f}",
+                         "this / ref": f"{min(times[1]) / min(times[0]):.2f}", "same outputs": "yes" if same else "NO",
+                         "load": f"{os.getloadavg()[0]:.1f}"})
+    print_table(rows_out, list(rows_out[0]))
+    return 1 if any(r["same outputs"] == "NO" for r in rows_out) else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -589,11 +657,15 @@ def main(argv=None):
     ap.add_argument("--kernels", action="store_true",
                     help="only the micro kernels' first-use compiles and steady speed (fresh numba cache)")
     ap.add_argument("--ref", default=None, help="--kernels: another version's tree, run in the same process")
+    ap.add_argument("--walk", action="store_true",
+                    help="only the family walk and its estimate against --ref's, in one process (steady speed)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="--kernels: rounds (the first compiles; later ones reuse the caches, interleaved)")
     args = ap.parse_args(argv)
     if args.kernels:
         return run_kernels(args.quick, args.ref, args.rounds)
+    if args.walk:
+        return run_walk(args.quick, args.ref)
     if args.calibrate:
         print(f"machine: {machine()}\nversions: {versions()}\nload: {os.getloadavg()}\n")
         rows = run_calibrate(args.quick)

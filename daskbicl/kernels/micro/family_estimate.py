@@ -18,11 +18,41 @@ import numpy as np
 from numba import njit
 
 from ..compiled import announce_compiles
-from .family_walk import _arena, _grow, _kids_of
+from .family_walk import _grow
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
 __all__ = ["profile_family"]
+
+
+@njit(cache=True, nogil=True)
+def _arena(ptr, n):
+    """Entries (item, position before its first element) of the n lists, room for twice as many."""
+    item = np.empty(max(16, 2 * n), np.int32)
+    pos = np.empty(max(16, 2 * n), np.int32)
+    for i in range(n):
+        item[i] = i
+        pos[i] = ptr[i] - 1
+    return item, pos
+
+
+@njit(cache=True, nogil=True)
+def _kids_of(touched, n_t, flag, kids):
+    """The touched elements met on both sides (children), ascending (insertion sort: few children)."""
+    n_kids = 0
+    for t in range(n_t):
+        e = touched[t]
+        if flag[e] == 3:
+            kids[n_kids] = e
+            n_kids += 1
+    for t in range(1, n_kids):
+        v = kids[t]
+        u = t - 1
+        while u >= 0 and kids[u] > v:
+            kids[u + 1] = kids[u]
+            u -= 1
+        kids[u + 1] = v
+    return n_kids
 
 
 @njit(cache=True, nogil=True)

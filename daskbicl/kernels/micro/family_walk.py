@@ -147,36 +147,6 @@ def _finish_by_pairs(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, ar_item, ar_pos, lo
 
 
 @njit(cache=True, nogil=True)
-def _arena(ptr, n):
-    """Entries (item, position before its first element) of the n lists, room for twice as many."""
-    item = np.empty(max(16, 2 * n), np.int32)
-    pos = np.empty(max(16, 2 * n), np.int32)
-    for i in range(n):
-        item[i] = i
-        pos[i] = ptr[i] - 1
-    return item, pos
-
-
-@njit(cache=True, nogil=True)
-def _kids_of(touched, n_t, flag, kids):
-    """The touched elements met on both sides (children), ascending (insertion sort: few children)."""
-    n_kids = 0
-    for t in range(n_t):
-        e = touched[t]
-        if flag[e] == 3:
-            kids[n_kids] = e
-            n_kids += 1
-    for t in range(1, n_kids):
-        v = kids[t]
-        u = t - 1
-        while u >= 0 and kids[u] > v:
-            kids[u + 1] = kids[u]
-            u -= 1
-        kids[u + 1] = v
-    return n_kids
-
-
-@njit(cache=True, nogil=True)
 def enumerate_family(r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt, n_elem, n_truth, base_truth, base_pred,
                      min_elem, resp_above, store, cap, hint, rnd, moments_lo, moments_hi, pair_limit, binom, stats):
     """Depth-first walk of the family of a subproblem (module docstring).
