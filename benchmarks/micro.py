@@ -39,6 +39,17 @@ estimate of the family walk alone (work units x 10 ns).
                   redundant inputs, densities 0.05-0.8, 5-100 biclusters
                   (``--calibrate``, ``--calibrate --quick``).
 
+* ``kernels``    — the micro kernels' first-use compile time and steady speed
+                  (``--kernels [--ref DIR]``): a fresh interpreter with an empty
+                  ``NUMBA_CACHE_DIR`` scores a small biclustering (all four
+                  measures) and lists every numba compile (wall and CPU seconds),
+                  then times the class method and the family walk on warm kernels
+                  (best of 3) and prints the values; with ``--ref DIR`` (a copy of
+                  another version's tree) the same child runs on it too, in the same
+                  run, with the ratios and whether every value is equal bit for bit;
+                  ``--walk --ref DIR``: the family walk and its sampled estimate against
+                  DIR's, in one process, interleaved (best of 5), outputs compared.
+
 Run:  python benchmarks/micro.py            (full, about 15 minutes)
       python benchmarks/micro.py --quick    (seconds; what the test runs)
       python benchmarks/micro.py --cluster  (adds the 1.5 GB two-worker case)
@@ -446,6 +457,192 @@ def run_cocluster(n, h, check=False):
     return row
 
 
+_KERNELS_CHILD = r"""
+import json, sys, time
+import numpy as np
+t = time.perf_counter()
+import daskbicl
+from numba.core import event
+from daskbicl.kernels.micro.memberships import signature_counts
+from daskbicl.kernels.micro.micro_scores import MicroTables
+out = {"import": time.perf_counter() - t, "compiles": [], "steady": []}
+started, phase = [], ["first score"]
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        started.append((time.perf_counter(), time.process_time()))
+    def on_end(self, ev):
+        wall, cpu = started.pop()
+        if not started:
+            f = ev.data["dispatcher"].py_func
+            out["compiles"].append([f.__module__.rsplit(".", 1)[-1] + "." + f.__qualname__,
+                                    time.perf_counter() - wall, time.process_time() - cpu, phase[0]])
+event.register("numba:compile", Compiles())
+rng = np.random.default_rng(7)
+masks = [(rng.random((4, 300)) < 0.2, rng.random((4, 200)) < 0.2) for _ in range(2)]
+t = time.perf_counter()
+daskbicl.score(*(daskbicl.biclustering(r, c) for r, c in masks),
+               measures=["mocice_bcubed", "micro_ce", "micro_rnia", "e4sc"])
+out["first score"] = time.perf_counter() - t
+quick = sys.argv[1:] == ["--quick"]
+phase[0] = "steady cases' first run"
+for label, n, k, density, kind, method in (
+        ("classes 20+20 0.2 indep", 2000, 20, 0.2, "indep", "classes"),
+        ("family 20+20 0.2 indep", 2000, 20, 0.2, "indep", "family"),
+        ("classes 10+12 0.5 copy", 1500, 10, 0.5, "copy", "classes"),
+        ("family 10+12 0.3 copy", 1500, 10, 0.3, "copy", "family"),
+        ("classes 40+40 0.1 indep", 3000, 40, 0.1, "indep", "classes")):
+    n = n // 4 if quick else n
+    r = np.random.default_rng(n + k)
+    tr, tc = r.random((k, n)) < density, r.random((k, n)) < density
+    if kind == "copy":
+        pr = np.concatenate([tr ^ (r.random(tr.shape) < 0.03), r.random((2, n)) < density])
+        pc = np.concatenate([tc ^ (r.random(tc.shape) < 0.03), r.random((2, n)) < density])
+    else:
+        pr, pc = r.random((k, n)) < density, r.random((k, n)) < density
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    best, values = float("inf"), None
+    for rep in range(2 if quick else 4):  # the first run compiles what the small score did not
+        t = time.perf_counter()
+        got = MicroTables(rows, cols, method=method, max_work=float("inf"))
+        values = [repr(x) for x in (*got.bcubed, *got.coverage)]
+        best = min(best, time.perf_counter() - t) if rep else best
+    out["steady"].append([label, n, best, values])
+print(json.dumps(out))
+"""
+
+
+def _kernels_child(tree: str, quick: bool, cache: str) -> dict:
+    import json
+    import subprocess
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONWARNINGS="ignore", PYTHONPATH=tree)
+    got = subprocess.run([sys.executable, "-c", _KERNELS_CHILD] + (["--quick"] if quick else []),
+                         check=True, capture_output=True, text=True, env=env, cwd=tree)
+    return json.loads(got.stdout)
+
+
+def run_kernels(quick: bool, ref: str | None, rounds: int = 1) -> int:
+    """First-use compiles and steady speed of the micro kernels (this tree, and ``ref`` in the same run).
+
+    Round 1 starts from empty numba caches (the compile table); later rounds
+    reuse each tree's cache, alternate the trees, and keep each case's best
+    steady time (interleaved runs: a load change hits both trees alike).
+    """
+    here = os.path.dirname(HERE)
+    trees = [("this", here)] + ([("ref", os.path.abspath(ref))] if ref else [])
+    print(f"machine: {machine()}\nversions: {versions()}")
+    runs: dict = {}
+    with tempfile.TemporaryDirectory() as caches:
+        for rnd in range(rounds):
+            for name, tree in trees:
+                before = os.getloadavg()[0]
+                got = _kernels_child(tree, quick, os.path.join(caches, name))
+                print(f"round {rnd + 1}, {name} ({tree}): load {before:.1f} -> {os.getloadavg()[0]:.1f}; import "
+                      f"{got['import']:.2f} s, first small score {got['first score']:.2f} s")
+                if name not in runs:
+                    runs[name] = got
+                    continue
+                for old, new in zip(runs[name]["steady"], got["steady"]):
+                    old[2] = min(old[2], new[2])
+    names = sorted({(c[3], c[0]) for r in runs.values() for c in r["compiles"]}, reverse=True)
+    table = []
+    for when, kernel in names:
+        row = {"when": when, "kernel": kernel}
+        for name in runs:
+            hit = [c for c in runs[name]["compiles"] if c[0] == kernel and c[3] == when]
+            row[f"{name} wall s"] = f"{hit[0][1]:.2f}" if hit else "-"
+            row[f"{name} cpu s"] = f"{hit[0][2]:.2f}" if hit else "-"
+        table.append(row)
+    totals = []
+    for when in ("first score", "steady cases' first run"):
+        total = {"when": when, "kernel": "all compiles"}
+        for name in runs:
+            total[f"{name} wall s"] = f"{sum(c[1] for c in runs[name]['compiles'] if c[3] == when):.2f}"
+            total[f"{name} cpu s"] = f"{sum(c[2] for c in runs[name]['compiles'] if c[3] == when):.2f}"
+        totals.append(total)
+    print("\n== numba compiles (empty cache; wall and process CPU seconds): a first small biclustering score "
+          "(all four micro measures), then what the steady cases' first runs still compile")
+    print_table(table + totals, list(totals[0]))
+    steady = []
+    for i, (label, n, sec, values) in enumerate(runs["this"]["steady"]):
+        row = {"case (warm kernels, best of 3; --quick: 1)": label, "I=J": n, "this s": f"{sec:.3f}"}
+        if "ref" in runs:
+            ref_sec, ref_values = runs["ref"]["steady"][i][2:]
+            row.update({"ref s": f"{ref_sec:.3f}", "this / ref": f"{sec / ref_sec:.2f}",
+                        "values equal": "yes" if values == ref_values else "NO"})
+        steady.append(row)
+    print("\n== steady speed: MicroTables(method=...).bcubed and .coverage")
+    print_table(steady, list(steady[0]))
+    print(f"load now: {os.getloadavg()}")
+    return 1 if any(r.get("values equal") == "NO" for r in steady) else 0
+
+
+def _plain_copy(ref: str, folder: str) -> None:
+    """``ref``'s family_walk.py and family_estimate.py as plain modules ``ref_family_*`` in ``folder``."""
+    import re
+
+    for name in ("family_walk", "family_estimate"):
+        with open(os.path.join(ref, "daskbicl", "kernels", "micro", f"{name}.py"), encoding="utf-8") as f:
+            text = f.read()
+        text = re.sub(r"^from \.\.compiled import announce_compiles$|^announce_compiles\(\).*$", "", text, flags=re.M)
+        text = text.replace("from .family_walk import", "from ref_family_walk import")
+        with open(os.path.join(folder, f"ref_{name}.py"), "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def run_walk(quick: bool, ref: str) -> int:
+    """The family walk and its sampled estimate against ``ref``'s, in one process, interleaved, best of 5."""
+    import importlib
+    import math
+
+    from daskbicl.kernels.micro import family_estimate, family_walk
+    from daskbicl.kernels.micro.memberships import signature_counts, subproblem
+
+    folder = tempfile.mkdtemp()
+    _plain_copy(os.path.abspath(ref), folder)
+    sys.path.insert(0, folder)
+    ref_walk, ref_est = importlib.import_module("ref_family_walk"), importlib.import_module("ref_family_estimate")
+    rng = np.random.default_rng(1)
+    n, k = (600, 10) if quick else (1500, 12)
+    tr, tc = rng.random((k, n)) < 0.3, rng.random((k, n)) < 0.3
+    pr = np.concatenate([tr ^ (rng.random(tr.shape) < 0.03), rng.random((2, n)) < 0.3])
+    pc = np.concatenate([tc ^ (rng.random(tc.shape) < 0.03), rng.random((2, n)) < 0.3])
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    ne, kt = rows.n_elem, rows.n_truth
+    inputs = (*subproblem(rows, ()), *subproblem(cols, ()))
+    rnd = np.random.default_rng(0).integers(0, 2**63, ne, dtype=np.int64).astype(np.uint64)
+    binom = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], np.int64)
+
+    def walk(mod, store):
+        lo = np.zeros((kt + 1, ne - kt + 1), np.uint64)
+        hi = lo.copy()
+        out = mod.enumerate_family(*inputs, ne, kt, 0, 0, 0, -1, store, 10**8, 16, rnd, lo, hi,
+                                   0 if store else 64, binom, np.zeros(2, np.int64))
+        return [out[1], lo.tolist(), hi.tolist(), *(x.tolist() for x in out[3:])]
+
+    def profile(mod):
+        return [x.tolist() for x in mod.profile_family(inputs[0], inputs[1], inputs[3], inputs[4], ne, 64, 3, 5,
+                                                       1e12, True)[:4]]
+
+    print(f"machine: {machine()}\n{n} x {n} cells, {k} + {k + 2} biclusters at 0.3 (pred a copy)")
+    rows_out = []
+    for label, fn, mods in (("walk, storing nodes", lambda m: walk(m, True), (ref_walk, family_walk)),
+                            ("walk, moments only", lambda m: walk(m, False), (ref_walk, family_walk)),
+                            ("sampled estimate", profile, (ref_est, family_estimate))):
+        same = fn(mods[0]) == fn(mods[1])  # also compiles both
+        times: list[list[float]] = [[], []]
+        for _ in range(5):
+            for i, mod in enumerate(mods):
+                start = time.perf_counter()
+                fn(mod)
+                times[i].append(time.perf_counter() - start)
+        rows_out.append({"kernel": label, "ref s": f"{min(times[0]):.4f}", "this s": f"{min(times[1]):.4f}",
+                         "this / ref": f"{min(times[1]) / min(times[0]):.2f}", "same outputs": "yes" if same else "NO",
+                         "load": f"{os.getloadavg()[0]:.1f}"})
+    print_table(rows_out, list(rows_out[0]))
+    return 1 if any(r["same outputs"] == "NO" for r in rows_out) else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -457,7 +654,18 @@ def main(argv=None):
     ap.add_argument("--grid", nargs="*", type=float, default=None, help="the issue-24 grid for these I (default all)")
     ap.add_argument("--calibrate", action="store_true",
                     help="only the class method's estimate against its measured CPU time over a spread of shapes")
+    ap.add_argument("--kernels", action="store_true",
+                    help="only the micro kernels' first-use compiles and steady speed (fresh numba cache)")
+    ap.add_argument("--ref", default=None, help="--kernels: another version's tree, run in the same process")
+    ap.add_argument("--walk", action="store_true",
+                    help="only the family walk and its estimate against --ref's, in one process (steady speed)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="--kernels: rounds (the first compiles; later ones reuse the caches, interleaved)")
     args = ap.parse_args(argv)
+    if args.kernels:
+        return run_kernels(args.quick, args.ref, args.rounds)
+    if args.walk:
+        return run_walk(args.quick, args.ref)
     if args.calibrate:
         print(f"machine: {machine()}\nversions: {versions()}\nload: {os.getloadavg()}\n")
         rows = run_calibrate(args.quick)

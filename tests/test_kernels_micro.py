@@ -1090,3 +1090,41 @@ def test_redundant_outputs_on_a_local_cluster_equal_the_exact_classes(client):
     for g, w in zip(got["mocice_bcubed"], mocice_bcubed(want)):
         assert abs(Fraction(g) - w) <= 1e-13 * w
     assert got["micro_rnia"] == float(rnia(want, exact=True))
+
+
+# --------------------------------------------------------------------------- compiled helpers (issue 28)
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_compiled_argsort_is_numpys_stable_order(dtype):
+    """The class kernels sort with a plain-loop merge sort (numba compiles it faster than np.argsort):
+    the same order as numpy's stable sort, ties by position, on lengths 0..70 and many ties."""
+    from daskbicl.kernels.micro.class_kernels import _argsort
+
+    rng = np.random.default_rng(5)
+    for n in [*range(0, 20), 31, 32, 33, 64, 70]:
+        for high in (2, 5, 1000):
+            vals = rng.integers(-high, high, n + 3).astype(dtype)
+            want = np.argsort(vals[:n], kind="stable")
+            assert _argsort(vals, n).tolist() == want.tolist(), (n, high)
+
+
+def test_grow_keeps_every_entry_of_each_dtype():
+    """One generic grow for the walk's and the estimate's int32, int64 and uint64 arrays."""
+    from daskbicl.kernels.micro.family_walk import _grow
+
+    for dtype in (np.int32, np.int64, np.uint64):
+        a = np.arange(5, dtype=dtype) * 3
+        g = _grow(a, 7)
+        assert g.dtype == dtype and len(g) == 10 and g[:5].tolist() == a.tolist()
+        assert len(_grow(a, 23)) == 23
+
+
+def test_nothing_covered_names_the_formula_not_a_registry_name():
+    """Kernels name the published formula; which measures exist is said by the records only."""
+    e = np.zeros((2, 3), bool)
+    t = tables(e, e, e, e)
+    for f, name in ((partial(micro_ce, t), "clustering error (CE)"), (partial(rnia, t), "(RNIA)"),
+                    (partial(e4sc, t), "E4SC score"), (partial(bcubed, e, e, e, e), "MOCICE-BCubed")):
+        with pytest.raises(InputError, match="truth and pred cover no cell") as err:
+            f()
+        assert f"{name} is undefined" in str(err.value)

@@ -279,16 +279,22 @@ def _ratio(num: int, den: int, exact: bool):
     return q if exact else float(q)
 
 
-def _nothing_covered(measure: str, what: str) -> InputError:
+def _nothing_covered(formula: str, what: str) -> InputError:
+    """The error of a formula that is 0/0 because no bicluster covers a cell.
+
+    ``formula`` is the formula's published name (as docs/measures/micro.md
+    heads it), not a registry name: which measures exist is said by their
+    records in :mod:`daskbicl.measures` only.
+    """
     return InputError(
         f"truth and pred cover no cell (no bicluster has both a row and a column), so "
-        f"{what} 0/0 and {measure} is undefined (docs/measures/micro.md). Check the inputs: every "
+        f"{what} 0/0 and {formula} is undefined (docs/measures/micro.md). Check the inputs: every "
         "bicluster needs at least one row and one column to cover a cell.")
 
 
 def bcubed_nothing_covered() -> InputError:
     """MOCICE-BCubed's error when neither side covers a cell (its P and R are 0/0)."""
-    return _nothing_covered("mocice_bcubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
+    return _nothing_covered("MOCICE-BCubed", "P = (...) / |U_G| and R = (...) / |U_C| are")
 
 
 def _check_bool(name: str, value) -> bool:

@@ -68,7 +68,8 @@ def _grow(keys, used, vals):
         if used[s]:
             h = _find(nk, nu, keys[s], cap - 1)
             nu[h] = True
-            nk[h] = keys[s]
+            for w in range(keys.shape[1]):  # plain loops: a row assignment compiles numpy's broadcasting
+                nk[h, w] = keys[s, w]
             nv[h] = vals[s]
     return nk, nu, nv
 
@@ -99,7 +100,8 @@ def classes_of_pairs(rsig, rcnt, csig, ccnt, limit):
             h = _find(keys, used, tmp, cap - 1)
             if not used[h]:
                 used[h] = True
-                keys[h] = tmp
+                for w in range(n_words):
+                    keys[h, w] = tmp[w]
                 n += 1
             vals[h] += rcnt[i] * ccnt[j]
             if n > limit:
@@ -112,10 +114,41 @@ def classes_of_pairs(rsig, rcnt, csig, ccnt, limit):
     m = 0
     for s in range(cap):
         if used[s]:
-            out_k[m] = keys[s]
+            for w in range(n_words):
+                out_k[m, w] = keys[s, w]
             out_v[m] = vals[s]
             m += 1
     return out_k, out_v, True
+
+
+@njit(cache=True, nogil=True)
+def _argsort(vals, n):
+    """Stable ascending order of ``vals[:n]`` (bottom-up merge sort in plain loops).
+
+    The same order as ``np.argsort(vals[:n], kind="mergesort")``, which numba
+    compiles several times slower.
+    """
+    idx = np.empty(n, np.int64)
+    tmp = np.empty(n, np.int64)
+    for t in range(n):
+        idx[t] = t
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for k in range(lo, hi):
+                if i < mid and (j >= hi or vals[idx[j]] >= vals[idx[i]]):
+                    tmp[k] = idx[i]
+                    i += 1
+                else:
+                    tmp[k] = idx[j]
+                    j += 1
+        idx, tmp = tmp, idx
+        width *= 2
+    return idx
 
 
 @njit(cache=True, nogil=True)
@@ -173,7 +206,7 @@ def _traces(elems, eptr, esig, cnt, code, touched, dense):
     vals = np.zeros(m, np.int64)
     for t in range(m):
         vals[t] = code[touched[t]]
-    order = np.argsort(vals, kind="mergesort")
+    order = _argsort(vals, m)
     out_c = np.zeros(m, np.int64)
     out_n = np.zeros(m, np.int64)
     k = -1
@@ -207,7 +240,7 @@ def pair_weights(key, rptr, rsig, rcnt, cptr, csig, ccnt):
                 qs[m] = q
                 ws[m] = na[x] * nb[y]
                 m += 1
-    order = np.argsort(qs[:m], kind="mergesort")
+    order = _argsort(qs, m)
     out_q = np.zeros(m, np.int64)
     out_w = np.zeros(m, np.int64)
     k = -1
@@ -332,7 +365,7 @@ def _class_tables(elems, tm, pm, mult, jac):
         j = plist[t]
         for u in range(d - n_p):
             vals[u] = -jac[elems[j], elems[tlist[u]]]
-        srt = np.argsort(vals, kind="mergesort")
+        srt = _argsort(vals, d - n_p)
         for u in range(d - n_p):
             if vals[srt[u]] < 0.0:
                 order[j, olen[j]] = tlist[srt[u]]
@@ -435,8 +468,10 @@ def _subset_counts(elems, rbits, cbits):
     f = np.zeros(1 << d, np.int64)
     sr = np.zeros((d + 1, rbits.shape[1]), np.uint64)
     sc = np.zeros((d + 1, cbits.shape[1]), np.uint64)
-    sr[0, :] = ~np.uint64(0)
-    sc[0, :] = ~np.uint64(0)
+    for w in range(rbits.shape[1]):
+        sr[0, w] = ~np.uint64(0)
+    for w in range(cbits.shape[1]):
+        sc[0, w] = ~np.uint64(0)
     mask = np.zeros(d + 1, np.int64)
     nxt = np.zeros(d + 1, np.int64)
     level = 0
@@ -470,7 +505,8 @@ def _book_exact(f, d, tl, pl, cl, cnt, sums):
 
 
 @njit(cache=True, nogil=True)
-def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, bits, cnt, sums, buf):
+def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, bits, cnt, sums, rbuf, cbuf,
+               dense):
     """Books the cells y of every set S ∩ S(y) of the class ``key`` (mode: 0 cheapest, 1 pairs, 2 transform, 3 bit sets)."""
     elems = _elements(key)
     d = elems.shape[0]
@@ -484,8 +520,8 @@ def _one_class(key, rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode,
     if mode == 3 or (mode == 0 and by_bits <= units[4] * listed):
         _book_exact(_subset_counts(elems, bits[0], bits[1]), d, tl, pl, cl, cnt, sums)
         return d
-    ra, na = _traces(elems, rptr, rsig, rcnt, buf[0], buf[1], buf[4])
-    cb, nb = _traces(elems, cptr, csig, ccnt, buf[2], buf[3], buf[4])
+    ra, na = _traces(elems, rptr, rsig, rcnt, rbuf[0], rbuf[1], dense)
+    cb, nb = _traces(elems, cptr, csig, ccnt, cbuf[0], cbuf[1], dense)
     direct, transform = inner_work(d, float(len(ra)) * float(len(cb)), _pred_steps(ra, cb, plist), units)
     if mode == 1 or (mode == 0 and direct <= transform) or d > TRANSFORM_BITS:
         for x in range(len(ra)):
@@ -518,31 +554,36 @@ def bcubed_of_classes(keys, counts, lo, hi, rptr, rsig, rcnt, cptr, csig, ccnt, 
     (zero words: not built).
     """
     total = np.zeros((2, 2), np.float64)
-    buf = [np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64),
-           np.zeros(len(ccnt), np.int64), np.zeros(len(ccnt), np.int64), np.zeros(1 << _DENSE_BITS, np.int64)]
+    rbuf = np.zeros((2, len(rcnt)), np.int64)  # the traces' work buffers (a list of arrays compiles slowly)
+    cbuf = np.zeros((2, len(ccnt)), np.int64)
+    dense = np.zeros(1 << _DENSE_BITS, np.int64)
     for s in range(lo, hi):
         cnt = np.zeros(2, np.int64)
         sums = np.zeros((2, 2), np.float64)
         _one_class(keys[s], rptr, rsig, rcnt, cptr, csig, ccnt, tm, pm, mult, jac, mode, units, bits, cnt, sums,
-                   buf)
+                   rbuf, cbuf, dense)
         n_s = float(counts[s])
         if cnt[0]:
             _add(total[0], n_s * ((sums[0, 0] + sums[0, 1]) / float(cnt[0])))
         if cnt[1]:
             _add(total[1], n_s * ((sums[1, 0] + sums[1, 1]) / float(cnt[1])))
-    return np.array([total[0, 0] + total[0, 1], total[1, 0] + total[1, 1]])
+    out = np.empty(2, np.float64)
+    out[0] = total[0, 0] + total[0, 1]
+    out[1] = total[1, 0] + total[1, 1]
+    return out
 
 
 @njit(cache=True, nogil=True)
 def trace_pairs(keys, idx, rptr, rsig, rcnt, cptr, csig, ccnt, pm):
     """Per class of ``idx`` (the plan's sample): pairs of distinct row and column traces, and pred steps."""
     out = np.zeros((2, len(idx)), np.float64)
-    buf = [np.zeros(len(rcnt), np.int64), np.zeros(len(rcnt), np.int64),
-           np.zeros(len(ccnt), np.int64), np.zeros(len(ccnt), np.int64), np.zeros(1 << _DENSE_BITS, np.int64)]
+    rbuf = np.zeros((2, len(rcnt)), np.int64)
+    cbuf = np.zeros((2, len(ccnt)), np.int64)
+    dense = np.zeros(1 << _DENSE_BITS, np.int64)
     for t in range(len(idx)):
         elems = _elements(keys[idx[t]])
-        ra, _ = _traces(elems, rptr, rsig, rcnt, buf[0], buf[1], buf[4])
-        cb, _ = _traces(elems, cptr, csig, ccnt, buf[2], buf[3], buf[4])
+        ra, _ = _traces(elems, rptr, rsig, rcnt, rbuf[0], rbuf[1], dense)
+        cb, _ = _traces(elems, cptr, csig, ccnt, cbuf[0], cbuf[1], dense)
         n_p = 0
         for j in range(elems.shape[0]):
             n_p += ((pm[elems[j] >> 6] >> np.uint64(elems[j] & 63)) & np.uint64(1)) != 0

@@ -18,10 +18,41 @@ import numpy as np
 from numba import njit
 
 from ..compiled import announce_compiles
+from .family_walk import _grow
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
 __all__ = ["profile_family"]
+
+
+@njit(cache=True, nogil=True)
+def _arena(ptr, n):
+    """Entries (item, position before its first element) of the n lists, room for twice as many."""
+    item = np.empty(max(16, 2 * n), np.int32)
+    pos = np.empty(max(16, 2 * n), np.int32)
+    for i in range(n):
+        item[i] = i
+        pos[i] = ptr[i] - 1
+    return item, pos
+
+
+@njit(cache=True, nogil=True)
+def _kids_of(touched, n_t, flag, kids):
+    """The touched elements met on both sides (children), ascending (insertion sort: few children)."""
+    n_kids = 0
+    for t in range(n_t):
+        e = touched[t]
+        if flag[e] == 3:
+            kids[n_kids] = e
+            n_kids += 1
+    for t in range(1, n_kids):
+        v = kids[t]
+        u = t - 1
+        while u >= 0 and kids[u] > v:
+            kids[u + 1] = kids[u]
+            u -= 1
+        kids[u + 1] = v
+    return n_kids
 
 
 @njit(cache=True, nogil=True)
@@ -83,7 +114,9 @@ def _deliver(ptr, el, item, pos, lo, hi, first, kids, n_kids, slot, out_item, ou
 
     ``off[b]`` is the start of bucket b in out_*; returns the entries moved.
     """
-    fill = off[:n_kids].copy()
+    fill = np.empty(n_kids, np.int64)
+    for b in range(n_kids):
+        fill[b] = off[b]
     work = 0
     for q in range(lo, hi):
         i = item[q]
@@ -107,18 +140,11 @@ def _split(r_ptr, r_el, ri, rp, rlo, rhi, c_ptr, c_el, ci, cp, clo, chi, first, 
     """All children of a node at once: their elements (ascending) and lists; returns (n_kids, work)."""
     nt, w1 = _children(r_ptr, r_el, ri[rlo:rhi], rp[rlo:rhi], rhi - rlo, first, cr, touched, 0, flag, np.int8(1))
     nt, w2 = _children(c_ptr, c_el, ci[clo:chi], cp[clo:chi], chi - clo, first, cc, touched, nt, flag, np.int8(2))
-    nk = 0
-    for t in range(nt):
-        e = touched[t]
-        if flag[e] == 3:
-            kids[nk] = e
-            nk += 1
-    kv = np.sort(kids[:nk])
+    nk = _kids_of(touched, nt, flag, kids)
     o_r = 0
     o_c = 0
     for t in range(nk):
-        e = kv[t]
-        kids[t] = e
+        e = kids[t]
         slot[e] = t
         roff[t] = o_r
         coff[t] = o_c
@@ -169,13 +195,6 @@ def _lg(x):
 
 
 @njit(cache=True, nogil=True)
-def _grow32(a, need):
-    out = np.empty(max(2 * a.shape[0], need), a.dtype)
-    out[: a.shape[0]] = a
-    return out
-
-
-@njit(cache=True, nogil=True)
 def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, limit, pairs_ok):
     """One sampling pass over the whole family: the size of every part the plan may make.
 
@@ -208,77 +227,31 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
     n_rows = r_ptr.shape[0] - 1
     n_cols = c_ptr.shape[0] - 1
     nn = n_elem if pairs_ok else 1
-    sub = np.zeros((4, n_elem))
-    sub2 = np.zeros((3, nn, nn))
-    clo = np.zeros((3, n_elem))
-    clo2 = np.zeros((2, nn, nn))
+    out = (np.zeros((4, n_elem)), np.zeros((3, nn, nn)), np.zeros((3, n_elem)), np.zeros((2, nn, nn)))
     if n_rows == 0 or n_cols == 0:
-        return sub, sub2, clo, clo2, False
-    flag = np.zeros(n_elem, np.int8)
-    cr = np.zeros(n_elem, np.int64)
-    cc = np.zeros(n_elem, np.int64)
-    touched = np.empty(n_elem, np.int64)
-    kids = np.empty(n_elem, np.int64)
-    slot = np.full(n_elem, -1, np.int64)
-    ri = np.arange(n_rows).astype(np.int32)
-    rp = (r_ptr[:-1] - 1).astype(np.int32)
-    ci = np.arange(n_cols).astype(np.int32)
-    cp = (c_ptr[:-1] - 1).astype(np.int32)
-    n_r1 = r_el.shape[0]
-    n_c1 = c_el.shape[0]
-    r1 = np.empty(n_r1, np.int32)
-    r1p = np.empty(n_r1, np.int32)
-    c1 = np.empty(n_c1, np.int32)
-    c1p = np.empty(n_c1, np.int32)
-    off1r = np.empty(n_elem + 1, np.int64)
-    off1c = np.empty(n_elem + 1, np.int64)
+        return out[0], out[1], out[2], out[3], False
+    sub, clo = out[0], out[2]
+    scratch = (np.zeros(n_elem, np.int8), np.zeros(n_elem, np.int64), np.zeros(n_elem, np.int64),
+               np.empty(n_elem, np.int64), np.empty(n_elem, np.int64), np.full(n_elem, -1, np.int64))
+    flag, cr, cc, touched, kids, slot = scratch
+    ri, rp = _arena(r_ptr, n_rows)
+    ci, cp = _arena(c_ptr, n_cols)
+    n_r1, n_c1 = r_el.shape[0], c_el.shape[0]
+    lv1 = (np.empty(n_r1, np.int32), np.empty(n_r1, np.int32), np.empty(n_c1, np.int32), np.empty(n_c1, np.int32),
+           np.empty(n_elem + 1, np.int64), np.empty(n_elem + 1, np.int64))
+    lv2 = (np.empty(n_r1, np.int32), np.empty(n_r1, np.int32), np.empty(n_c1, np.int32), np.empty(n_c1, np.int32),
+           np.empty(n_elem + 1, np.int64), np.empty(n_elem + 1, np.int64))
     nk1, _ = _split(r_ptr, r_el, ri, rp, 0, n_rows, c_ptr, c_el, ci, cp, 0, n_cols, 0, n_elem, flag, cr, cc,
-                    touched, kids, slot, r1, r1p, c1, c1p, off1r, off1c)
+                    touched, kids, slot, lv1[0], lv1[1], lv1[2], lv1[3], lv1[4], lv1[5])
     kids1 = kids[:nk1].copy()
-    r2 = np.empty(n_r1, np.int32)
-    r2p = np.empty(n_r1, np.int32)
-    c2 = np.empty(n_c1, np.int32)
-    c2p = np.empty(n_c1, np.int32)
-    off2r = np.empty(n_elem + 1, np.int64)
-    off2c = np.empty(n_elem + 1, np.int64)
-    # the kept nodes of two levels (cur, nxt): lists in arenas, weight, path, finished-by-pairs flag
-    n_strata = 2 * 64 * 64
-    cap = n_strata * _SLOTS + n_elem
-    # a set is no longer than the longest row list or column list
-    longest_r = 0
-    for i in range(n_rows):
-        longest_r = max(longest_r, r_ptr[i + 1] - r_ptr[i])
-    longest_c = 0
-    for j in range(n_cols):
-        longest_c = max(longest_c, c_ptr[j + 1] - c_ptr[j])
-    depth_cap = min(n_elem, longest_r, longest_c) + 1
-    k_rlo = np.empty((2, cap), np.int64)
-    k_rhi = np.empty((2, cap), np.int64)
-    k_clo = np.empty((2, cap), np.int64)
-    k_chi = np.empty((2, cap), np.int64)
-    k_w = np.empty((2, cap), np.float64)
-    k_pair = np.empty((2, cap), np.bool_)
-    k_path = np.empty((2, cap, depth_cap), np.int32)
-    # lists of the kept nodes: this level (ra_*, ca_*) and the next (rb_*, cb_*)
-    ra_i = np.empty(max(16, n_r1), np.int32)
-    ra_p = np.empty(max(16, n_r1), np.int32)
-    rb_i = np.empty(max(16, n_r1), np.int32)
-    rb_p = np.empty(max(16, n_r1), np.int32)
-    ca_i = np.empty(max(16, n_c1), np.int32)
-    ca_p = np.empty(max(16, n_c1), np.int32)
-    cb_i = np.empty(max(16, n_c1), np.int32)
-    cb_p = np.empty(max(16, n_c1), np.int32)
-    s_w = np.zeros(n_strata)
-    s_parent = np.empty((n_strata, _SLOTS), np.int64)
-    s_elem = np.empty((n_strata, _SLOTS), np.int64)
-    s_used = np.empty(n_strata, np.int64)
+    kept, lists, strata = _sample_buffers(r_ptr, c_ptr, n_elem, n_r1, n_c1)
     total = 0.0
     for t in range(nk1):
         e = kids1[t]
-        rlo, rhi = off1r[t], off1r[t + 1]
-        clo_, chi = off1c[t], off1c[t + 1]
-        nk2, dl = _split(r_ptr, r_el, r1, r1p, rlo, rhi, c_ptr, c_el, c1, c1p, clo_, chi, 0, n_elem, flag, cr,
-                         cc, touched, kids, slot, r2, r2p, c2, c2p, off2r, off2c)
+        rlo, rhi = lv1[4][t], lv1[4][t + 1]
+        clo_, chi = lv1[5][t], lv1[5][t + 1]
+        nk2, dl = _split(r_ptr, r_el, lv1[0], lv1[1], rlo, rhi, c_ptr, c_el, lv1[2], lv1[3], clo_, chi, 0, n_elem,
+                         flag, cr, cc, touched, kids, slot, lv2[0], lv2[1], lv2[2], lv2[3], lv2[4], lv2[5])
         # the part's root {e} is always delivered (as enumerate_family does)
         sub[0, e] += 1.0
         sub[3, e] += 1.0
@@ -289,124 +262,175 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
         total += 1.0 + dl
         if nk2 == 0:
             continue
-        kids2 = kids[:nk2].copy()
-        for _ in range(repeats):
-            # level 2: every child of {e}, weight 1 / repeats
-            cur = 0
-            n_cur = nk2
-            top_r = 0
-            top_c = 0
-            for g in range(nk2):
-                ln_r = off2r[g + 1] - off2r[g]
-                ln_c = off2c[g + 1] - off2c[g]
-                ra_i[top_r : top_r + ln_r] = r2[off2r[g] : off2r[g + 1]]
-                ra_p[top_r : top_r + ln_r] = r2p[off2r[g] : off2r[g + 1]]
-                ca_i[top_c : top_c + ln_c] = c2[off2c[g] : off2c[g + 1]]
-                ca_p[top_c : top_c + ln_c] = c2p[off2c[g] : off2c[g + 1]]
-                k_rlo[cur, g] = top_r
-                k_rhi[cur, g] = top_r + ln_r
-                k_clo[cur, g] = top_c
-                k_chi[cur, g] = top_c + ln_c
-                top_r += ln_r
-                top_c += ln_c
-                k_w[cur, g] = 1.0 / repeats
-                k_pair[cur, g] = False
-                k_path[cur, g, 0] = e
-                k_path[cur, g, 1] = kids2[g]
-            m = 2
+        for _ in range(repeats):  # a stratified sample of the subtree of {e}, level by level from level 2
+            _level_two(e, kids, nk2, lv2, repeats, kept, lists)
+            cur, n_cur, m = 0, nk2, 2
             while n_cur > 0:
-                nxt = 1 - cur
-                n_used = 0
-                for i in range(n_cur):
-                    w = k_w[cur, i]
-                    a_i = ra_i[k_rlo[cur, i] : k_rhi[cur, i]]
-                    a_p = ra_p[k_rlo[cur, i] : k_rhi[cur, i]]
-                    x_i = ca_i[k_clo[cur, i] : k_chi[cur, i]]
-                    x_p = ca_p[k_clo[cur, i] : k_chi[cur, i]]
-                    n_a = a_i.shape[0]
-                    n_x = x_i.shape[0]
-                    if w > limit:  # this node alone makes the family pass the limit
-                        return sub, sub2, clo, clo2, True
-                    g = k_path[cur, i, 1]
-                    if not k_pair[cur, i] and pair_limit > 0 and n_a * n_x <= pair_limit:
-                        pw = w * _pairs_finish(r_ptr, r_el, a_i, a_p, n_a, c_ptr, c_el, x_i, x_p, n_x)
-                        sub[0, e] += w  # the node itself is walked, its subtree finished from pairs
-                        sub[2, e] += pw
-                        if pairs_ok:
-                            sub2[0, e, g] += w
-                            sub2[2, e, g] += pw
-                        k_pair[cur, i] = True
-                    nt, w1 = _children(r_ptr, r_el, a_i, a_p, n_a, 0, cr, touched, 0, flag, np.int8(1))
-                    nt, w2 = _children(c_ptr, c_el, x_i, x_p, n_x, 0, cc, touched, nt, flag, np.int8(2))
-                    dl = float(w1 + w2)
-                    sub[3, e] += w
-                    if not k_pair[cur, i]:
-                        sub[0, e] += w
-                        sub[1, e] += w * dl
-                        if pairs_ok:
-                            sub2[0, e, g] += w
-                            sub2[1, e, g] += w * dl
-                    _account(k_path[cur, i], m, w, dl, clo[0], clo[1], clo[2], clo2[0], clo2[1], pairs_ok)
-                    total += w * (1.0 + dl)
-                    # the children, into strata (weighted reservoir: one representative each)
-                    for u in range(nt):
-                        x = touched[u]
-                        if flag[x] == 3:
-                            st = (_lg(cr[x]) * 64 + _lg(cc[x])) % 4096
-                            if k_pair[cur, i]:
-                                st += 4096
-                            if s_w[st] == 0.0:
-                                s_used[n_used] = st
-                                n_used += 1
-                            s_w[st] += w
-                            for slot_ in range(_SLOTS):  # independent weighted reservoirs
-                                if np.random.random() * s_w[st] < w:
-                                    s_parent[st, slot_] = i
-                                    s_elem[st, slot_] = x
-                        flag[x] = 0
-                        cr[x] = 0
-                        cc[x] = 0
-                if total > limit:
-                    return sub, sub2, clo, clo2, True
-                # the next level: the representatives, their lists restricted from their parents
-                top_r = 0
-                top_c = 0
-                n_next = 0
-                for jj in range(n_used * _SLOTS):
-                    st = s_used[jj // _SLOTS]
-                    i = s_parent[st, jj % _SLOTS]
-                    x = s_elem[st, jj % _SLOTS]
-                    j = n_next
-                    n_next += 1
-                    lo_r, hi_r = k_rlo[cur, i], k_rhi[cur, i]
-                    lo_c, hi_c = k_clo[cur, i], k_chi[cur, i]
-                    if top_r + (hi_r - lo_r) > rb_i.shape[0]:
-                        rb_i = _grow32(rb_i, top_r + (hi_r - lo_r))
-                        rb_p = _grow32(rb_p, top_r + (hi_r - lo_r))
-                    if top_c + (hi_c - lo_c) > cb_i.shape[0]:
-                        cb_i = _grow32(cb_i, top_c + (hi_c - lo_c))
-                        cb_p = _grow32(cb_p, top_c + (hi_c - lo_c))
-                    nb = _restrict(r_ptr, r_el, ra_i[lo_r:hi_r], ra_p[lo_r:hi_r], hi_r - lo_r, 0, x,
-                                   rb_i[top_r:], rb_p[top_r:])
-                    ny = _restrict(c_ptr, c_el, ca_i[lo_c:hi_c], ca_p[lo_c:hi_c], hi_c - lo_c, 0, x,
-                                   cb_i[top_c:], cb_p[top_c:])
-                    k_rlo[nxt, j] = top_r
-                    k_rhi[nxt, j] = top_r + nb
-                    k_clo[nxt, j] = top_c
-                    k_chi[nxt, j] = top_c + ny
-                    top_r += nb
-                    top_c += ny
-                    k_w[nxt, j] = s_w[st] / _SLOTS
-                    k_pair[nxt, j] = k_pair[cur, i]
-                    k_path[nxt, j, :m] = k_path[cur, i, :m]
-                    k_path[nxt, j, m] = x
-                for jj in range(n_used):
-                    s_w[s_used[jj]] = 0.0
-                cur = nxt
-                ra_i, rb_i = rb_i, ra_i
-                ra_p, rb_p = rb_p, ra_p
-                ca_i, cb_i = cb_i, ca_i
-                ca_p, cb_p = cb_p, ca_p
-                n_cur = n_next
+                n_used, total, stopped = _visit_level(cur, n_cur, m, e, (r_ptr, r_el, c_ptr, c_el), pair_limit,
+                                                      pairs_ok, limit, out, scratch, kept, lists, strata, total)
+                if stopped or total > limit:
+                    return out[0], out[1], out[2], out[3], True
+                n_cur, lists = _next_level(cur, 1 - cur, n_used, m, (r_ptr, r_el, c_ptr, c_el), kept, lists,
+                                           strata)
+                lists = (lists[2], lists[3], lists[0], lists[1], lists[6], lists[7], lists[4], lists[5])
+                cur = 1 - cur
                 m += 1
-    return sub, sub2, clo, clo2, False
+    return out[0], out[1], out[2], out[3], False
+
+
+@njit(cache=True, nogil=True)
+def _sample_buffers(r_ptr, c_ptr, n_elem, n_r1, n_c1):
+    """The kept nodes of two levels, their lists (this level and the next) and the strata."""
+    n_strata = 2 * 64 * 64
+    cap = n_strata * _SLOTS + n_elem
+    # a set is no longer than the longest row list or column list
+    longest_r = 0
+    for i in range(r_ptr.shape[0] - 1):
+        longest_r = max(longest_r, r_ptr[i + 1] - r_ptr[i])
+    longest_c = 0
+    for j in range(c_ptr.shape[0] - 1):
+        longest_c = max(longest_c, c_ptr[j + 1] - c_ptr[j])
+    depth_cap = min(n_elem, longest_r, longest_c) + 1
+    kept = (np.empty((2, cap), np.int64), np.empty((2, cap), np.int64), np.empty((2, cap), np.int64),
+            np.empty((2, cap), np.int64), np.empty((2, cap), np.float64), np.empty((2, cap), np.bool_),
+            np.empty((2, cap, depth_cap), np.int32))
+    nr, nc = max(16, n_r1), max(16, n_c1)
+    lists = (np.empty(nr, np.int32), np.empty(nr, np.int32), np.empty(nr, np.int32), np.empty(nr, np.int32),
+             np.empty(nc, np.int32), np.empty(nc, np.int32), np.empty(nc, np.int32), np.empty(nc, np.int32))
+    strata = (np.zeros(n_strata), np.empty((n_strata, _SLOTS), np.int64), np.empty((n_strata, _SLOTS), np.int64),
+              np.empty(n_strata, np.int64))
+    return kept, lists, strata
+
+
+@njit(cache=True, nogil=True)
+def _level_two(e, kids2, nk2, lv2, repeats, kept, lists):
+    """Every child g of {e} kept, weight 1 / repeats, its lists copied into this level's arenas."""
+    r2, r2p, c2, c2p, off2r, off2c = lv2
+    k_rlo, k_rhi, k_clo, k_chi, k_w, k_pair, k_path = kept
+    ra_i, ra_p, _, _, ca_i, ca_p, _, _ = lists
+    top_r = 0
+    top_c = 0
+    for g in range(nk2):
+        k_rlo[0, g] = top_r
+        k_clo[0, g] = top_c
+        for q in range(off2r[g], off2r[g + 1]):
+            ra_i[top_r] = r2[q]
+            ra_p[top_r] = r2p[q]
+            top_r += 1
+        for q in range(off2c[g], off2c[g + 1]):
+            ca_i[top_c] = c2[q]
+            ca_p[top_c] = c2p[q]
+            top_c += 1
+        k_rhi[0, g] = top_r
+        k_chi[0, g] = top_c
+        k_w[0, g] = 1.0 / repeats
+        k_pair[0, g] = False
+        k_path[0, g, 0] = e
+        k_path[0, g, 1] = kids2[g]
+
+
+@njit(cache=True, nogil=True)
+def _visit_level(cur, n_cur, m, e, inputs, pair_limit, pairs_ok, limit, out, scratch, kept, lists, strata, total):
+    """Books the kept nodes of a level (depth m) and deals their children into strata (weighted reservoirs).
+
+    Returns (strata used, total, stopped: a node alone passes ``limit``).
+    """
+    r_ptr, r_el, c_ptr, c_el = inputs
+    sub, sub2, clo, clo2 = out
+    flag, cr, cc, touched, _, _ = scratch
+    k_rlo, k_rhi, k_clo, k_chi, k_w, k_pair, k_path = kept
+    ra_i, ra_p, _, _, ca_i, ca_p, _, _ = lists
+    s_w, s_parent, s_elem, s_used = strata
+    n_used = 0
+    for i in range(n_cur):
+        w = k_w[cur, i]
+        a_i = ra_i[k_rlo[cur, i] : k_rhi[cur, i]]
+        a_p = ra_p[k_rlo[cur, i] : k_rhi[cur, i]]
+        x_i = ca_i[k_clo[cur, i] : k_chi[cur, i]]
+        x_p = ca_p[k_clo[cur, i] : k_chi[cur, i]]
+        n_a = a_i.shape[0]
+        n_x = x_i.shape[0]
+        if w > limit:  # this node alone makes the family pass the limit
+            return n_used, total, True
+        g = k_path[cur, i, 1]
+        if not k_pair[cur, i] and pair_limit > 0 and n_a * n_x <= pair_limit:
+            pw = w * _pairs_finish(r_ptr, r_el, a_i, a_p, n_a, c_ptr, c_el, x_i, x_p, n_x)
+            sub[0, e] += w  # the node itself is walked, its subtree finished from pairs
+            sub[2, e] += pw
+            if pairs_ok:
+                sub2[0, e, g] += w
+                sub2[2, e, g] += pw
+            k_pair[cur, i] = True
+        nt, w1 = _children(r_ptr, r_el, a_i, a_p, n_a, 0, cr, touched, 0, flag, np.int8(1))
+        nt, w2 = _children(c_ptr, c_el, x_i, x_p, n_x, 0, cc, touched, nt, flag, np.int8(2))
+        dl = float(w1 + w2)
+        sub[3, e] += w
+        if not k_pair[cur, i]:
+            sub[0, e] += w
+            sub[1, e] += w * dl
+            if pairs_ok:
+                sub2[0, e, g] += w
+                sub2[1, e, g] += w * dl
+        _account(k_path[cur, i], m, w, dl, clo[0], clo[1], clo[2], clo2[0], clo2[1], pairs_ok)
+        total += w * (1.0 + dl)
+        # the children, into strata (weighted reservoir: one representative each)
+        for u in range(nt):
+            x = touched[u]
+            if flag[x] == 3:
+                st = (_lg(cr[x]) * 64 + _lg(cc[x])) % 4096
+                if k_pair[cur, i]:
+                    st += 4096
+                if s_w[st] == 0.0:
+                    s_used[n_used] = st
+                    n_used += 1
+                s_w[st] += w
+                for slot_ in range(_SLOTS):  # independent weighted reservoirs
+                    if np.random.random() * s_w[st] < w:
+                        s_parent[st, slot_] = i
+                        s_elem[st, slot_] = x
+            flag[x] = 0
+            cr[x] = 0
+            cc[x] = 0
+    return n_used, total, False
+
+
+@njit(cache=True, nogil=True)
+def _next_level(cur, nxt, n_used, m, inputs, kept, lists, strata):
+    """The next level: the strata's representatives, their lists restricted from their parents'."""
+    r_ptr, r_el, c_ptr, c_el = inputs
+    k_rlo, k_rhi, k_clo, k_chi, k_w, k_pair, k_path = kept
+    ra_i, ra_p, rb_i, rb_p, ca_i, ca_p, cb_i, cb_p = lists
+    s_w, s_parent, s_elem, s_used = strata
+    top_r = 0
+    top_c = 0
+    n_next = 0
+    for jj in range(n_used * _SLOTS):
+        st = s_used[jj // _SLOTS]
+        i = s_parent[st, jj % _SLOTS]
+        x = s_elem[st, jj % _SLOTS]
+        j = n_next
+        n_next += 1
+        lo_r, hi_r = k_rlo[cur, i], k_rhi[cur, i]
+        lo_c, hi_c = k_clo[cur, i], k_chi[cur, i]
+        if top_r + (hi_r - lo_r) > rb_i.shape[0]:
+            rb_i = _grow(rb_i, top_r + (hi_r - lo_r))
+            rb_p = _grow(rb_p, top_r + (hi_r - lo_r))
+        if top_c + (hi_c - lo_c) > cb_i.shape[0]:
+            cb_i = _grow(cb_i, top_c + (hi_c - lo_c))
+            cb_p = _grow(cb_p, top_c + (hi_c - lo_c))
+        nb = _restrict(r_ptr, r_el, ra_i[lo_r:hi_r], ra_p[lo_r:hi_r], hi_r - lo_r, 0, x, rb_i[top_r:], rb_p[top_r:])
+        ny = _restrict(c_ptr, c_el, ca_i[lo_c:hi_c], ca_p[lo_c:hi_c], hi_c - lo_c, 0, x, cb_i[top_c:], cb_p[top_c:])
+        k_rlo[nxt, j] = top_r
+        k_rhi[nxt, j] = top_r + nb
+        k_clo[nxt, j] = top_c
+        k_chi[nxt, j] = top_c + ny
+        top_r += nb
+        top_c += ny
+        k_w[nxt, j] = s_w[st] / _SLOTS
+        k_pair[nxt, j] = k_pair[cur, i]
+        for u in range(m):
+            k_path[nxt, j, u] = k_path[cur, i, u]
+        k_path[nxt, j, m] = x
+    for jj in range(n_used):
+        s_w[s_used[jj]] = 0.0
+    return n_next, (ra_i, ra_p, rb_i, rb_p, ca_i, ca_p, cb_i, cb_p)

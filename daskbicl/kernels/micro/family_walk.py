@@ -81,7 +81,8 @@ def _grow(a, need):
     compiles one version per dtype, so one helper serves the int32, int64 and uint64 arrays."""
     size = max(a.shape[0] * 2, need)
     out = np.empty(size, a.dtype)
-    out[: a.shape[0]] = a
+    for i in range(a.shape[0]):  # a loop: a slice assignment compiles numpy's broadcasting machinery
+        out[i] = a[i]
     return out
 
 

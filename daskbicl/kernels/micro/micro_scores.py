@@ -257,7 +257,7 @@ def micro_ce(tables, *, multiset: bool = True, exact: bool = False, max_work: fl
     """
     u, _ = _unions(tables, multiset)
     if u == 0:
-        raise _nothing_covered("micro_ce", "(|U| - D_max) / |U| is")
+        raise _nothing_covered("the clustering error (CE)", "(|U| - D_max) / |U| is")
     sh = tables.overlap.shared
     limit = getattr(tables, "max_work", DEFAULT_MAX_WORK) if max_work is None else max_work
     work = _UNIT_ASSIGNMENT * sh.size * min(sh.shape, default=0)
@@ -291,7 +291,7 @@ def rnia(tables, *, multiset: bool = True, exact: bool = False):
     """
     u, i = _unions(tables, multiset)
     if u == 0:
-        raise _nothing_covered("micro_rnia", "(|U| - |I|) / |U| is")
+        raise _nothing_covered("the relative non-intersecting area (RNIA)", "(|U| - |I|) / |U| is")
     return _ratio(u - i, u, exact)
 
 
@@ -321,7 +321,7 @@ def e4sc(tables, *, exact: bool = False):
     sh, st, sp = ov.shared, ov.truth_sizes, ov.pred_sizes
     covers_t, covers_p = bool((st > 0).any()), bool((sp > 0).any())
     if not covers_t and not covers_p:
-        raise _nothing_covered("e4sc", "every F1(a, b) = 2|a ∩ b| / (|a| + |b|) is")
+        raise _nothing_covered("the E4SC score", "every F1(a, b) = 2|a ∩ b| / (|a| + |b|) is")
     if not covers_t or not covers_p:
         return Fraction(0) if exact else 0.0
     den = st[:, None] + sp[None, :]
