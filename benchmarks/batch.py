@@ -30,6 +30,11 @@ Run:  python benchmarks/batch.py                  (100 preds, 10^6 x 10^4; ~15 m
           --dir /tmp/batch-bench --repeat 6 --compare both
                                                   (six runs alternating this branch's client with the one before)
       python benchmarks/batch.py --profile-client --quick  (the same in seconds)
+      python benchmarks/batch.py --profile-client --preds 20 --rows 20000000 --cols 1000 \
+          --dir /tmp/batch-bench --repeat 4 --compare fingerprint --workers 1 2
+                                                  (this round: stores hashed and opened by the workers
+                                                  against hashed and opened in the client, on 1 then 2
+                                                  workers; --compare both: against the first round's client)
 
 ``--profile-client`` runs one batch in this process on the same cluster under
 cProfile and prints, per phase of the client's own work (fingerprinting the
@@ -39,7 +44,13 @@ its share of the run's wall time.  Time the client spends waiting for the
 cluster is not in any phase.  It also prints, from distributed's task stream,
 how long no task was running on any worker during the run: the time the
 cluster waited for the client (its serial work, plus scheduler latency),
-the number the target (<= 10 % of the run) is about.
+the number the target (<= 10 % of the run) is about.  A warm-up run (not
+reported) comes first on each cluster, so the workers' first loading of the
+compiled kernels is in no run.  The summary table ends with ``read_s``: the
+time to open every store and read every chunk of its stored arrays on the
+same cluster, and ``batch/read``, the batch's wall time over it (the issue's
+target on 16 cores: within 2x).  Set ``BATCH_BENCH_TASKS=1`` to print, per
+run, the task time by key prefix and the idle stretches of the cluster.
 """
 
 from __future__ import annotations
@@ -94,12 +105,13 @@ def main(argv=None) -> None:
     parser.add_argument("--profile-client", action="store_true",
                         help="only one batch run in this process under cProfile: the client's serial share")
     parser.add_argument("--repeat", type=int, default=1, help="--profile-client: number of runs")
-    parser.add_argument("--compare", choices=("recheck", "wave", "both", "fingerprint", "all"),
+    parser.add_argument("--compare", choices=("recheck", "wave", "both", "fingerprint", "build", "all"),
                         help="--profile-client: every other run does this part as before (an A/B in one go): "
                         "recheck = completed pairs' stores hashed again (no stat check), wave = every pair "
                         "built before any is sent to the cluster, both = both (the first round's client, "
                         "fingerprints in the client too), fingerprint = the stores hashed in the client "
-                        "before planning, the rest as now (the second round's client), all = all three")
+                        "before planning, the rest as now (the second round's client), build = the pairs built after the "
+                        "plan instead of as their stores arrive, all = recheck, wave and fingerprint")
     parser.add_argument("--workers", type=int, nargs="+", default=[2],
                         help="worker processes (1 thread each) of the cluster; several: one cluster each, "
                         "in turn (default 2)")
@@ -134,7 +146,7 @@ def main(argv=None) -> None:
                 client.run(lambda: __import__("daskbicl"))  # warm the workers' imports for every way alike
                 summary += profile_runs(manifest, results, client, args, [truth, *preds], workers)
         print("\nsummary (share = no task running on the cluster / batch wall time; read = every chunk of the "
-              "21 stores read on the same cluster, stores opened included):")
+              "stores read on the same cluster, stores opened included):")
         print_table(summary, list(summary[0]))
         return
 
@@ -190,13 +202,16 @@ def _old_ways(k: int, compare: str | None) -> dict:
 
     old = bool(k % 2) and compare is not None
     parts = {"recheck": {"recheck"}, "wave": {"wave"}, "both": {"recheck", "wave", "fingerprint"},
-             "fingerprint": {"fingerprint"}, "all": {"recheck", "wave", "fingerprint"}}.get(compare or "", set())
+             "fingerprint": {"fingerprint"}, "build": {"build"},
+             "all": {"recheck", "wave", "fingerprint"}}.get(compare or "", set())
     runner.RECHECK_BY_STAT = not (old and "recheck" in parts)
     runner.FIRST_WAVE = 0 if old and "wave" in parts else 1
     runner.FINGERPRINTS_ON_CLUSTER = not (old and "fingerprint" in parts)
+    runner.EARLY_BUILD = not (old and "build" in parts)
     return {"recheck": "stat" if runner.RECHECK_BY_STAT else "hash",
             "waves": "yes" if runner.FIRST_WAVE else "no",
-            "fingerprints": "workers" if runner.FINGERPRINTS_ON_CLUSTER else "client"}
+            "fingerprints": "workers" if runner.FINGERPRINTS_ON_CLUSTER else "client",
+            "early build": "yes" if runner.FINGERPRINTS_ON_CLUSTER and runner.EARLY_BUILD else "no"}
 
 
 def profile_runs(manifest: str, results: str, client, args, stores: list[str], workers: int) -> list[dict]:

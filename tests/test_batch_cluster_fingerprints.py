@@ -213,3 +213,26 @@ def test_fingerprinting_plain_stores_from_threads_leaves_the_warning_filters_alo
         assert len({i.fingerprint for i in info.values()}) == 1  # the same content: the same digest
     assert seen == {threading.current_thread().name}
     assert warnings.filters == filters
+
+
+def test_pairs_built_while_the_workers_hash_are_used_only_for_the_work_the_plan_leaves(tmp_path, cluster_client):
+    """Night 1 asks two measures, night 2 three: night 2's pairs, built ahead for all three, are built again
+    for the one left, and each measure is scored once, equal to daskbicl.score."""
+    manifest = _lab(tmp_path / "lab")
+    text = manifest.read_text()
+    manifest.write_text(text.replace(f"measures = {MEASURES!r}".replace("'", '"'),
+                                     f"measures = {MEASURES[:2]!r}".replace("'", '"')))
+    results = tmp_path / "r.sqlite"
+    first = run_batch(manifest, results, client=cluster_client)
+    assert (first.scored, first.rows) == (3, 6)
+    manifest.write_text(text)
+    second = run_batch(manifest, results, client=cluster_client)
+    assert (second.scored, second.rows, second.failed) == (3, 3, 0)
+    with contextlib.closing(sqlite3.connect(results)) as con:
+        counts = con.execute("SELECT pred, measure, COUNT(*) FROM scores GROUP BY pred, measure").fetchall()
+    assert sorted(n for _, _, n in counts) == [1] * 9  # nothing scored twice
+    got = _scores(results)
+    for k in range(3):
+        oracle = daskbicl.score(tmp_path / "lab" / "truth.zarr", tmp_path / "lab" / f"pred-{k}.zarr",
+                                measures=MEASURES)
+        assert {m: got[(f"pred-{k}.zarr", m)][0] for m in MEASURES} == oracle

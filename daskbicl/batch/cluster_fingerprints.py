@@ -87,12 +87,14 @@ def _roles(pairs, todo: list[str]) -> list[str]:
     return [roles.get(p, "store") for p in todo]
 
 
-def fingerprint_on_cluster(client, manifest, stores: dict[str, StoreInfo], opened: dict) -> dict[str, StoreInfo]:
+def fingerprint_on_cluster(client, manifest, stores: dict[str, StoreInfo], opened: dict,
+                           arrived=None) -> dict[str, StoreInfo]:
     """``stores`` with every fingerprint computed by ``client``'s workers; ``opened`` filled with their Datasets.
 
     ``stores`` comes from ``survey(manifest, contents=False)``; a store with
     an error is left as it is.  ``opened`` receives ``{path: Dataset}`` for
-    every store the workers opened.
+    every store the workers opened.  ``arrived(path)`` (optional) is called
+    as each store is taken in, while the workers still hash the others.
 
     Raises
     ------
@@ -116,6 +118,8 @@ def fingerprint_on_cluster(client, manifest, stores: dict[str, StoreInfo], opene
         pending = list(rest)
         for future in done:
             _take(client, future, path_of[future.key], stores, out, opened, started, storage_options)
+            if arrived is not None:
+                arrived(path_of[future.key])
     return out
 
 

@@ -336,10 +336,12 @@ def _open_once(jobs: list[PairJob], storage_options: dict, opened: dict | None =
     return opened
 
 
-def _built(jobs: list[PairJob], storage_options: dict, state: State, shared: set, opened: dict | None = None):
+def _built(jobs: list[PairJob], storage_options: dict, state: State, shared: set, opened: dict | None = None,
+           prebuilt: dict | None = None):
     """Each pair's :class:`Submitted` graphs, its stores opened when first needed (unless in ``opened``); pairs
     that cannot be built are recorded as failed.  The task keys of the stores that several pairs use are added
-    to ``shared``."""
+    to ``shared``.  ``prebuilt`` holds pairs built ahead (:class:`_EarlyBuild`), used when their work is the
+    plan's."""
     opened = {} if opened is None else opened
     uses: dict[str, int] = {}
     for job in jobs:
@@ -353,13 +355,56 @@ def _built(jobs: list[PairJob], storage_options: dict, state: State, shared: set
         for path in fresh:
             if uses[path] > 1 and hasattr(opened[path], "__dask_graph__"):
                 shared.update(opened[path].__dask_graph__().keys())  # type: ignore[union-attr]
-        graph, prepared, errors = _build(job, opened)
+        early = (prebuilt or {}).pop((job.truth, job.pred), None)
+        if early is not None and early[0] == _work_of(job):
+            graph, prepared, errors = early[1]  # built while the workers hashed: the plan asks for the same
+        else:
+            graph, prepared, errors = _build(job, opened)
         for request, reason in errors:
             state.fail(job, request, reason)
         if graph is None:
             state.settle(job)
         else:
             yield Submitted(job, graph, prepared)
+
+
+def _work_of(job: PairJob) -> list:
+    """What a pair's graphs compute: ``[(request, ((measure, params), ...))]``."""
+    return [(request, tuple((m.name, params_key(prm)) for m, prm in todo)) for request, todo in job.work]
+
+
+class _EarlyBuild:
+    """Builds each pair's graphs as soon as the workers have sent both its stores, before the plan.
+
+    Called with each store's path as it arrives
+    (:func:`~daskbicl.batch.cluster_fingerprints.fingerprint_on_cluster`), so
+    the client builds while the workers hash the other stores.  Each pair is
+    built for every measure its requests ask for; :func:`_built` uses it
+    only when the plan leaves the pair exactly that work (a first run), and
+    builds it again otherwise.
+    """
+
+    def __init__(self, manifest: Manifest, stores: dict[str, StoreInfo], opened: dict):
+        self.manifest, self.stores, self.opened = manifest, stores, opened
+        self.built: dict[tuple[str, str], tuple[list, tuple]] = {}
+        self.waiting: dict[str, list[tuple[str, str]]] = {}
+        for truth, pred in manifest.pairs:
+            for path in {truth, pred}:
+                self.waiting.setdefault(path, []).append((truth, pred))
+
+    def __call__(self, path: str) -> None:
+        for truth, pred in self.waiting.pop(path, ()):
+            if truth in self.opened and pred in self.opened and (truth, pred) not in self.built:
+                self._one(truth, pred)
+
+    def _one(self, truth: str, pred: str) -> None:
+        t, p = self.stores[truth], self.stores[pred]
+        job = PairJob(truth, pred, None, None)
+        try:
+            job.work = [(r, r.resolve(t.kind, p.kind)) for r in self.manifest.pairs[(truth, pred)]]
+        except MeasureError:
+            return  # planned and reported as usual
+        self.built[(truth, pred)] = (_work_of(job), _build(job, self.opened))
 
 
 def _build(job: PairJob, datasets: dict):
@@ -385,8 +430,8 @@ def _build(job: PairJob, datasets: dict):
 
 
 def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str | None = None,
-            progress: bool = False, progress_every: float = 5.0, out=None, opened: dict | None = None
-            ) -> BatchReport:
+            progress: bool = False, progress_every: float = 5.0, out=None, opened: dict | None = None,
+            prebuilt: dict | None = None) -> BatchReport:
     """Score every pair of ``plan`` that has work left, recording each as it completes.
 
     Parameters
@@ -411,6 +456,8 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
     opened : dict, optional
         Stores already opened (``{path: Dataset or the error opening it}``),
         used instead of opening them again.
+    prebuilt : dict, optional
+        Pairs already built (see :class:`_EarlyBuild`).
     """
     out = out or sys.stderr
     started = time.perf_counter()
@@ -431,7 +478,7 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
                 state.settle(job)
 
         shared: set = set()
-        built = _built(todo, plan.manifest.storage_options, state, shared, opened)
+        built = _built(todo, plan.manifest.storage_options, state, shared, opened, prebuilt)
         first = list(itertools.islice(built, FIRST_WAVE)) if FIRST_WAVE else list(built)
         if first:
             bar = _PairProgress(len(first), out, every=progress_every) if progress else None
@@ -523,8 +570,10 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
         run_id = db.start_run(manifest.path, len(manifest.pairs), tags={**manifest.tags, **(tags or {})},
                               git_commit=commit)  # takes the lock: before planning
         try:
+            early = None
             if live is not None:
-                stores = fingerprint_on_cluster(live, manifest, stores, opened)
+                early = _EarlyBuild(manifest, stores, opened) if EARLY_BUILD else None
+                stores = fingerprint_on_cluster(live, manifest, stores, opened, arrived=early)
             the_plan = plan(manifest, db, force=force, stores=stores)
         except BaseException:
             with contextlib.suppress(DaskbiclError):
@@ -533,12 +582,17 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
         if out is not None:
             print(the_plan.describe(), file=out)
         return execute(the_plan, db, live or client, connect=connect, run_id=run_id, progress=progress,
-                       progress_every=progress_every, out=out, opened=opened)
+                       progress_every=progress_every, out=out, opened=opened,
+                       prebuilt=early.built if early is not None else None)
 
 
 #: With a cluster at hand before planning (a Client given, or an active one), its workers hash the stores while
 #: the client opens them (see :mod:`daskbicl.batch.cluster_fingerprints`); False: hashed in the client.
 FINGERPRINTS_ON_CLUSTER = True
+
+#: With the stores hashed by the workers, build each pair's graphs as soon as its stores arrive (see
+#: :class:`_EarlyBuild`); False: after the plan.
+EARLY_BUILD = True
 
 
 def _live_client(client, connect):
