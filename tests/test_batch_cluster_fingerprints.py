@@ -236,3 +236,23 @@ def test_pairs_built_while_the_workers_hash_are_used_only_for_the_work_the_plan_
         oracle = daskbicl.score(tmp_path / "lab" / "truth.zarr", tmp_path / "lab" / f"pred-{k}.zarr",
                                 measures=MEASURES)
         assert {m: got[(f"pred-{k}.zarr", m)][0] for m in MEASURES} == oracle
+
+
+def test_a_cluster_without_workers_while_hashing_ends_the_run_as_retry_later(tmp_path):
+    """No worker to hash on: after daskbicl.worker_timeout, NoWorkersError (exit status 3); the run is
+    recorded as interrupted, nothing is scored, and the results file stays usable (the next run scores all)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    from daskbicl.errors import InfrastructureError
+
+    manifest = _lab(tmp_path / "lab", preds=1)
+    results = tmp_path / "r.sqlite"
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty, Client(empty) as client, \
+            dask.config.set({"daskbicl.worker_timeout": "1s"}):
+        with pytest.raises(InfrastructureError, match="no worker"):
+            run_batch(manifest, results, client=client)
+    with contextlib.closing(sqlite3.connect(results)) as con:
+        assert con.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+        assert con.execute("SELECT COUNT(*) FROM scores").fetchone() == (0,)
+    assert not results.with_name("r.sqlite.lock").exists()
