@@ -4,7 +4,11 @@
 its metadata; a measure the manifest asks for that does not apply to the
 kinds of the stores it pairs (``cari`` on biclusterings) is a
 :class:`~daskbicl.batch.ManifestError` naming the manifest line, raised
-before anything is written or computed.  :func:`plan` needs no cluster: it
+before anything is written or computed.  When :func:`run_batch` has a
+Client from the start, :func:`survey` only lists the stores and reads their
+kinds, and the workers hash and open them
+(:mod:`~daskbicl.batch.cluster_fingerprints`) while the client builds the
+pairs whose stores have arrived (:class:`_EarlyBuild`).  :func:`plan` needs no cluster: it
 resolves each pair's measures and parameters and asks the results file
 which of them are already scored at these fingerprints.  A nightly run with
 nothing new stops there (it still records that those inputs were seen, for
