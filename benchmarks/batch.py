@@ -30,6 +30,11 @@ Run:  python benchmarks/batch.py                  (100 preds, 10^6 x 10^4; ~15 m
           --dir /tmp/batch-bench --repeat 6 --compare both
                                                   (six runs alternating this branch's client with the one before)
       python benchmarks/batch.py --profile-client --quick  (the same in seconds)
+      python benchmarks/batch.py --profile-client --preds 20 --rows 20000000 --cols 1000 \
+          --dir /tmp/batch-bench --repeat 4 --compare fingerprint --workers 1 2
+                                                  (this round: stores hashed and opened by the workers
+                                                  against hashed and opened in the client, on 1 then 2
+                                                  workers; --compare both: against the first round's client)
 
 ``--profile-client`` runs one batch in this process on the same cluster under
 cProfile and prints, per phase of the client's own work (fingerprinting the
@@ -39,12 +44,19 @@ its share of the run's wall time.  Time the client spends waiting for the
 cluster is not in any phase.  It also prints, from distributed's task stream,
 how long no task was running on any worker during the run: the time the
 cluster waited for the client (its serial work, plus scheduler latency),
-the number the target (<= 10 % of the run) is about.
+the number the target (<= 10 % of the run) is about.  A warm-up run (not
+reported) comes first on each cluster, so the workers' first loading of the
+compiled kernels is in no run.  The summary table ends with ``read_s``: the
+time to open every store and read every chunk of its stored arrays on the
+same cluster, and ``batch/read``, the batch's wall time over it (the issue's
+target on 16 cores: within 2x).  Set ``BATCH_BENCH_TASKS=1`` to print, per
+run, the task time by key prefix and the idle stretches of the cluster.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import shutil
@@ -93,10 +105,16 @@ def main(argv=None) -> None:
     parser.add_argument("--profile-client", action="store_true",
                         help="only one batch run in this process under cProfile: the client's serial share")
     parser.add_argument("--repeat", type=int, default=1, help="--profile-client: number of runs")
-    parser.add_argument("--compare", choices=("recheck", "wave", "both"),
+    parser.add_argument("--compare", choices=("recheck", "wave", "both", "fingerprint", "build", "all"),
                         help="--profile-client: every other run does this part as before (an A/B in one go): "
                         "recheck = completed pairs' stores hashed again (no stat check), wave = every pair "
-                        "built before any is sent to the cluster, both = both")
+                        "built before any is sent to the cluster, both = both (the first round's client, "
+                        "fingerprints in the client too), fingerprint = the stores hashed in the client "
+                        "before planning, the rest as now (the second round's client), build = the pairs built after the "
+                        "plan instead of as their stores arrive, all = recheck, wave and fingerprint")
+    parser.add_argument("--workers", type=int, nargs="+", default=[2],
+                        help="worker processes (1 thread each) of the cluster; several: one cluster each, "
+                        "in turn (default 2)")
     args = parser.parse_args(argv)
     if args.quick:
         args.preds, args.rows, args.cols, args.no_local = 2, 20_000, 1_000, True
@@ -120,22 +138,22 @@ def main(argv=None) -> None:
                 '[[pairs]]\ntruth = "sim"\npred = "runs"\n')
     results = os.path.join(folder, "scores.sqlite")
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    if args.profile_client:
+        summary = []
+        for workers in args.workers:
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                              silence_logs=logging.ERROR) as lc, Client(lc) as client:
+                client.run(lambda: __import__("daskbicl"))  # warm the workers' imports for every way alike
+                summary += profile_runs(manifest, results, client, args, [truth, *preds], workers)
+        print("\nsummary (share = no task running on the cluster / batch wall time; read = every chunk of the "
+              "stores read on the same cluster, stores opened included):")
+        print_table(summary, list(summary[0]))
+        return
+
+    with LocalCluster(n_workers=args.workers[0], threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as lc, Client(lc) as client:
         address = lc.scheduler_address
         client.run(lambda: __import__("daskbicl"))  # warm the workers' imports for every way alike
-        if args.profile_client:
-            from daskbicl.batch import runner
-
-            for k in range(args.repeat):
-                old = bool(k % 2)
-                runner.RECHECK_BY_STAT = not (old and args.compare in ("recheck", "both"))
-                runner.FIRST_WAVE = 0 if old and args.compare in ("wave", "both") else 1
-                print(f"\n--- run {k + 1}: completed pairs' stores re-checked by "
-                      f"{'stat first' if runner.RECHECK_BY_STAT else 'bytes hashed again (as before)'}; "
-                      f"{'first pair sent while the others are built' if runner.FIRST_WAVE else 'all pairs built, then sent (as before)'}")
-                profile_client(manifest, results, client, args)
-            return
 
         batch_s = cli("batch", manifest, "--scheduler", address, "--results", results)
         rerun_s = cli("batch", manifest, "--scheduler", address, "--results", results)
@@ -178,11 +196,63 @@ def main(argv=None) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _old_ways(k: int, compare: str | None) -> dict:
+    """The switches of run ``k``: every other run does the parts ``compare`` names as before."""
+    from daskbicl.batch import runner
+
+    old = bool(k % 2) and compare is not None
+    parts = {"recheck": {"recheck"}, "wave": {"wave"}, "both": {"recheck", "wave", "fingerprint"},
+             "fingerprint": {"fingerprint"}, "build": {"build"},
+             "all": {"recheck", "wave", "fingerprint"}}.get(compare or "", set())
+    runner.RECHECK_BY_STAT = not (old and "recheck" in parts)
+    runner.FIRST_WAVE = 0 if old and "wave" in parts else 1
+    runner.FINGERPRINTS_ON_CLUSTER = not (old and "fingerprint" in parts)
+    runner.EARLY_BUILD = not (old and "build" in parts)
+    return {"recheck": "stat" if runner.RECHECK_BY_STAT else "hash",
+            "waves": "yes" if runner.FIRST_WAVE else "no",
+            "fingerprints": "workers" if runner.FINGERPRINTS_ON_CLUSTER else "client",
+            "early build": "yes" if runner.FINGERPRINTS_ON_CLUSTER and runner.EARLY_BUILD else "no"}
+
+
+def profile_runs(manifest: str, results: str, client, args, stores: list[str], workers: int) -> list[dict]:
+    """``--repeat`` profiled batch runs on ``client`` (alternating with the old ways), then one read of the stores."""
+    rows = []
+    _old_ways(0, None)
+    with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+        profile_client(manifest, results, client, args)  # warm-up, not reported: the workers load their kernels
+    for k in range(args.repeat):
+        ways = _old_ways(k, args.compare)
+        print(f"\n--- {workers} worker(s), run {k + 1}: completed pairs re-checked by {ways['recheck']}; "
+              f"pairs sent in waves: {ways['waves']}; stores hashed by the {ways['fingerprints']}")
+        share, wall = profile_client(manifest, results, client, args)
+        rows.append({"workers": workers, "run": k + 1, **ways, "wall_s": f"{wall:.2f}", "share": f"{share:.1%}",
+                     "load": f"{os.getloadavg()[0]:.1f}"})
+    read = read_stores(client, stores)
+    for row in rows:
+        row["read_s"] = f"{read:.2f}"
+        row["batch/read"] = f"{float(row['wall_s']) / read:.1f}x"
+    return rows
+
+
+def read_stores(client, stores: list[str]) -> float:
+    """Seconds to open every store and read every chunk of its stored arrays on ``client``'s cluster (one sum
+    per array: the chunks are read and decompressed, nothing decoded or counted)."""
+    import xarray as xr
+
+    start = time.perf_counter()
+    sums = []
+    for path in stores:
+        ds = xr.open_zarr(path, chunks={})  # the stored arrays as they are (label codes), no decoding
+        sums += [ds[name].data.sum() for name in ds.variables if hasattr(ds[name].data, "dask")]
+    client.gather(client.compute(sums))
+    return time.perf_counter() - start
+
+
 #: Phases of the client's work: (label, module suffix, function name); cumulative times from cProfile.
 PHASES = (
-    ("fingerprint stores (survey)", "batch/runner.py", "survey"),
+    ("list stores, read kinds, hash in client (survey)", "batch/runner.py", "survey"),
     ("plan (results file)", "batch/runner.py", "plan"),
-    ("open stores", "batch/runner.py", "_open_once"),
+    ("open stores", "io/store.py", "open_store"),
     ("build graphs", "batch/runner.py", "_build"),
     ("submit (client.compute)", "distributed/client.py", "compute"),
     ("re-fingerprint completed pairs", "batch/collect.py", "_changed"),
@@ -191,7 +261,7 @@ PHASES = (
 )
 
 
-def profile_client(manifest: str, results: str, client, args) -> None:
+def profile_client(manifest: str, results: str, client, args) -> tuple[float, float]:
     """One batch run in this process under cProfile: each client phase's time and share of the wall time."""
     import cProfile
     import pstats
@@ -212,6 +282,17 @@ def profile_client(manifest: str, results: str, client, args) -> None:
         wall = time.perf_counter() - start
         t1 = time.time()
     busy = _busy_seconds(stream.data, t0, t1)
+    if os.environ.get("BATCH_BENCH_TASKS"):
+        from collections import Counter
+
+        from dask.utils import key_split
+        spent = Counter()
+        for task in stream.data:
+            for ss in task.get("startstops", ()):
+                spent[(key_split(task["key"]), ss.get("action"))] += ss["stop"] - ss["start"]
+        print("task time by prefix:", [(k, round(v, 2)) for k, v in spent.most_common(8)])
+        print("idle gaps (start after t0, seconds):", [(round(a - t0, 2), round(b - a, 2))
+                                                      for a, b in _gaps(stream.data, t0, t1) if b - a > 0.02])
     starts = [ss["start"] for task in stream.data for ss in task.get("startstops", ()) if ss.get("action") == "compute"]
     stops = [ss["stop"] for task in stream.data for ss in task.get("startstops", ()) if ss.get("action") == "compute"]
     head, tail = (min(starts) - t0, t1 - max(stops)) if starts else (0.0, 0.0)
@@ -230,8 +311,33 @@ def profile_client(manifest: str, results: str, client, args) -> None:
     print(f"\ntask stream: some task running on the cluster {busy:.2f} s of {wall:.2f} s; no task running "
           f"{idle:.2f} s = {idle / wall:.1%} of the run (the client's serial work, scheduler latency included): "
           f"{head:.2f} s before the first task, {tail:.2f} s after the last, {idle - head - tail:.2f} s between")
+    waited = _called_from(stats, "wait_watched", "fingerprint_on_cluster")
+    print(f"(the client waited {waited:.2f} s for the workers' fingerprints, opening stores meanwhile; "
+          "not client work)")
     print(f"CLIENT_SERIAL_SHARE {idle / wall:.4f} PROFILED_CLIENT_SHARE {serial / wall:.4f} WALL {wall:.3f} "
           f"LOAD {os.getloadavg()[0]:.2f}")
+    return idle / wall, wall
+
+
+def _called_from(stats: dict, name: str, caller: str) -> float:
+    """Cumulative seconds of function ``name`` when called by function ``caller`` (cProfile's caller table)."""
+    total = 0.0
+    for (_, _, func), value in stats.items():
+        if func == name:
+            total += sum(v[3] for (_, _, c), v in value[4].items() if c == caller)
+    return total
+
+
+def _gaps(stream: list[dict], t0: float, t1: float) -> list[tuple[float, float]]:
+    """The (start, end) of every stretch of [t0, t1] with no task computing on any worker."""
+    spans = sorted((max(t0, ss["start"]), min(t1, ss["stop"])) for task in stream
+                   for ss in task.get("startstops", ()) if ss.get("action") == "compute")
+    out, end = [], t0
+    for a, b in spans:
+        if a > end:
+            out.append((end, a))
+        end = max(end, b)
+    return out + ([(end, t1)] if t1 > end else [])
 
 
 def _busy_seconds(stream: list[dict], t0: float, t1: float) -> float:

@@ -8,11 +8,9 @@ runs back from a ``file:`` tracking store in the test's folder.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from datetime import datetime
 from pathlib import Path
 
@@ -23,6 +21,8 @@ import pytest
 import daskbicl
 from daskbicl.batch import ResultsDB, export_mlflow, run_batch
 from daskbicl.batch.runlog import run_rows
+
+from .batch_fixtures import commit_manifest, lab_manifest, night_two, run_cli
 
 mlflow = pytest.importorskip("mlflow", reason="the mlflow extra (mlflow-skinny) is not installed")
 from mlflow.tracking import MlflowClient  # noqa: E402
@@ -45,19 +45,7 @@ def _save_pred(truth_masks, rng, path: Path, flips: float) -> None:
 
 
 def _manifest(lab: Path) -> Path:
-    path = lab / "m.toml"
-    path.write_text(textwrap.dedent("""
-        results = "r.sqlite"
-
-        [truth]
-        sim = "truth.zarr"
-
-        [pred]
-        runs = "pred-*.zarr"
-
-        [run]
-        model = "nmf"
-
+    return lab_manifest(lab, """
         [[pairs]]
         truth = "sim"
         pred = "runs"
@@ -74,14 +62,7 @@ def _manifest(lab: Path) -> Path:
         truth = "sim"
         pred = "runs"
         measures = ["fmeasure", "e4sc"]
-    """))
-    return path
-
-
-def _git(lab: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(lab), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          capture_output=True, text=True, check=True)
-    return done.stdout.strip()
+    """, results="r.sqlite")
 
 
 @pytest.fixture(scope="module")
@@ -97,29 +78,17 @@ def two_nights(tmp_path_factory, local_cluster):
     for k in range(3):
         _save_pred(truth, rng, lab / f"pred-{k}.zarr", 0.02 * (k + 1))
     manifest = _manifest(lab)
-    commit = None
-    if shutil.which("git"):
-        _git(lab, "init", "-q")
-        _git(lab, "add", "m.toml")
-        _git(lab, "commit", "-q", "-m", "manifest")
-        commit = _git(lab, "rev-parse", "HEAD")
+    commit = commit_manifest(lab)
     with Client(local_cluster) as client, dask.config.set(LOOSE):
         run_batch(manifest, client=client)
-        shutil.rmtree(lab / "pred-0.zarr")
-        shutil.rmtree(lab / "pred-1.zarr")
-        _save_pred(truth, rng, lab / "pred-1.zarr", 0.2)
+        night_two(lab, lambda path: _save_pred(truth, rng, path, 0.2))
         run_batch(manifest, client=client, tags={"night": "2"})
     return lab, commit
 
 
 def _cli(*args, mlflow_file_store=True):
-    env = dict(os.environ)
-    env.pop("MLFLOW_ALLOW_FILE_STORE", None)
-    if mlflow_file_store:
-        env["MLFLOW_ALLOW_FILE_STORE"] = "true"
-    proc = subprocess.run([sys.executable, "-m", "daskbicl", *map(str, args)], capture_output=True, text=True,
-                          timeout=240, env=env)
-    return proc.returncode, proc.stdout, proc.stderr
+    env = {"MLFLOW_ALLOW_FILE_STORE": "true" if mlflow_file_store else None}
+    return run_cli(*args, env=env)
 
 
 def _ms(stamp: str) -> int:

@@ -21,37 +21,20 @@ import daskbicl
 from daskbicl.batch import ResultsDB, run_batch
 from daskbicl.batch.runlog import diff_rows, latest_rows, run_rows
 
+from .batch_fixtures import lab_manifest, night_two, run_cli
+
 ROWS, COLS, CHUNK = 6_000, 800, 2_048
 MEASURES = ["cari", "nce", "ari_rows"]
 
 
-def run_cli(*args, timeout=240):
-    proc = subprocess.run([sys.executable, "-m", "daskbicl", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 def write_manifest(folder: Path, extra: str = "") -> Path:
-    path = folder / "m.toml"
-    path.write_text(textwrap.dedent(f"""
-        results = "scores.sqlite"
-
-        [truth]
-        sim = "truth.zarr"
-
-        [pred]
-        runs = "pred-*.zarr"
-
-        [run]
-        model = "nmf"
-
+    pairs = textwrap.dedent(f"""
         [[pairs]]
         truth = "sim"
         pred = "runs"
         measures = {json.dumps(MEASURES)}
-        {extra}
-    """))
-    return path
+    """)
+    return lab_manifest(folder, pairs + "\n" + extra)
 
 
 @pytest.fixture
@@ -77,10 +60,8 @@ def test_two_nights_missing_drop_move_diff(night1, tmp_path, local_cluster, caps
     before = {k: oracle(lab, f"pred-{k}.zarr") for k in range(3)}
 
     # night 2: pred-0 deleted, pred-1 replaced by a worse one, the folder moved (manifest and results with it)
-    shutil.rmtree(lab / "pred-0.zarr")
-    shutil.rmtree(lab / "pred-1.zarr")
     truth = daskbicl.open(lab / "truth.zarr")
-    daskbicl.save(daskbicl.perturb(truth, 0.5, seed=99), lab / "pred-1.zarr")
+    night_two(lab, lambda path: daskbicl.save(daskbicl.perturb(truth, 0.5, seed=99), path))
     moved = tmp_path / "archive" / "lab-moved"
     moved.parent.mkdir()
     shutil.move(lab, moved)

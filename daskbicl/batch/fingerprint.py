@@ -25,9 +25,12 @@ its content; a link that leads back to a folder above it is not followed.
 
 What it costs: one listing of the store and one read of its stored
 (compressed) bytes, with no decoding: a 10^6-label int64 array of 10 clusters
-is ~0.6 MB on disk.  Stores are hashed in a thread pool (BLAKE2b releases
-the GIL), on the machine that runs ``daskbicl batch``, which must see the
-stores anyway to open them.  The listing also gives a local store's
+is ~0.6 MB on disk.  Objects are hashed in a thread pool (BLAKE2b releases
+the GIL).  :func:`fingerprint_stores` hashes in the calling process;
+:func:`fingerprint_task` is the same digest computed in a Dask worker's
+task, which the batch runner uses when it has a cluster at hand (the bytes
+are read where the chunks will be read, while the client does other work).
+The listing also gives a local store's
 :func:`stat_signature` (every file's key, size, modification time and
 inode): the re-check of a store after its pairs are computed uses it
 (:func:`unchanged_since`) and hashes the bytes again only when it does not
@@ -54,8 +57,8 @@ from dataclasses import dataclass
 from ..errors import StoreError
 from ..io.store import KIND_ATTR, is_remote
 
-__all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "stat_signature", "unchanged_since",
-           "FINGERPRINT_VERSION"]
+__all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "fingerprint_task", "stat_signature",
+           "unchanged_since", "FINGERPRINT_VERSION"]
 
 #: Part of every digest: changing the scheme changes every fingerprint (so all is rescored once).
 FINGERPRINT_VERSION = b"daskbicl-store-fingerprint-1"
@@ -68,7 +71,9 @@ class StoreInfo:
     """What :func:`fingerprint_stores` learnt about one store.
 
     ``error`` is set (and ``fingerprint`` is None) when the store is missing
-    or is not a readable daskbicl store; the message says which.
+    or is not a readable daskbicl store; the message says which.  Without an
+    error, ``fingerprint`` is None only when the bytes were not read
+    (``fingerprint_stores(..., contents=False)``).
     """
 
     path: str
@@ -293,14 +298,24 @@ def _store(path: str, storage_options: dict | None):
 
 
 def fingerprint_stores(
-    paths, storage_options: dict | None = None, *, threads: int = 16
+    paths, storage_options: dict | None = None, *, threads: int = 16, contents: bool = True, kinds: bool = True
 ) -> dict[str, StoreInfo]:
     """Fingerprint every store in ``paths`` (each once), hashing objects in parallel.
 
     Never raises for a bad store: its :class:`StoreInfo` carries the error.
+    ``contents=False`` lists the stores and reads their kinds without
+    reading a chunk (``fingerprint`` is None, ``stat`` is set): the batch
+    runner has the bytes hashed by the cluster's workers instead
+    (:func:`fingerprint_task`).  ``kinds=False`` does not read the stores'
+    kinds (a worker hashing a store the client has surveyed).
+
+    The threads only list and hash: a store whose kind is read from its
+    variables (a plain ``to_zarr`` store, a NetCDF file) is opened after
+    them, in the calling thread, because opening a store changes the
+    process's warning filters, which is not safe from several threads.
     """
     paths = list(dict.fromkeys(os.fspath(p) for p in paths))
-    stores, listings, errors, kinds = {}, {}, {}, {}
+    stores, listings, errors, kinds_of = {}, {}, {}, {}
 
     def inspect(path):
         try:
@@ -308,53 +323,76 @@ def fingerprint_stores(
             problem = store.check()
             if problem:
                 return path, None, None, None, problem
-            kind, problem = _kind(store)
-            if problem == _BY_VARIABLES:
-                kind, problem = _kind_by_variables(path, storage_options)
-                if problem:
-                    return path, None, None, None, problem
-            if problem:
+            kind, problem = _kind(store) if kinds else (None, None)
+            if problem and problem != _BY_VARIABLES:
                 return path, None, None, None, f"{path} {problem}"
-            return path, store, store.listing(), kind, None
+            return path, store, store.listing(), kind, problem
         except Exception as exc:  # a listing that fails: permissions, network, ...
             return path, None, None, None, f"cannot list {path}: {type(exc).__name__}: {exc}"
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for path, store, listing, kind, problem in pool.map(inspect, paths):
+            if problem and problem != _BY_VARIABLES:
+                errors[path] = problem
+                continue
+            stores[path], listings[path], kinds_of[path] = store, sorted(listing), kind
+            if problem == _BY_VARIABLES:
+                kinds_of[path] = None
+        for path in [p for p in stores if kinds and kinds_of[p] is None]:  # here, not in the threads
+            kinds_of[path], problem = _kind_by_variables(path, storage_options)
             if problem:
                 errors[path] = problem
-            else:
-                stores[path], listings[path], kinds[path] = store, sorted(listing), kind
-        jobs = [(path, key) for path in stores for key, _ in listings[path]]
-
-        def hash_one(job):
-            path, key = job
-            try:
-                return job, stores[path].digest(key), None
-            except Exception as exc:
-                return job, None, f"cannot read {path}/{key}: {type(exc).__name__}: {exc}"
-
-        digests = {}
-        for job, digest, problem in pool.map(hash_one, jobs):
-            if problem:
-                errors.setdefault(job[0], problem)
-            digests[job] = digest
+        digests = _digests(pool, stores, listings, errors) if contents else {}
 
     out = {}
     for path in paths:
         if path in errors:
             out[path] = StoreInfo(path, error=errors[path])
             continue
-        h = _new()
-        h.update(FINGERPRINT_VERSION)
-        total = 0
-        for key, size in listings[path]:
-            h.update(f"\0{key}\0{size}\0".encode())
-            h.update(digests[(path, key)])
-            total += size
-        out[path] = StoreInfo(path, h.hexdigest(), kinds[path], len(listings[path]), total,
-                              stat=getattr(stores[path], "stat", None))
+        total = sum(size for _, size in listings[path])
+        stat = getattr(stores[path], "stat", None)
+        fp = _combine(listings[path], path, digests) if contents else None
+        out[path] = StoreInfo(path, fp, kinds_of[path], len(listings[path]), total, stat=stat)
     return out
+
+
+def _digests(pool, stores: dict, listings: dict, errors: dict) -> dict:
+    """``{(path, key): digest}`` of every object of ``stores`` not in ``errors`` (a read error goes there)."""
+    jobs = [(path, key) for path in stores if path not in errors for key, _ in listings[path]]
+
+    def hash_one(job):
+        path, key = job
+        try:
+            return job, stores[path].digest(key), None
+        except Exception as exc:
+            return job, None, f"cannot read {path}/{key}: {type(exc).__name__}: {exc}"
+
+    digests = {}
+    for job, digest, problem in pool.map(hash_one, jobs):
+        if problem:
+            errors.setdefault(job[0], problem)
+        digests[job] = digest
+    return digests
+
+
+def _combine(listing: list[tuple[str, int]], path: str, digests: dict) -> str:
+    h = _new()
+    h.update(FINGERPRINT_VERSION)
+    for key, size in listing:
+        h.update(f"\0{key}\0{size}\0".encode())
+        h.update(digests[(path, key)])
+    return h.hexdigest()
+
+
+def fingerprint_task(path: str, storage_options: dict | None = None, threads: int = 8) -> StoreInfo:
+    """One store's :class:`StoreInfo` with its fingerprint, computed where this runs (a worker's task).
+
+    The same digest as :func:`fingerprint` in the client: the stores are
+    read by the worker that computes it, and its ``stat`` is the listing the
+    worker took before hashing.  The kind is not read (the client's survey
+    has it).
+    """
+    return fingerprint_stores([path], storage_options, threads=threads, kinds=False)[os.fspath(path)]
 
 
 def fingerprint(path, storage_options: dict | None = None) -> str:

@@ -4,7 +4,11 @@
 its metadata; a measure the manifest asks for that does not apply to the
 kinds of the stores it pairs (``cari`` on biclusterings) is a
 :class:`~daskbicl.batch.ManifestError` naming the manifest line, raised
-before anything is written or computed.  :func:`plan` needs no cluster: it
+before anything is written or computed.  When :func:`run_batch` has a
+Client from the start, :func:`survey` only lists the stores and reads their
+kinds, and the workers hash and open them
+(:mod:`~daskbicl.batch.cluster_fingerprints`) while the client builds the
+pairs whose stores have arrived (:class:`_EarlyBuild`).  :func:`plan` needs no cluster: it
 resolves each pair's measures and parameters and asks the results file
 which of them are already scored at these fingerprints.  A nightly run with
 nothing new stops there (it still records that those inputs were seen, for
@@ -44,6 +48,7 @@ from ..io.store import is_remote, open_store
 from ..measures import PROVIDERS, REGISTRY, ScorePlan
 from ..measures.plan import plan_graphs
 from ..scheduling import active_client
+from .cluster_fingerprints import fingerprint_on_cluster
 from .collect import State, Submitted, run_pairs
 from .fingerprint import StoreInfo, fingerprint_stores
 from .manifest import Manifest, ManifestError, Request, load_manifest, params_key
@@ -142,11 +147,14 @@ def _known_kinds() -> set[str]:
     return {kind for provider in PROVIDERS.values() for kind in provider.kinds}
 
 
-def survey(manifest: Manifest, *, threads: int = 16) -> dict[str, StoreInfo]:
+def survey(manifest: Manifest, *, threads: int = 16, contents: bool = True) -> dict[str, StoreInfo]:
     """Fingerprint every store of ``manifest`` and check its measures apply to the stores' kinds.
 
     A store that is missing or unreadable is not an error here (its pairs
-    fail, each with the reason).  Nothing is written or computed.
+    fail, each with the reason).  Nothing is written or computed.  With
+    ``contents=False`` the stores are listed and their kinds read, but no
+    byte is hashed (the fingerprints are None): the cluster's workers hash
+    them (:func:`~daskbicl.batch.cluster_fingerprints.fingerprint_on_cluster`).
 
     Raises
     ------
@@ -156,7 +164,7 @@ def survey(manifest: Manifest, *, threads: int = 16) -> dict[str, StoreInfo]:
         the table's line and the stores.
     """
     real = [s for s in manifest.stores if s not in manifest.empty]
-    stores = fingerprint_stores(real, manifest.storage_options, threads=threads)
+    stores = fingerprint_stores(real, manifest.storage_options, threads=threads, contents=contents)
     stores.update({path: StoreInfo(path, error=message) for path, message in manifest.empty.items()})
     known = _known_kinds()
     problems: dict[tuple[int, str], list[tuple[str, str]]] = {}
@@ -332,27 +340,75 @@ def _open_once(jobs: list[PairJob], storage_options: dict, opened: dict | None =
     return opened
 
 
-def _built(jobs: list[PairJob], storage_options: dict, state: State, shared: set):
-    """Each pair's :class:`Submitted` graphs, its stores opened when first needed; pairs that cannot be built
-    are recorded as failed.  The task keys of the stores that several pairs use are added to ``shared``."""
-    opened: dict[str, object] = {}
+def _built(jobs: list[PairJob], storage_options: dict, state: State, shared: set, opened: dict | None = None,
+           prebuilt: dict | None = None):
+    """Each pair's :class:`Submitted` graphs, its stores opened when first needed (unless in ``opened``); pairs
+    that cannot be built are recorded as failed.  The task keys of the stores that several pairs use are added
+    to ``shared``.  ``prebuilt`` holds pairs built ahead (:class:`_EarlyBuild`), used when their work is the
+    plan's."""
+    opened = {} if opened is None else opened
     uses: dict[str, int] = {}
     for job in jobs:
         for path in {job.truth, job.pred}:
             uses[path] = uses.get(path, 0) + 1
+    seen: set[str] = set()
     for job in jobs:
-        fresh = [p for p in (job.truth, job.pred) if p not in opened]
+        fresh = [p for p in dict.fromkeys((job.truth, job.pred)) if p not in seen]
+        seen.update(fresh)
         _open_once([job], storage_options, opened)
         for path in fresh:
             if uses[path] > 1 and hasattr(opened[path], "__dask_graph__"):
                 shared.update(opened[path].__dask_graph__().keys())  # type: ignore[union-attr]
-        graph, prepared, errors = _build(job, opened)
+        early = (prebuilt or {}).pop((job.truth, job.pred), None)
+        if early is not None and early[0] == _work_of(job):
+            graph, prepared, errors = early[1]  # built while the workers hashed: the plan asks for the same
+        else:
+            graph, prepared, errors = _build(job, opened)
         for request, reason in errors:
             state.fail(job, request, reason)
         if graph is None:
             state.settle(job)
         else:
             yield Submitted(job, graph, prepared)
+
+
+def _work_of(job: PairJob) -> list:
+    """What a pair's graphs compute: ``[(request, ((measure, params), ...))]``."""
+    return [(request, tuple((m.name, params_key(prm)) for m, prm in todo)) for request, todo in job.work]
+
+
+class _EarlyBuild:
+    """Builds each pair's graphs as soon as the workers have sent both its stores, before the plan.
+
+    Called with each store's path as it arrives
+    (:func:`~daskbicl.batch.cluster_fingerprints.fingerprint_on_cluster`), so
+    the client builds while the workers hash the other stores.  Each pair is
+    built for every measure its requests ask for; :func:`_built` uses it
+    only when the plan leaves the pair exactly that work (a first run), and
+    builds it again otherwise.
+    """
+
+    def __init__(self, manifest: Manifest, stores: dict[str, StoreInfo], opened: dict):
+        self.manifest, self.stores, self.opened = manifest, stores, opened
+        self.built: dict[tuple[str, str], tuple[list, tuple]] = {}
+        self.waiting: dict[str, list[tuple[str, str]]] = {}
+        for truth, pred in manifest.pairs:
+            for path in {truth, pred}:
+                self.waiting.setdefault(path, []).append((truth, pred))
+
+    def __call__(self, path: str) -> None:
+        for truth, pred in self.waiting.pop(path, ()):
+            if truth in self.opened and pred in self.opened and (truth, pred) not in self.built:
+                self._one(truth, pred)
+
+    def _one(self, truth: str, pred: str) -> None:
+        t, p = self.stores[truth], self.stores[pred]
+        job = PairJob(truth, pred, None, None)
+        try:
+            job.work = [(r, r.resolve(t.kind, p.kind)) for r in self.manifest.pairs[(truth, pred)]]
+        except MeasureError:
+            return  # planned and reported as usual
+        self.built[(truth, pred)] = (_work_of(job), _build(job, self.opened))
 
 
 def _build(job: PairJob, datasets: dict):
@@ -378,7 +434,8 @@ def _build(job: PairJob, datasets: dict):
 
 
 def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str | None = None,
-            progress: bool = False, progress_every: float = 5.0, out=None) -> BatchReport:
+            progress: bool = False, progress_every: float = 5.0, out=None, opened: dict | None = None,
+            prebuilt: dict | None = None) -> BatchReport:
     """Score every pair of ``plan`` that has work left, recording each as it completes.
 
     Parameters
@@ -400,6 +457,11 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
         Progress (pairs and tasks done) on ``out`` (default stderr).
     progress_every : float
         Seconds between two progress lines when ``out`` is not a terminal.
+    opened : dict, optional
+        Stores already opened (``{path: Dataset or the error opening it}``),
+        used instead of opening them again.
+    prebuilt : dict, optional
+        Pairs already built (see :class:`_EarlyBuild`).
     """
     out = out or sys.stderr
     started = time.perf_counter()
@@ -420,7 +482,7 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
                 state.settle(job)
 
         shared: set = set()
-        built = _built(todo, plan.manifest.storage_options, state, shared)
+        built = _built(todo, plan.manifest.storage_options, state, shared, opened, prebuilt)
         first = list(itertools.islice(built, FIRST_WAVE)) if FIRST_WAVE else list(built)
         if first:
             bar = _PairProgress(len(first), out, every=progress_every) if progress else None
@@ -491,7 +553,11 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     :class:`~daskbicl.batch.results.ResultsFileError`); the plan is made
     (and written to ``out`` when given); a cluster is used (``client``, or
     entered from ``connect``, see :func:`execute`) only when some pair needs
-    computing.  The run records ``tags`` over the manifest's ``[run]``
+    computing.  With a Client at hand from the start (``client``, or an
+    active one, and no ``connect``) the stores' bytes are hashed by its
+    workers while the client opens the stores
+    (:mod:`~daskbicl.batch.cluster_fingerprints`); otherwise in the client.
+    The run records ``tags`` over the manifest's ``[run]``
     table, and the git commit of the manifest's folder when it is in a
     repository.
     """
@@ -500,12 +566,18 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     path = results or manifest.results
     if path is None:
         raise DaskbiclError("no results file: pass results=... or set 'results' in the manifest")
-    stores = survey(manifest)
+    live = _live_client(client, connect) if FINGERPRINTS_ON_CLUSTER else None
+    stores = survey(manifest, contents=live is None)
+    opened: dict = {}
     with ResultsDB(os.fspath(path)) as db:
         commit = git_commit(os.path.dirname(manifest.path)) if manifest.path else None
         run_id = db.start_run(manifest.path, len(manifest.pairs), tags={**manifest.tags, **(tags or {})},
                               git_commit=commit)  # takes the lock: before planning
         try:
+            early = None
+            if live is not None:
+                early = _EarlyBuild(manifest, stores, opened) if EARLY_BUILD else None
+                stores = fingerprint_on_cluster(live, manifest, stores, opened, arrived=early)
             the_plan = plan(manifest, db, force=force, stores=stores)
         except BaseException:
             with contextlib.suppress(DaskbiclError):
@@ -513,5 +585,27 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
             raise
         if out is not None:
             print(the_plan.describe(), file=out)
-        return execute(the_plan, db, client, connect=connect, run_id=run_id, progress=progress,
-                       progress_every=progress_every, out=out)
+        return execute(the_plan, db, live or client, connect=connect, run_id=run_id, progress=progress,
+                       progress_every=progress_every, out=out, opened=opened,
+                       prebuilt=early.built if early is not None else None)
+
+
+#: With a cluster at hand before planning (a Client given, or an active one), its workers hash the stores while
+#: the client opens them (see :mod:`daskbicl.batch.cluster_fingerprints`); False: hashed in the client.
+FINGERPRINTS_ON_CLUSTER = True
+
+#: With the stores hashed by the workers, build each pair's graphs as soon as its stores arrive (see
+#: :class:`_EarlyBuild`); False: after the plan.
+EARLY_BUILD = True
+
+
+def _live_client(client, connect):
+    """The Client already at hand: ``client``, else (without ``connect``) the active one; None otherwise.
+
+    ``connect`` (the command line's ``--scheduler`` or local cluster) is
+    entered only when some pair needs computing, so its runs hash in the
+    client: a run with nothing new still needs no cluster.
+    """
+    if client is not None:
+        return client
+    return active_client() if connect is None else None
