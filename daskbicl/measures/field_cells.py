@@ -3,8 +3,8 @@
 Two co-clusterings: from the row and column contingency tables the
 co-clustering measures count anyway (no cell visited, no pair of table
 entries visited).  Otherwise: from the row and column membership
-signatures (the pass of the micro-object and cover measures), for
-biclusterings whose biclusters do not overlap.
+signatures (the pass of the micro-object and cover measures); overlapping
+biclusters through the PageRank on signature classes.
 """
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ size ``b_p``) and q of the column table.  As clusim's ``element_sim`` (any
 α; 0.9 there) on the cell memberships.  Computed with one sort and prefix
 sums, O((P + Q) log P), never pair by pair; for biclusterings from the K x L
 shared-row and shared-column tables.  Biclusterings whose biclusters
-overlap are refused (:class:`~daskbicl.errors.InputError`): their
-affinities have no closed form.
+overlap have no closed form: the personalised PageRank (α = 0.9) is solved
+on the classes of cells with equal memberships (docs/measures/field.md;
+refused with :class:`~daskbicl.errors.InputError` above 10,000 classes).
 
 Reference: Gates, Wood, Hetrick & Ahn (2019), Element-centric clustering
 comparison unifies overlaps and hierarchy, Scientific Reports 9:8574;

@@ -16,8 +16,16 @@ Summed over the cells, by kind of cell:
 
 So the K x L tables of shared rows and columns and the sizes suffice
 (from the Gram tables of the signature pass); the same tables tell whether
-two biclusters of a side overlap.  Overlapping biclusters are refused: their
-affinities have no closed form (clusim solves a personalised PageRank).
+two biclusters of a side overlap.
+
+When biclusters overlap the affinities have no closed form (clusim solves
+a personalised PageRank per element).  A cell's memberships are those its
+row and its column share, so the cells of a row signature class and a column
+signature class all have one (truth, pred) membership: :func:`cell_classes`
+forms those pairs (at most :data:`MAX_PAIRS`), merges equal memberships
+with their cell counts (exact integers) and
+:mod:`~daskbicl.kernels.bicluster.element_centric_overlap` solves the
+PageRank on the classes.
 """
 
 from __future__ import annotations
@@ -28,8 +36,63 @@ from fractions import Fraction
 import numpy as np
 
 from ...errors import InputError
+from .element_centric_overlap import ALPHA, class_scores, joint_classes, overlapping_similarity
 
-__all__ = ["cell_similarity_of_biclusterings"]
+__all__ = ["MAX_PAIRS", "cell_classes", "cell_similarity_of_biclusterings", "signature_bits"]
+
+# Pairs of row and column signature classes above which ecs on overlapping biclusters is refused.
+MAX_PAIRS = 2_000_000
+
+
+def signature_bits(m) -> tuple[np.ndarray, np.ndarray]:
+    """The signatures of one axis as a bool matrix (signatures x K + L) and their counts, the empty one included.
+
+    >>> from daskbicl.kernels.micro.memberships import signature_counts
+    >>> bits, n = signature_bits(signature_counts(np.array([[1, 1, 0]], bool), np.array([[1, 0, 0]], bool)))
+    >>> bits.astype(int).tolist(), n.tolist()
+    ([[1, 1], [1, 0], [0, 0]], [1, 1, 1])
+    """
+    bits = np.zeros((m.n_signatures + 1, m.n_elem), bool)
+    owner = np.repeat(np.arange(m.n_signatures), np.diff(m.ptr))
+    bits[owner, m.el] = True
+    counts = np.append(np.asarray(m.cnt, np.int64), int(m.n_items) - int(np.sum(m.cnt, dtype=np.int64)))
+    return bits, counts
+
+
+def cell_classes(rows, cols, *, max_pairs: int = MAX_PAIRS, with_inverse: bool = False):
+    """The cells' joint classes ``(truth, pred, counts)`` from the row and column Memberships.
+
+    Every pair of a row class and a column class (:func:`signature_bits`)
+    is one membership, the biclusters both contain; equal ones are merged,
+    counts summed exactly.  ``with_inverse`` adds each pair's class (row
+    class major; −1 for a pair with no cell).
+    """
+    r_bits, r_cnt = signature_bits(rows)
+    c_bits, c_cnt = signature_bits(cols)
+    n_pairs = len(r_cnt) * len(c_cnt)
+    if n_pairs > max_pairs:
+        raise InputError(
+            f"ecs on overlapping biclusters: {len(r_cnt):,} row x {len(c_cnt):,} column signature classes "
+            f"make {n_pairs:,} kinds of cell, more than the budget of {max_pairs:,}")
+    if int(rows.n_items) * int(cols.n_items) >= 2**63:
+        raise InputError("ecs on overlapping biclusters counts cells in int64: at most 2**63 - 1 cells")
+    cells = (r_bits[:, None, :] & c_bits[None, :, :]).reshape(n_pairs, -1)
+    counts = np.multiply.outer(r_cnt, c_cnt).ravel()
+    k = rows.n_truth
+    return joint_classes(cells[:, :k], cells[:, k:], counts, with_inverse=with_inverse)
+
+
+def overlapping_cell_similarity(rows, cols) -> float:
+    """ECS of the cells of biclusterings whose biclusters may overlap (α = 0.9, clusim's)."""
+    truth, pred, counts = cell_classes(rows, cols)
+    return overlapping_similarity(truth, pred, counts, alpha=ALPHA)
+
+
+def cell_pair_scores(rows, cols) -> np.ndarray:
+    """The score of a cell of each (row class, column class) pair of :func:`signature_bits`' order (NaN: no cell)."""
+    truth, pred, counts, inverse = cell_classes(rows, cols, with_inverse=True)
+    scores = np.append(class_scores(truth, pred, counts), np.nan)
+    return scores[inverse].reshape(rows.n_signatures + 1, cols.n_signatures + 1)
 
 
 def _overlap(rows, cols, idx: np.ndarray) -> bool:
@@ -53,10 +116,8 @@ def cell_similarity_of_biclusterings(rows, cols) -> float:
     sizes = rows.sizes().astype(object) * cols.sizes().astype(object)
     truth = np.flatnonzero(sizes[:k] != 0)
     pred = np.flatnonzero(sizes[k:] != 0) + k
-    for side, idx in (("truth", truth), ("pred", pred)):
-        if _overlap(rows, cols, idx):
-            raise InputError(f"ecs on cells needs biclusters that do not overlap, but two {side} biclusters share "
-                             "a cell (ecs_rows and ecs_cols compare the row and column partitions of co-clusterings)")
+    if _overlap(rows, cols, truth) or _overlap(rows, cols, pred):
+        return overlapping_cell_similarity(rows, cols)
     n_cells = int(rows.n_items) * int(cols.n_items)
     if n_cells == 0:
         return 1.0
