@@ -270,5 +270,5 @@ def test_element_scores_keep_coordinates_and_run_on_a_cluster(client, tmp_path):
 
 
 def test_element_scores_refuse_a_bad_axis():
-    with pytest.raises(daskbicl.InputError, match="axis must be 'rows' or 'cols'"):
-        daskbicl.element_scores(([0, 1], [0]), ([0, 0], [0]), axis="cells")
+    with pytest.raises(daskbicl.InputError, match="axis must be 'rows', 'cols' or 'cells', got 'blocks'"):
+        daskbicl.element_scores(([0, 1], [0]), ([0, 0], [0]), axis="blocks")

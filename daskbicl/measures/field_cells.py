@@ -98,7 +98,12 @@ def _lookup(index, values: np.ndarray, truth_block: np.ndarray, pred_block: np.n
 
 
 def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
-    """Element-centric similarity of each row (or column) of two co-clusterings, as a lazy DataArray.
+    """Element-centric similarity of each row, column or cell, as a lazy DataArray.
+
+    ``axis="cells"``: every cell's score over ``(row, col)``, for
+    co-clusterings and biclusterings (overlapping ones too), named ``ecs``;
+    its mean is :func:`daskbicl.ecs` (docs/measures/field.md).  The rest of
+    this text is about rows and columns of two co-clusterings.
 
     Row i in truth cluster h and pred cluster h' scores
     ``S_i = n_hh' / max(a_h, b_h')`` (docs/measures/field.md): its share of
@@ -111,8 +116,8 @@ def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
 
     Parameters
     ----------
-    truth, pred : co-clusterings (anything :func:`daskbicl.score` accepts)
-    axis : {"rows", "cols"}
+    truth, pred : co-clusterings (anything :func:`daskbicl.score` accepts); biclusterings too for "cells"
+    axis : {"rows", "cols", "cells"}
 
     Returns
     -------
@@ -132,8 +137,12 @@ def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
 
     from .plan import ScorePlan, run_tables
 
+    if axis == "cells":
+        from .field_cell_scores import cell_scores
+
+        return cell_scores(truth, pred)
     if axis not in _AXIS_DIMS:
-        raise InputError(f"axis must be 'rows' or 'cols', got {axis!r}")
+        raise InputError(f"axis must be 'rows', 'cols' or 'cells', got {axis!r}")
     dim, variable, i = _AXIS_DIMS[axis]
     plan = ScorePlan.build(truth, pred, measures=[], tables=["partition"])
     table = plan.tables_of(run_tables([plan])[0], "partition")[i]

@@ -38,7 +38,7 @@ import numpy as np
 from ...errors import InputError
 from .element_centric_overlap import ALPHA, class_scores, joint_classes, overlapping_similarity
 
-__all__ = ["MAX_PAIRS", "cell_classes", "cell_similarity_of_biclusterings", "signature_bits"]
+__all__ = ["MAX_PAIRS", "cell_classes", "cell_pair_scores", "cell_similarity_of_biclusterings", "signature_bits"]
 
 # Pairs of row and column signature classes above which ecs on overlapping biclusters is refused.
 MAX_PAIRS = 2_000_000
@@ -88,10 +88,53 @@ def overlapping_cell_similarity(rows, cols) -> float:
     return overlapping_similarity(truth, pred, counts, alpha=ALPHA)
 
 
-def cell_pair_scores(rows, cols) -> np.ndarray:
-    """The score of a cell of each (row class, column class) pair of :func:`signature_bits`' order (NaN: no cell)."""
-    truth, pred, counts, inverse = cell_classes(rows, cols, with_inverse=True)
-    scores = np.append(class_scores(truth, pred, counts), np.nan)
+def _pair_cells(rows, cols, max_pairs: int):
+    r_bits, r_cnt = signature_bits(rows)
+    c_bits, c_cnt = signature_bits(cols)
+    if len(r_cnt) * len(c_cnt) > max_pairs:
+        cell_classes(rows, cols, max_pairs=max_pairs)  # refused there, with the counts
+    return r_bits[:, None, :] & c_bits[None, :, :]
+
+
+def _disjoint_pair_scores(rows, cols, cells: np.ndarray) -> np.ndarray:
+    """Closed form per pair: ``|A ∩ B| / max(|A|, |B|)``, A and B the cell's bicluster or the cell alone."""
+    k = rows.n_truth
+    sizes = rows.sizes().astype(np.float64) * cols.sizes().astype(np.float64)
+    in_t, in_p = cells[..., :k], cells[..., k:]
+    has_t, has_p = in_t.any(axis=-1), in_p.any(axis=-1)
+    t_of = in_t.argmax(axis=-1) if k else np.zeros(has_t.shape, np.int64)
+    p_of = (in_p.argmax(axis=-1) if rows.n_pred else np.zeros(has_p.shape, np.int64)) + k
+    if not len(sizes):
+        return np.ones(cells.shape[:2])
+    shared = rows.gram[t_of, p_of].astype(np.float64) * cols.gram[t_of, p_of].astype(np.float64)
+    a, b = sizes[t_of], sizes[p_of]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        both = shared / np.maximum(a, b)
+        return np.where(has_t & has_p, both, np.where(has_t, 1 / a, np.where(has_p, 1 / b, 1.0)))
+
+
+def cell_pair_scores(rows, cols, *, max_pairs: int = MAX_PAIRS) -> np.ndarray:
+    """The score of a cell of each (row class, column class) pair, in :func:`signature_bits`' order.
+
+    Closed form when no two biclusters of a side share a cell, else the
+    class PageRank (NaN for a pair with no cell).
+
+    >>> from daskbicl.kernels.micro.memberships import signature_counts
+    >>> rows = signature_counts(np.array([[1, 1, 0]], bool), np.array([[1, 0, 0]], bool))
+    >>> cols = signature_counts(np.array([[1, 1]], bool), np.array([[1, 1]], bool))
+    >>> cell_pair_scores(rows, cols).tolist()   # rows {0, 1}, {0}, {}: x the one column class and none
+    [[0.5, nan], [0.25, nan], [1.0, nan]]
+    """
+    k = rows.n_truth
+    sizes = rows.sizes().astype(object) * cols.sizes().astype(object)
+    truth = np.flatnonzero(sizes[:k] != 0)
+    pred = np.flatnonzero(sizes[k:] != 0) + k
+    if not (_overlap(rows, cols, truth) or _overlap(rows, cols, pred)):
+        scores = _disjoint_pair_scores(rows, cols, _pair_cells(rows, cols, max_pairs))
+        empty = np.multiply.outer(signature_bits(rows)[1], signature_bits(cols)[1]) == 0
+        return np.where(empty, np.nan, scores)
+    truth_c, pred_c, counts, inverse = cell_classes(rows, cols, max_pairs=max_pairs, with_inverse=True)
+    scores = np.append(class_scores(truth_c, pred_c, counts), np.nan)
     return scores[inverse].reshape(rows.n_signatures + 1, cols.n_signatures + 1)
 
 
