@@ -26,7 +26,8 @@ the ratios, peak RSS per worker, spill, restarts.
 
 Run:  python benchmarks/field_out_of_core.py --dir /big/disk/field-ooc   (10^9 labels per axis; writing the
                                                                           stores takes minutes, once)
-      python benchmarks/field_out_of_core.py --dir /tmp/field-ooc --quick   (10^5 per axis: seconds)
+      python benchmarks/field_out_of_core.py --dir /tmp/field-ooc --quick   (10^5 per axis, about a minute;
+                                                                            the test suite runs this)
 Target (issue 27): every new measure scored at 10^9 labels per axis out of core, workers below their limit;
 the ratio to the read floor is reported (no target was set for it).  Remove --dir afterwards.
 """
