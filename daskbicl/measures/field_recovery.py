@@ -12,15 +12,26 @@ from __future__ import annotations
 import math
 
 from ..engine.blocks import as_biclustering
+from ..engine.contingency_pass import partition_tables
 from ..engine.core import task
 from ..engine.micro_pass import max_work, memberships_graph
 from ..kernels.bicluster import recovery_scores
+from ..kernels.bicluster.block_memberships import block_memberships_of_tables
 from .registry import Interval, Measure, OneOf, Param, Provider, register, register_provider
 
 __all__: list[str] = []
 
 
+def _recovery_of_tables(row_table, col_table, share: float, limit: float, classes: bool):
+    rows, cols = block_memberships_of_tables(row_table, col_table)
+    return recovery_scores.recovery_tables(rows, cols, share, limit, classes)
+
+
 def _recovery_graph(truth, pred, share: float = 0.4, classes: bool = False, split_every: int = 8):
+    if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
+        # two co-clusterings: the blocks' signatures from the contingency tables, never one-hot block masks
+        tables = partition_tables(truth, pred, split_every=split_every)
+        return task(_recovery_of_tables)(*tables, share, max_work(), classes)
     t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
     rows = memberships_graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
     cols = memberships_graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
