@@ -194,3 +194,30 @@ def test_overlapping_stores_on_a_cluster(client, tmp_path):
     p = daskbicl.save(daskbicl.biclustering(*pred), tmp_path / "p.zarr", chunk=16)
     assert daskbicl.ecs(t, p) == pytest.approx(want, abs=1e-12)
     assert daskbicl.open(t).bicl.ecs(daskbicl.open(p)) == pytest.approx(want, abs=1e-12)
+
+
+def test_row_class_blocks_give_the_same_classes(monkeypatch):
+    """The pairs are formed a block of row classes at a time; tiny blocks change nothing."""
+    from daskbicl.kernels.bicluster import element_centric_cells
+
+    rng = np.random.default_rng(10)
+    truth, pred = _random_biclustering(rng, 30, 20, 4), _random_biclustering(rng, 30, 20, 3)
+    t, p = daskbicl.biclustering(*truth), daskbicl.biclustering(*pred)
+    want = scores_brute(cells_of(*truth), cells_of(*pred))
+    monkeypatch.setattr(element_centric_cells, "_CELL_BITS", 16)  # one row class per block
+    assert daskbicl.ecs(t, p) == pytest.approx(want.mean(), abs=1e-12)
+    got = daskbicl.element_scores(t, p, axis="cells").values
+    np.testing.assert_allclose(got, want.reshape(30, 20), rtol=0, atol=1e-12)
+    disjoint = (np.eye(3, 30, dtype=bool) | np.eye(3, 30, 3, dtype=bool), rng.random((3, 20)) < 0.5)
+    got = daskbicl.element_scores(daskbicl.biclustering(*disjoint), p, axis="cells").values
+    np.testing.assert_allclose(got, scores_brute(cells_of(*disjoint), cells_of(*pred)).reshape(30, 20),
+                               rtol=0, atol=1e-12)
+
+
+def test_cell_classes_refuse_above_the_class_budget():
+    rng = np.random.default_rng(11)
+    m = _random_biclustering(rng, 30, 30, 5)
+    rows, cols = signature_counts(m[0], m[0]), signature_counts(m[1], m[1])
+    n_classes = len(cell_classes(rows, cols)[2])
+    with pytest.raises(daskbicl.InputError, match=rf"fall into {n_classes} classes .* budget of 3"):
+        cell_classes(rows, cols, max_classes=3)

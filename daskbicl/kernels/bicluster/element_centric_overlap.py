@@ -48,7 +48,7 @@ import numpy as np
 
 from ...errors import InputError
 
-__all__ = ["ALPHA", "MAX_CLASSES", "class_scores", "joint_classes", "overlapping_similarity"]
+__all__ = ["ALPHA", "MAX_CLASSES", "check_classes", "class_scores", "joint_classes", "overlapping_similarity"]
 
 ALPHA = 0.9
 
@@ -83,6 +83,15 @@ def joint_classes(truth: np.ndarray, pred: np.ndarray, counts: np.ndarray, *, wi
     full = np.full(len(counts), -1, np.int64)
     full[keep] = inverse
     return (*out, full)
+
+
+def check_classes(n_joint: int, max_classes: int = MAX_CLASSES) -> None:
+    """Refuse (:class:`~daskbicl.errors.InputError`) more joint classes than the budget."""
+    if n_joint > max_classes:
+        raise InputError(
+            f"ecs on overlapping clusters: the elements fall into {n_joint:,} classes of equal memberships "
+            f"(truth and pred together), more than the budget of {max_classes:,} (the cost grows with the "
+            "square of the classes)")
 
 
 def _side(member: np.ndarray, counts: np.ndarray, alpha: float):
@@ -120,11 +129,7 @@ def class_scores(truth: np.ndarray, pred: np.ndarray, counts: np.ndarray, *, alp
     if not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     n_joint = len(counts)
-    if n_joint > max_classes:
-        raise InputError(
-            f"ecs on overlapping clusters: the elements fall into {n_joint:,} classes of equal memberships "
-            f"(truth and pred together), more than the budget of {max_classes:,} (the cost grows with the "
-            "square of the classes)")
+    check_classes(n_joint, max_classes)
     t_codes, t_left, t_right, t_spike = _side(truth, counts, alpha)
     p_codes, p_left, p_right, p_spike = _side(pred, counts, alpha)
     weights = counts.astype(np.float64)
