@@ -56,11 +56,23 @@ def _partition_cells(plan):
         per_axis.append((_edge(at), values.astype(np.float64)))
     (r_at, r_val), (c_at, c_val) = per_axis
 
-    def block(ri: np.ndarray, ci: np.ndarray) -> np.ndarray:
-        c, a, b = (np.multiply.outer(r_val[x][ri], c_val[x][ci]) for x in range(3))
-        return c / np.maximum(a, b)
+    return da.blockwise(_partition_block, "ij", r_at, "i", c_at, "j", _one_chunk(r_val), "xp", _one_chunk(c_val), "yq",
+                        concatenate=True, dtype=np.float64)
 
-    return da.blockwise(block, "ij", r_at, "i", c_at, "j", dtype=np.float64)
+
+def _one_chunk(values: np.ndarray):
+    """A table as one dask chunk: one key of the graph every block reads, not a copy in each task."""
+    return da.from_array(values, chunks=values.shape)
+
+
+def _partition_block(ri: np.ndarray, ci: np.ndarray, r_val: np.ndarray, c_val: np.ndarray) -> np.ndarray:
+    """Cells of rows ``ri`` x columns ``ci`` (table entries): ``c_p c_q / max(a_p a_q, b_p b_q)``."""
+    c, a, b = (np.multiply.outer(r_val[x][ri], c_val[x][ci]) for x in range(3))
+    return c / np.maximum(a, b)
+
+
+def _pair_block(ri: np.ndarray, ci: np.ndarray, table: np.ndarray) -> np.ndarray:
+    return table[np.ix_(ri, ci)]
 
 
 def _classes(keys: np.ndarray, truth_block: np.ndarray, pred_block: np.ndarray) -> np.ndarray:
@@ -84,8 +96,8 @@ def _bicluster_cells(plan):
         pm = da.asarray(getattr(p, v).data).rechunk({0: -1, 1: tm.chunks[1]})
         at = da.map_blocks(lambda a, b, keys=keys: _classes(keys, a, b), tm, pm, drop_axis=0, dtype=np.int64)
         per_axis.append(_edge(at))
-    return da.blockwise(lambda ri, ci: table[np.ix_(ri, ci)], "ij", per_axis[0], "i", per_axis[1], "j",
-                        dtype=np.float64)
+    return da.blockwise(_pair_block, "ij", per_axis[0], "i", per_axis[1], "j", _one_chunk(table), "xy",
+                        concatenate=True, dtype=np.float64)
 
 
 def cell_scores(truth, pred) -> xr.DataArray:
