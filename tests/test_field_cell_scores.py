@@ -105,3 +105,19 @@ def test_a_class_budget_refusal_names_the_counts():
     p = daskbicl.biclustering(rows[8:], cols[8:])
     with pytest.raises(daskbicl.InputError, match=r"row x .* column signature classes make .* budget of 2,000,000"):
         daskbicl.element_scores(t, p, axis="cells")
+
+
+def test_the_score_table_is_one_piece_of_the_graph():
+    """Every block reads the per-pair score table from one graph key: pickled, the graph holds it once."""
+    import cloudpickle
+
+    rng = np.random.default_rng(6)
+    truth = rng.random((5, 5000)) < 0.5, rng.random((5, 5000)) < 0.5  # ~1000 row and column classes
+    pred = rng.random((5, 5000)) < 0.5, rng.random((5, 5000)) < 0.5
+    got = daskbicl.element_scores(daskbicl.biclustering(*truth), daskbicl.biclustering(*pred), axis="cells")
+    assert len(got.chunks[0]) * len(got.chunks[1]) == 9
+    graph = dict(got.__dask_graph__())
+    tables = [v for v in graph.values() if isinstance(v, np.ndarray) and v.dtype == np.float64]
+    assert len(tables) == 1 and tables[0].nbytes > 4e6
+    tasks = sum(len(cloudpickle.dumps(v)) for v in graph.values() if not isinstance(v, np.ndarray))
+    assert tasks < 0.2 * tables[0].nbytes  # no task carries a copy of it
