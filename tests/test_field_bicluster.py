@@ -257,6 +257,40 @@ def test_onmi_equals_cdlib(variant, cdlib_variant):
         assert got == pytest.approx(want, abs=1e-12)
 
 
+def _onmi_cases(seed: int, n_cases: int):
+    rng = np.random.default_rng(seed)
+    for _ in range(n_cases):
+        n = int(rng.integers(3, 40))
+        t, p = _full_cover(rng, int(rng.integers(1, 6)), n), _full_cover(rng, int(rng.integers(1, 6)), n)
+        if not (t.all() or p.all()):  # every cluster holds every item: cdlib divides 0 by 0 and raises
+            yield t, p
+
+
+@pytest.mark.parametrize("variant, cdlib_variant", [("lfk", "LFK"), ("mgh", "MGH"), ("mgh_lfk", "MGH_LFK")])
+def test_onmi_equals_the_ported_cdlib(variant, cdlib_variant):
+    """cdlib's onmi ported into tests/ported_cdlib_onmi.py (license and commit there): runs without cdlib."""
+    from .ported_cdlib_onmi import onmi
+
+    checked = 0
+    for t, p in _onmi_cases(23, 40):
+        want = onmi([set(np.flatnonzero(r)) for r in t], [set(np.flatnonzero(r)) for r in p], variant=cdlib_variant)
+        got = daskbicl.onmi_rows(_ds((t, np.ones((len(t), 1), bool))), _ds((p, np.ones((len(p), 1), bool))),
+                                 variant=variant)
+        assert got == pytest.approx(want, abs=1e-12)
+        checked += 1
+    assert checked >= 20
+
+
+def test_the_ported_cdlib_onmi_equals_cdlib():
+    onmi_module = pytest.importorskip("cdlib.evaluation.internal.onmi")
+    from .ported_cdlib_onmi import onmi
+
+    for t, p in _onmi_cases(29, 10):
+        covers = [set(np.flatnonzero(r)) for r in t], [set(np.flatnonzero(r)) for r in p]
+        for variant in ("LFK", "MGH", "MGH_LFK"):
+            assert onmi(*covers, variant=variant) == onmi_module.onmi(*covers, variant=variant)
+
+
 def test_clusim_onmi_reads_one_minus_p11_where_the_definition_has_p00():
     """docs/measures/overlapping.md: clusim's onmi differs from LFK; the brute-force count shows why."""
     clusim_sim = pytest.importorskip("clusim.sim")

@@ -160,14 +160,17 @@ def test_large_tables_agree_with_the_per_axis_closed_form():
     assert daskbicl.ecs((z, w), (z, w)) == 1.0
 
 
-def test_overlapping_biclusters_are_refused():
-    t = daskbicl.biclustering([[1, 1, 0], [0, 1, 1]], [[1, 1], [1, 0]])
+def test_overlapping_biclusters_are_scored_by_their_pagerank():
+    """Overlapping biclusters: no closed form; the class PageRank (tests/test_field_ecs_overlap.py) is used."""
+    from .test_field_ecs_overlap import cells_of, scores_brute
+
+    rows, cols = np.array([[1, 1, 0], [0, 1, 1]], bool), np.array([[1, 1], [1, 0]], bool)
+    t = daskbicl.biclustering(rows, cols)
     p = daskbicl.biclustering([[1, 0, 0]], [[1, 1]])
-    with pytest.raises(daskbicl.InputError, match="truth biclusters share a cell"):
-        daskbicl.ecs(t, p)
-    with pytest.raises(daskbicl.InputError, match="pred biclusters share a cell"):
-        daskbicl.ecs(p, t)
-    # sharing rows but not columns is no overlap of cells
+    want = scores_brute(cells_of(rows, cols), cells_of(np.array([[1, 0, 0]], bool), np.array([[1, 1]], bool)))
+    assert daskbicl.ecs(t, p) == pytest.approx(want.mean(), abs=1e-12)
+    assert daskbicl.ecs(p, t) == pytest.approx(want.mean(), abs=1e-12)
+    # sharing rows but not columns is no overlap of cells: the closed form
     ok = daskbicl.biclustering([[1, 1, 0], [0, 1, 1]], [[1, 0], [0, 1]])
     assert daskbicl.ecs(ok, ok) == 1.0
 
@@ -267,5 +270,5 @@ def test_element_scores_keep_coordinates_and_run_on_a_cluster(client, tmp_path):
 
 
 def test_element_scores_refuse_a_bad_axis():
-    with pytest.raises(daskbicl.InputError, match="axis must be 'rows' or 'cols'"):
-        daskbicl.element_scores(([0, 1], [0]), ([0, 0], [0]), axis="cells")
+    with pytest.raises(daskbicl.InputError, match="axis must be 'rows', 'cols' or 'cells', got 'blocks'"):
+        daskbicl.element_scores(([0, 1], [0]), ([0, 0], [0]), axis="blocks")

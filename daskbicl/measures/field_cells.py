@@ -3,8 +3,8 @@
 Two co-clusterings: from the row and column contingency tables the
 co-clustering measures count anyway (no cell visited, no pair of table
 entries visited).  Otherwise: from the row and column membership
-signatures (the pass of the micro-object and cover measures), for
-biclusterings whose biclusters do not overlap.
+signatures (the pass of the micro-object and cover measures); overlapping
+biclusters through the PageRank on signature classes.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ size ``b_p``) and q of the column table.  As clusim's ``element_sim`` (any
 α; 0.9 there) on the cell memberships.  Computed with one sort and prefix
 sums, O((P + Q) log P), never pair by pair; for biclusterings from the K x L
 shared-row and shared-column tables.  Biclusterings whose biclusters
-overlap are refused (:class:`~daskbicl.errors.InputError`): their
-affinities have no closed form.
+overlap have no closed form: the personalised PageRank (α = 0.9) is solved
+on the classes of cells with equal memberships (docs/measures/field.md;
+refused with :class:`~daskbicl.errors.InputError` above 10,000 classes).
 
 Reference: Gates, Wood, Hetrick & Ahn (2019), Element-centric clustering
 comparison unifies overlaps and hierarchy, Scientific Reports 9:8574;
@@ -84,7 +85,12 @@ def _lookup(index, values: np.ndarray, truth_block: np.ndarray, pred_block: np.n
 
 
 def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
-    """Element-centric similarity of each row (or column) of two co-clusterings, as a lazy DataArray.
+    """Element-centric similarity of each row, column or cell, as a lazy DataArray.
+
+    ``axis="cells"``: every cell's score over ``(row, col)``, for
+    co-clusterings and biclusterings (overlapping ones too), named ``ecs``;
+    its mean is :func:`daskbicl.ecs` (docs/measures/field.md).  The rest of
+    this text is about rows and columns of two co-clusterings.
 
     Row i in truth cluster h and pred cluster h' scores
     ``S_i = n_hh' / max(a_h, b_h')`` (docs/measures/field.md): its share of
@@ -97,8 +103,8 @@ def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
 
     Parameters
     ----------
-    truth, pred : co-clusterings (anything :func:`daskbicl.score` accepts)
-    axis : {"rows", "cols"}
+    truth, pred : co-clusterings (anything :func:`daskbicl.score` accepts); biclusterings too for "cells"
+    axis : {"rows", "cols", "cells"}
 
     Returns
     -------
@@ -118,8 +124,12 @@ def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
 
     from .plan import ScorePlan, run_tables
 
+    if axis == "cells":
+        from .field_cell_scores import cell_scores
+
+        return cell_scores(truth, pred)
     if axis not in _AXIS_DIMS:
-        raise InputError(f"axis must be 'rows' or 'cols', got {axis!r}")
+        raise InputError(f"axis must be 'rows', 'cols' or 'cells', got {axis!r}")
     dim, variable, i = _AXIS_DIMS[axis]
     plan = ScorePlan.build(truth, pred, measures=[], tables=["partition"])
     table = plan.tables_of(run_tables([plan])[0], "partition")[i]

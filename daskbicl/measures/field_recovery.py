@@ -13,6 +13,7 @@ import math
 
 from ..engine.micro_pass import max_work
 from ..kernels.bicluster import recovery_scores
+from ..kernels.bicluster.block_memberships import block_memberships_of_tables
 from .registry import Interval, Measure, OneOf, Param, Provider, register, register_provider
 
 __all__: list[str] = []
@@ -22,12 +23,19 @@ def _recovery_tables(rows, cols, share: float = 0.4, classes: bool = False, *, m
     return recovery_scores.recovery_tables(rows, cols, share, max_work, classes)
 
 
+def _recovery_of_tables(row_table, col_table, share: float = 0.4, classes: bool = False, *, max_work: float):
+    """Two co-clusterings: the blocks' membership signatures from the contingency tables, no one-hot block masks."""
+    rows, cols = block_memberships_of_tables(row_table, col_table)
+    return recovery_scores.recovery_tables(rows, cols, share, max_work, classes)
+
+
 register_provider(
     Provider(
         name="recovery",
         kinds=("partition", "biclustering"),
         tables="memberships",
         finalize=_recovery_tables,
+        from_tables=_recovery_of_tables,
         bind=lambda: {"max_work": max_work()},
         description="row and column membership signatures (one chunked pass per axis), then the sparse and "
         "dense classes' matchings and multiset unions and pred's pairwise shared cells; option share: "
