@@ -3,7 +3,8 @@
 ``truth.bicl.score(pred)`` is ``daskbicl.score(truth, pred)``;
 ``truth.bicl.cari(pred)`` is ``daskbicl.cari(truth, pred)``, and so on for
 every registered measure, with the same signature (less ``truth``) and
-docstring.  No maths here.
+docstring; ``truth.bicl.element_scores(pred, axis=...)`` is
+``daskbicl.element_scores(truth, pred, axis=...)``.  No maths here.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ class BiclAccessor:
         self._obj = ds
 
     score = _bind(score)
+
+    def element_scores(self, pred, *, axis: str = "rows") -> xr.DataArray:
+        """Each row's, column's or cell's element-centric similarity to ``pred`` (see :func:`daskbicl.element_scores`)."""
+        from .measures.field_cells import element_scores
+
+        return element_scores(self._obj, pred, axis=axis)
 
     def save(self, path, **kwargs) -> str:
         """Write this Dataset as a daskbicl Zarr store (see :func:`daskbicl.save`)."""

@@ -82,6 +82,8 @@ def test_cells_on_a_cluster_from_stores_with_coordinates(client, tmp_path):
     assert list(got.row.values[:2]) == genes[:2] and list(got.col.values[-1:]) == samples[-1:]
     want = _check(got, truth, pred)
     assert float(got.sel(row="g5", col="s3")) == pytest.approx(want.reshape(90, 40)[5, 3], abs=1e-12)
+    through_accessor = daskbicl.open(t).bicl.element_scores(daskbicl.open(p), axis="cells")
+    assert np.array_equal(through_accessor.values, got.values)  # the accessor is the function
     zt = daskbicl.save(daskbicl.partition(rng.integers(0, 3, 90), rng.integers(0, 2, 40), row=genes, col=samples),
                        tmp_path / "zt.zarr", chunk=16)
     zp = daskbicl.save(daskbicl.partition(rng.integers(0, 4, 90), rng.integers(0, 3, 40), row=genes, col=samples),
