@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sqlite3
-import textwrap
 import threading
 import warnings
 from pathlib import Path
@@ -28,6 +27,8 @@ from daskbicl.batch.cluster_fingerprints import fingerprint_on_cluster, survey_t
 from daskbicl.batch.fingerprint import fingerprint_task
 from daskbicl.batch.manifest import load_manifest
 from daskbicl.codes import coding_of
+
+from .manifests import write_manifest
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "nce", "ari_rows"]
@@ -47,19 +48,8 @@ def _lab(folder: Path, preds: int = 3) -> Path:
     truth = daskbicl.open(folder / "truth.zarr")
     for k in range(preds):
         daskbicl.save(daskbicl.perturb(truth, 0.05 * (k + 1), seed=20 + k), folder / f"pred-{k}.zarr")
-    (folder / "m.toml").write_text(textwrap.dedent(f"""
-        [truth]
-        sim = "truth.zarr"
-
-        [pred]
-        runs = "pred-*.zarr"
-
-        [[pairs]]
-        truth = "sim"
-        pred = "runs"
-        measures = {MEASURES!r}
-    """).replace("'", '"'))
-    return folder / "m.toml"
+    return write_manifest(folder / "m.toml", {"sim": "truth.zarr"}, {"runs": "pred-*.zarr"},
+                          [{"truth": "sim", "pred": "runs", "measures": list(MEASURES)}])
 
 
 @contextlib.contextmanager

@@ -14,7 +14,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ import pytest
 import daskbicl
 from daskbicl.batch import ResultsDB
 
+from .manifests import write_manifest
 from .test_failures import hidden, tiny_disk
 
 MEASURES = ["cari", "nce", "ari_rows"]
@@ -76,19 +76,8 @@ def test_a_disk_that_fills_during_a_batch_is_said_in_words(tmp_path, local_clust
     data.mkdir()
     daskbicl.save(daskbicl.random_partition(ROWS, COLS, 4, 3, seed=1, chunk=1024), data / "truth.zarr")
     _preds(data, 0, 2)
-    manifest = data / "m.toml"
-    manifest.write_text(textwrap.dedent(f"""
-        [truth]
-        sim = "truth.zarr"
-
-        [pred]
-        runs = "pred-*.zarr"
-
-        [[pairs]]
-        truth = "sim"
-        pred = "runs"
-        measures = {MEASURES!r}
-    """))
+    manifest = write_manifest(data / "m.toml", {"sim": "truth.zarr"}, {"runs": "pred-*.zarr"},
+                              [{"truth": "sim", "pred": "runs", "measures": list(MEASURES)}])
     address = local_cluster.scheduler_address
     with tiny_disk("1m") as disk:
         results = disk / "r.sqlite"

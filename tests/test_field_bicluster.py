@@ -14,7 +14,6 @@ import json
 import math
 import subprocess
 import sys
-import textwrap
 from fractions import Fraction
 
 import dask.array as da
@@ -26,6 +25,7 @@ from hypothesis import strategies as st
 import daskbicl
 from daskbicl.kernels.bicluster.omega_index import omega_from_histogram, pair_histogram
 
+from .manifests import batch_command, one_pair
 from .strategies import biclustering_pair, chunks_for
 
 COVER = ["omega_rows", "omega_cols", "onmi_rows", "onmi_cols"]
@@ -450,20 +450,8 @@ def test_batch_manifest(tmp_path):
     truth, pred = _random_pair(2)
     daskbicl.save(_ds(truth), tmp_path / "t.zarr")
     daskbicl.save(_ds(pred), tmp_path / "p.zarr")
-    (tmp_path / "m.toml").write_text(textwrap.dedent("""
-        [truth]
-        t = "t.zarr"
-        [pred]
-        p = "p.zarr"
-        [[pairs]]
-        truth = "t"
-        pred = "p"
-        measures = ["omega_rows", "onmi_cols", "liu_wang"]
-        params = { variant = "mgh_lfk" }
-    """))
-    proc = subprocess.run([sys.executable, "-m", "daskbicl", "batch", str(tmp_path / "m.toml"),
-                           "--results", str(tmp_path / "r.sqlite"), "--workers", "1"],
-                          capture_output=True, text=True, timeout=300)
+    one_pair(tmp_path, ["omega_rows", "onmi_cols", "liu_wang"], {"variant": "mgh_lfk"})
+    proc = batch_command(tmp_path / "m.toml", tmp_path / "r.sqlite")
     assert proc.returncode == 0, proc.stderr
     with ResultsDB(tmp_path / "r.sqlite", create=False) as db:
         values = {r["measure"]: r["value"] for r in db.scores()}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -22,6 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import daskbicl
+
+from .manifests import batch_command, one_pair
 
 ALPHA = 0.9
 
@@ -206,19 +207,8 @@ def test_cli_and_manifest(tmp_path):
                            "--measure", "ecs"], capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["ecs"] == pytest.approx(want, abs=1e-12)
-    (tmp_path / "m.toml").write_text(textwrap.dedent("""
-        [truth]
-        t = "t.zarr"
-        [pred]
-        p = "p.zarr"
-        [[pairs]]
-        truth = "t"
-        pred = "p"
-        measures = ["ecs"]
-    """))
-    proc = subprocess.run([sys.executable, "-m", "daskbicl", "batch", str(tmp_path / "m.toml"),
-                           "--results", str(tmp_path / "r.sqlite"), "--workers", "1"],
-                          capture_output=True, text=True, timeout=300)
+    one_pair(tmp_path, ["ecs"])
+    proc = batch_command(tmp_path / "m.toml", tmp_path / "r.sqlite")
     assert proc.returncode == 0, proc.stderr
     with ResultsDB(tmp_path / "r.sqlite", create=False) as db:
         values = {r["measure"]: r["value"] for r in db.scores()}

@@ -19,7 +19,6 @@ import json
 import math
 import subprocess
 import sys
-import textwrap
 from collections import Counter
 
 import mpmath
@@ -39,6 +38,7 @@ from daskbicl.kernels.coclustering import (
 )
 from daskbicl.kernels.coclustering.contingency import Table
 
+from .manifests import one_pair
 from .strategies import coclustering_pair
 
 FIELD = ["homogeneity", "completeness", "v_measure", "nca", "psi", "rmi", "nrmi", "ecs"]
@@ -454,20 +454,7 @@ def test_batch_manifest_scores_every_field_measure(stores, tmp_path, client):
     from daskbicl.batch import ResultsDB, run_batch
 
     root, want = stores
-    manifest = tmp_path / "m.toml"
-    manifest.write_text(textwrap.dedent(f"""
-        [truth]
-        t = "{root / 't.zarr'}"
-
-        [pred]
-        p = "{root / 'p.zarr'}"
-
-        [[pairs]]
-        truth = "t"
-        pred = "p"
-        measures = {json.dumps(NAMES)}
-        params = {{ beta = 0.5 }}
-    """))
+    manifest = one_pair(tmp_path, list(NAMES), {"beta": 0.5}, truth=str(root / "t.zarr"), pred=str(root / "p.zarr"))
     report = run_batch(manifest, tmp_path / "r.sqlite", client=client)
     assert (report.scored, report.failed) == (1, 0)
     with ResultsDB(tmp_path / "r.sqlite", create=False) as db:

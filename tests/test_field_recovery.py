@@ -15,7 +15,6 @@ import json
 import math
 import subprocess
 import sys
-import textwrap
 from fractions import Fraction
 
 import dask.array as da
@@ -26,6 +25,7 @@ from hypothesis import strategies as st
 
 import daskbicl
 
+from .manifests import batch_command, one_pair
 from .strategies import biclustering_pair, chunks_for
 
 NAMES = ["recovered", "redundancy", "ce_sparse", "ce_dense"]
@@ -431,20 +431,8 @@ def test_cli_and_batch_manifest(tmp_path):
     want = expected(truth, pred, "max")
     for name in NAMES:
         _same(math.nan if out[name] is None else out[name], want[name], name)
-    (tmp_path / "m.toml").write_text(textwrap.dedent("""
-        [truth]
-        t = "t.zarr"
-        [pred]
-        p = "p.zarr"
-        [[pairs]]
-        truth = "t"
-        pred = "p"
-        measures = ["ce_sparse", "ce_dense", "redundancy", "recovered"]
-        params = { share = 0.3 }
-    """))
-    proc = subprocess.run([sys.executable, "-m", "daskbicl", "batch", str(tmp_path / "m.toml"),
-                           "--results", str(tmp_path / "r.sqlite"), "--workers", "1"],
-                          capture_output=True, text=True, timeout=300)
+    one_pair(tmp_path, ["ce_sparse", "ce_dense", "redundancy", "recovered"], {"share": 0.3})
+    proc = batch_command(tmp_path / "m.toml", tmp_path / "r.sqlite")
     assert proc.returncode == 0, proc.stderr
     with ResultsDB(tmp_path / "r.sqlite", create=False) as db:
         values = {r["measure"]: r["value"] for r in db.scores()}

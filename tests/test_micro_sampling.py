@@ -13,7 +13,6 @@ import os
 import pickle
 import subprocess
 import sys
-import textwrap
 import time
 
 import dask
@@ -29,6 +28,7 @@ from daskbicl.kernels.micro.estimates import Estimate, blocks_needed, combine, f
 from daskbicl.kernels.micro.memberships import signature_counts
 from daskbicl.kernels.micro.sampling import Sampler
 
+from .manifests import write_manifest
 from .oracles_micro import cell_sets
 from .oracles_micro import micro_ce as brute_ce
 from .oracles_micro import mocice_bcubed as brute_bcubed
@@ -302,26 +302,10 @@ def test_cli_shows_a_sampled_value_with_its_interval(stores, medium):
 
 
 def test_batch_rows_say_a_value_is_sampled(stores, tmp_path):
-    manifest = tmp_path / "m.toml"
-    manifest.write_text(textwrap.dedent(f"""
-        [truth]
-        sim = "{stores / 'truth.zarr'}"
-
-        [pred]
-        runs = "{stores / 'pred-*.zarr'}"
-
-        [[pairs]]
-        truth = "sim"
-        pred = "runs"
-        measures = ["mocice_bcubed", "e4sc"]
-        params = {{ method = "sample" }}
-
-        [[pairs]]
-        truth = "sim"
-        pred = "runs"
-        measures = ["mocice_bcubed"]
-        params = {{ method = "exact" }}
-    """))
+    manifest = write_manifest(tmp_path / "m.toml", {"sim": stores / "truth.zarr"}, {"runs": stores / "pred-*.zarr"}, [
+        {"truth": "sim", "pred": "runs", "measures": ["mocice_bcubed", "e4sc"], "params": {"method": "sample"}},
+        {"truth": "sim", "pred": "runs", "measures": ["mocice_bcubed"], "params": {"method": "exact"}},
+    ])
     with dask.config.set(LOOSE):
         report = run_batch(manifest, tmp_path / "r.sqlite")
     assert report.failed == 0
@@ -527,20 +511,9 @@ def test_cli_json_and_batch_show_sampled_ce_and_rnia(stores, tmp_path, medium):
                                       "samples": e.samples}
     code, out, err = _cli("score", t, p, "--measure", "micro_rnia", "--param", "method=sample")
     assert code == 0 and str(expected["micro_rnia"]) in out and "sampled estimate" in out, (out, err)
-    manifest = tmp_path / "m.toml"
-    manifest.write_text(textwrap.dedent(f"""
-        [truth]
-        sim = "{stores / 'truth.zarr'}"
-
-        [pred]
-        runs = "{stores / 'pred-*.zarr'}"
-
-        [[pairs]]
-        truth = "sim"
-        pred = "runs"
-        measures = ["micro_rnia", "micro_ce"]
-        params = {{ method = "sample" }}
-    """))
+    manifest = write_manifest(tmp_path / "m.toml", {"sim": stores / "truth.zarr"}, {"runs": stores / "pred-*.zarr"}, [
+        {"truth": "sim", "pred": "runs", "measures": ["micro_rnia", "micro_ce"], "params": {"method": "sample"}},
+    ])
     with dask.config.set(LOOSE):
         report = run_batch(manifest, tmp_path / "r.sqlite")
     assert report.failed == 0
