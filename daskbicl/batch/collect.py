@@ -218,32 +218,6 @@ def _changed(subs: list[Submitted], storage_options: dict, stat: dict | None = N
     return out
 
 
-def _chunk_first(key) -> int:
-    """Scheduling priority of a task: the read of chunk k of an array gets -k, every other task 0.
-
-    Pairs that share a store read its chunks through shared tasks.  In
-    dask's default order one pair may be counted to the end before the
-    next, so every chunk of the shared store stays in memory until the last
-    pair has used it, and spills.  Releasing the reads chunk by chunk
-    across all pairs, with every counting and merging task ahead of any
-    read, has each shared chunk used by all its pairs soon after it is read.
-    """
-    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
-        return -key[-1]
-    return 0
-
-
-def _chunk_major(graph):
-    """``graph`` (a Delayed) with every task annotated with :func:`_chunk_first`."""
-    from dask.delayed import Delayed
-    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-
-    hlg = graph.__dask_graph__()
-    layers = {name: MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
-              for name, layer in hlg.layers.items()}
-    return Delayed(graph.key, HighLevelGraph(layers, hlg.dependencies), layer=graph.__dask_layers__()[0])
-
-
 def _one(graph):
     import dask
 
@@ -316,7 +290,9 @@ class _Flight:
         # a table may be a tuple of Delayed (several arrays): one Delayed each, so one future per table
         graphs = [_one(self.subs[n].graphs[key]) for n, key in slots]
         if self.chunk_major:  # pairs may share stores: read them chunk by chunk across the pairs
-            graphs = [_chunk_major(g) for g in graphs]
+            from ..engine.provider_graph import read_first
+
+            graphs = [read_first(g) for g in graphs]
         for g in graphs:  # the stores' read tasks are shared: count each key once
             self.keys.update(g.__dask_graph__().keys())
         inner = _inner_keys(graphs, hold) if hold else []

@@ -114,7 +114,10 @@ def _chunk_first(key) -> int:
     Reads are released chunk by chunk in order, and every counting and
     merging task runs ahead of any further read, so a chunk is counted (and
     released) soon after it is read, whatever the number of passes and
-    pairs that use it.
+    pairs that use it.  In a batch, pairs that share a store read its chunks
+    through shared tasks: in dask's default order one pair could be counted
+    to the end before the next, keeping every chunk of the shared store in
+    memory (and spilling) until the last pair has used it.
     """
     if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
         return -key[-1]
