@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["SLOT_KERNEL_MIN", "rank_codes"]
+__all__ = ["SLOT_KERNEL_MIN", "narrow_string_codes", "rank_codes"]
 
 
 #: A chunk side is rank-coded from a sample of this many labels when the sample
@@ -69,18 +69,28 @@ def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     True
     """
     values = np.asarray(values).reshape(-1)
-    step = max(1, values.size // _SAMPLE)
-    sample = np.unique(values[::step])
+    sample = np.unique(values[:: max(1, values.size // _RANK_SAMPLE)])
     found = _slot_hash(sample.astype(np.uint64)) if sample.size <= _FEW and values.dtype.itemsize == 8 else None
     if found is None:
         codes, uniques = pd.factorize(values)
         return codes, np.asarray(uniques)
     codes = _slot_codes(values, sample, *found)
+    return _with_missed(codes, sample, lambda missed: values[missed])
+
+
+#: A chunk is rank-coded from an evenly spaced sample of this many labels: a label that
+#: covers 1/1000 of the chunk is missed by it once in 10^7 chunks (then hashed after it).
+_RANK_SAMPLE = 1 << 14
+
+
+def _with_missed(codes: np.ndarray, sample: np.ndarray, missed_values) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, labels)`` with the labels the sample missed (code -1) factorised after it
+    (``missed_values(mask)``: the labels where ``mask`` is set)."""
     missed = codes < 0
     if not missed.any():
         return codes, sample
-    codes = codes.astype(np.int64)
-    more_codes, more = pd.factorize(values[missed])
+    codes = codes.astype(np.int64, copy=False)
+    more_codes, more = pd.factorize(missed_values(missed))
     codes[missed] = more_codes + sample.size
     return codes, np.concatenate([sample, np.asarray(more, dtype=sample.dtype)])
 
@@ -125,3 +135,66 @@ def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> n
         if np.not_equal(check[:m], values[start:stop], out=differ[:m]).any():
             block[differ[:m]] = -1
     return codes
+
+
+#: numpy ``U`` strings of at most this many characters, every one Latin-1, are coded as integers.
+NARROW_CHARS = 8
+
+
+def narrow_string_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Codes of a chunk of short numpy ``U`` strings, as integers: ``(codes, distinct strings)``, else None.
+
+    A string of at most :data:`NARROW_CHARS` characters, each below 256
+    (every ASCII label: ``"c00123"``, ``"gene_17"``), is its characters as
+    the bytes of one 64-bit integer (one compiled pass,
+    :func:`~daskbicl.kernels.coclustering.string_codes.pack_narrow`); the
+    integers are rank-coded (:func:`rank_codes`: a lookup per label, no
+    hash table of strings), and the few distinct integers turned back into
+    strings.  Exact: numpy stores a ``U`` string padded with NUL characters
+    and compares strings so, and equal padded characters are equal integers.
+    None for wider strings or another character (the caller hashes words).
+
+    >>> codes, uniques = narrow_string_codes(np.array(["b", "a", "b", "c"] * 20000))
+    >>> uniques[codes[:4]].tolist()
+    ['b', 'a', 'b', 'c']
+    """
+    width = values.dtype.itemsize // 4
+    if values.dtype.kind != "U" or not 0 < width <= NARROW_CHARS or values.size < SLOT_KERNEL_MIN:
+        return None
+    values = np.ascontiguousarray(values).reshape(-1)
+    from ..kernels.coclustering.slot_lookup import narrow_slot_ranks
+    from ..kernels.coclustering.string_codes import pack_narrow
+
+    words = values.view(np.uint32).reshape(values.size, width)
+    spaced = np.ascontiguousarray(words[:: max(1, values.size // _RANK_SAMPLE)])
+    keys = np.empty(spaced.shape[0], dtype=np.uint64)
+    if not pack_narrow(spaced, keys):
+        return None
+    sample = np.unique(keys)
+    found = _slot_hash(sample) if sample.size <= _FEW else None
+    if found is None:  # many distinct strings: their integers hashed
+        keys = np.empty(values.size, dtype=np.uint64)
+        if not pack_narrow(words, keys):
+            return None
+        codes, distinct = pd.factorize(keys)
+        return codes, _strings(np.asarray(distinct), width)
+    mult, shift, table = found
+    codes = np.empty(values.size, dtype=np.intp)
+    if narrow_slot_ranks(words, sample, mult, shift, table, codes) < 0:
+        return None
+    codes, distinct = _with_missed(codes, sample, lambda missed: _packed(words[missed]))
+    return codes, _strings(distinct, width)
+
+
+def _packed(words: np.ndarray) -> np.ndarray:
+    from ..kernels.coclustering.string_codes import pack_narrow
+
+    keys = np.empty(words.shape[0], dtype=np.uint64)
+    pack_narrow(np.ascontiguousarray(words), keys)
+    return keys
+
+
+def _strings(keys: np.ndarray, width: int) -> np.ndarray:
+    """The ``U{width}`` strings (as Python strings) whose characters are the bytes of ``keys``."""
+    chars = np.ascontiguousarray(keys.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :width], dtype="<u4")
+    return chars.view(f"<U{width}").reshape(-1).astype(object)

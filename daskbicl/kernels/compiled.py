@@ -53,7 +53,7 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
         ("daskbicl.kernels.coclustering.byte_counting",),
         "a few seconds"),
     "the sparse bicluster mask counter": (
-        ("daskbicl.kernels.bicluster.mask_pairs",),
+        ("daskbicl.kernels.bicluster.mask_positions", "daskbicl.kernels.bicluster.mask_pairs"),
         "a few seconds"),
     "the spread-label lookup": (
         ("daskbicl.kernels.coclustering.slot_lookup",),

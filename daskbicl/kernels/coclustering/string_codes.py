@@ -27,7 +27,7 @@ from numba import njit
 
 from ..compiled import announce_compiles
 
-__all__ = ["pair_codes", "row_codes"]
+__all__ = ["pack_narrow", "pair_codes", "row_codes"]
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
@@ -137,6 +137,29 @@ def _code_pairs(words, start, k, codes, table, shift, keys, first, hashes):
         codes[i] = k
         k += 1
     return n, k
+
+
+@njit(cache=True, nogil=True)
+def pack_narrow(words, out):
+    """``out[i]``: the 32-bit words of row ``i`` (at most 8) as the bytes of one uint64, word ``j`` in byte ``j``
+    (``8·j`` bits up); False, and ``out`` unfinished, at the first word above 255.
+
+    Rows of Latin-1 characters (every ASCII label) of up to 8 characters
+    fit: equal rows, and only equal rows, give equal integers, which
+    :func:`daskbicl.engine.spread_labels.rank_codes` then codes like spread integer labels.
+    """
+    n, width = words.shape
+    for i in range(n):
+        v = np.uint64(0)
+        high = np.uint32(0)
+        for j in range(width):
+            w = words[i, j]
+            high |= w
+            v |= np.uint64(w) << np.uint64(8 * j)
+        if high > 255:
+            return False
+        out[i] = v
+    return True
 
 
 class _Table:
