@@ -23,14 +23,14 @@ announce_compiles()  # a first compile is announced once, with how long it takes
 
 
 @njit(cache=True, nogil=True)
-def _by_element(where, row_start, ptr, members):
+def _by_element(where, row_start, ptr, cursor, members):
     """``members[ptr[i]:ptr[i + 1]]``: the rows listing element ``i`` (ascending), from each row's positions
-    ``where[row_start[k]:row_start[k + 1]]``; ``ptr`` (m + 1) is zeros on entry."""
+    ``where[row_start[k]:row_start[k + 1]]``; ``ptr`` (m + 1) is zeros on entry, ``cursor`` (m) scratch."""
     for a in range(where.shape[0]):
         ptr[where[a] + 1] += 1
     for i in range(ptr.shape[0] - 1):
         ptr[i + 1] += ptr[i]
-    cursor = ptr[:-1].copy()
+        cursor[i] = ptr[i]
     for k in range(row_start.shape[0] - 1):
         for a in range(row_start[k], row_start[k + 1]):
             i = where[a]
@@ -56,7 +56,7 @@ def _lists(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     flat = np.concatenate(where) if where else np.zeros(0, np.int64)
     ptr = np.zeros(mask.shape[1] + 1, np.int64)
     members = np.empty(flat.size, np.int32)
-    _by_element(flat, row_start, ptr, members)
+    _by_element(flat, row_start, ptr, np.empty(mask.shape[1], np.int64), members)
     return ptr, members
 
 

@@ -12,12 +12,11 @@ code only (numba compiles quickly what calls no numpy function).
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from ..compiled import announce_compiles
 
-__all__ = ["narrow_slot_ranks", "slot_ranks"]
+__all__ = ["slot_ranks"]
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
@@ -40,26 +39,3 @@ def slot_ranks(values, sample, mult, shift, table, codes):
         codes[i] = c
     return missed
 
-
-@njit(cache=True, nogil=True)
-def narrow_slot_ranks(words, sample, mult, shift, table, codes):
-    """:func:`slot_ranks` of short strings: row ``i`` of ``words`` (32-bit characters, at most 8) read as the
-    uint64 whose byte ``j`` is character ``j`` (:func:`~daskbicl.kernels.coclustering.string_codes.pack_narrow`);
-    how many rows are not in ``sample``, or -1 (``codes`` unfinished) at a character above 255."""
-    n, width = words.shape
-    missed = 0
-    for i in range(n):
-        v = np.uint64(0)
-        high = np.uint32(0)
-        for j in range(width):
-            w = words[i, j]
-            high |= w
-            v |= np.uint64(w) << np.uint64(8 * j)
-        if high > 255:
-            return -1
-        c = table[(v * mult) >> shift]
-        if c < 0 or sample[c] != v:
-            c = -1
-            missed += 1
-        codes[i] = c
-    return missed
