@@ -53,6 +53,7 @@ from ..kernels.coclustering.contingency import (
     merge_pairs,
     pair_keys,
     sum_by,
+    worth_a_block,
 )
 from .label_grids import merge_grids, with_values
 from .spread_labels import _FEW, _SAMPLE, narrow_string_codes, rank_codes
@@ -376,7 +377,8 @@ def count_labels(truth, pred, names: tuple[str, str]) -> Counts:
     pairs = count_pairs(ct, cp, names, unassigned=True, factorize=rank_codes, count_keys=count_keys)
     if ut is None and up is None:
         return pairs
-    if isinstance(pairs, (DenseCounts, LabelledCounts)):  # few distinct labels: a block over their values
+    if isinstance(pairs, (DenseCounts, LabelledCounts)) and \
+            worth_a_block(int(np.count_nonzero(pairs.table)), pairs.table.size):  # a block over the label values
         return with_values(pairs, ut, up)
     pairs = pairs.to_pairs()
     return PairCounts(

@@ -32,7 +32,7 @@ from ...errors import InputError, LabelError, TooLargeError
 
 __all__ = [
     "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "LabelledCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
-    "pair_keys", "sum_by",
+    "pair_keys", "sum_by", "worth_a_block",
 ]
 
 #: Largest label value accepted (labels are stored and compared as int64).
@@ -497,8 +497,11 @@ def count_pairs(
             side.compact(factorize)
     if t.width() * p.width() <= budget:
         table = _dense_table(t.values, t.lo, t.width(), p.values, p.lo, p.width())
-        return LabelledCounts(t.label(np.arange(t.width())), p.label(np.arange(p.width())),
-                              table.astype(np.int64, copy=False).reshape(t.width(), p.width()))
+        nz = np.flatnonzero(table)
+        if worth_a_block(nz.size, table.size):
+            return LabelledCounts(t.label(np.arange(t.width())), p.label(np.arange(p.width())),
+                                  table.astype(np.int64, copy=False).reshape(t.width(), p.width()))
+        keys, cnt = nz, table[nz]
     else:
         if t.width() * p.width() > MAX_LABEL:  # keys would overflow: compact the other side too
             for side in sides:
@@ -544,6 +547,12 @@ class _side:
         if self.uniques is not None:
             return self.uniques[offsets]
         return (offsets + self.lo).astype(np.int64, copy=False)
+
+
+def worth_a_block(nonzero: int, cells: int) -> bool:
+    """Whether counts with ``nonzero`` non-zero cells of ``cells`` are handed on as a block (8 bytes a cell)
+    rather than as their pairs (three 8-byte values a pair): a sparse block would cost more to send and merge."""
+    return 3 * nonzero >= cells
 
 
 def merge_pairs(*parts: PairCounts | DenseCounts | LabelledCounts) -> PairCounts | DenseCounts:
