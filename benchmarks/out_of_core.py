@@ -35,7 +35,8 @@ Run:  python benchmarks/out_of_core.py --dir /big/disk/ooc             (full: ab
                                                              kernels in this process against the read floor)
       python benchmarks/out_of_core.py --dir D --mask-counting   (the biclustering stores, written in D when
                                                              missing: the mask counting in this process, compiled
-                                                             kernel and scipy, against the read floor; ~a minute)
+                                                             kernel (positions; the byte scan before it) and scipy,
+                                                             against the read floor; ~a minute)
       python benchmarks/out_of_core.py --dir /tmp/ooc --quick          (seconds)
       python benchmarks/out_of_core.py --dir D --cases batch --batch-preds 20
 Stores are kept in --dir (re-used when present; --fresh rewrites them);
@@ -392,20 +393,27 @@ def mask_counting(folder: str, repeat: int) -> None:
     def score(name):
         results[name] = daskbicl.score(truth, pred, measures=BICLUSTER_MEASURES)
 
-    default = masks.MASK_KERNEL_MIN
-    cases = {"read floor": (floor, default), "score, compiled mask kernel": (score, 0),
-             "score, scipy sparse product": (score, 1 << 62)}
+    default, by_positions = masks.MASK_KERNEL_MIN, getattr(masks, "BY_POSITIONS", None)
+    cases = {"read floor": (floor, default, by_positions), "score, compiled mask kernel": (score, 0, True),
+             "score, byte-scan kernel (before)": (score, 0, False),
+             "score, scipy sparse product": (score, 1 << 62, by_positions)}
+    if by_positions is None:  # a daskbicl before the positions kernel: its kernel is the byte scan
+        del cases["score, byte-scan kernel (before)"]
     best = dict.fromkeys(cases, float("inf"))
     with dask.config.set(scheduler="threads", num_workers=2):
         score("warm-up")  # kernels loaded, stores' metadata cached
         for _ in range(repeat):
-            for name, (run, threshold) in cases.items():
+            for name, (run, threshold, positions) in cases.items():
                 masks.MASK_KERNEL_MIN = threshold
+                if by_positions is not None:
+                    masks.BY_POSITIONS = positions
                 started = time.perf_counter()
                 run() if run is floor else run(name)
                 best[name] = min(best[name], time.perf_counter() - started)
     masks.MASK_KERNEL_MIN = default
-    assert results["score, compiled mask kernel"] == results["score, scipy sparse product"]  # identical values
+    if by_positions is not None:
+        masks.BY_POSITIONS = by_positions
+    assert all(r == results["score, scipy sparse product"] for r in results.values())  # identical values
     print_table([{"case": name, "best s": f"{best[name]:.2f}", "vs floor": f"{best[name] / best['read floor']:.2f}",
                   "load": f"{os.getloadavg()[0]:.1f}"} for name in cases], ["case", "best s", "vs floor", "load"])
 

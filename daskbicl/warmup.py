@@ -88,14 +88,20 @@ def _masks() -> None:
     """A large sparse chunk of bicluster masks, writable and read-only (a chunk of a store is read-only)."""
     import numpy as np
 
-    from .kernels.bicluster.mask_counting import MASK_KERNEL_MIN, intersect_counts
+    from .kernels.bicluster import mask_counting
 
-    m = MASK_KERNEL_MIN // 4 + 1
+    m = mask_counting.MASK_KERNEL_MIN // 4 + 1
     rng = np.random.default_rng(0)
-    t, p = rng.random((2, m)) < 0.01, rng.random((2, m)) < 0.01
-    intersect_counts(t, p)
-    t.flags.writeable = p.flags.writeable = False
-    intersect_counts(t, p)
+    default = mask_counting.BY_POSITIONS
+    try:
+        for by_positions in (True, False):  # the kernel scores use, and the byte scan it replaced (benchmarks)
+            mask_counting.BY_POSITIONS = by_positions
+            t, p = rng.random((2, m)) < 0.01, rng.random((2, m)) < 0.01
+            mask_counting.intersect_counts(t, p)
+            t.flags.writeable = p.flags.writeable = False
+            mask_counting.intersect_counts(t, p)
+    finally:
+        mask_counting.BY_POSITIONS = default
 
 
 def _spread() -> None:

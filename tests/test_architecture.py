@@ -136,6 +136,7 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.coclustering.byte_counting",
     "daskbicl.kernels.bicluster.signature_pairs",
     "daskbicl.kernels.bicluster.mask_pairs",
+    "daskbicl.kernels.bicluster.mask_positions",
     "daskbicl.kernels.coclustering.slot_lookup",
 }
 

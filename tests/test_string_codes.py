@@ -67,3 +67,47 @@ def test_empty_inputs():
     assert codes.size == 0 and first.size == 0
     codes, first = pair_codes(np.empty((0, 2), np.uint64))
     assert codes.size == 0 and first.size == 0
+
+
+# --- short Latin-1 strings coded as integers (engine/spread_labels.narrow_string_codes) ---
+
+
+def _strings_of(rng, n: int, width: int, distinct: int, alphabet: str) -> np.ndarray:
+    """``n`` strings of up to ``width`` characters drawn from ``distinct`` random ones (with empty and
+    shorter strings, so NUL padding is exercised)."""
+    letters = np.array(list(alphabet))
+    pool = ["".join(rng.choice(letters, rng.integers(0, width + 1))) for _ in range(distinct)]
+    return np.array(pool, dtype=f"U{width}")[rng.integers(0, distinct, n)]
+
+
+@pytest.mark.parametrize("width", [1, 3, 6, 8])
+@pytest.mark.parametrize("distinct", [5, 700, 5000])
+def test_narrow_strings_match_np_unique(width, distinct):
+    from daskbicl.engine.spread_labels import SLOT_KERNEL_MIN, narrow_string_codes
+
+    rng = np.random.default_rng(width * 7919 + distinct)
+    values = _strings_of(rng, SLOT_KERNEL_MIN + 4321, width, distinct, "ab\u00e9\u00ff0_")
+    got = narrow_string_codes(values)
+    assert got is not None
+    codes, uniques = got
+    assert uniques[codes].tolist() == values.tolist()
+    assert len(set(uniques.tolist())) == uniques.size == np.unique(values).size  # one code per distinct string
+
+
+def test_narrow_strings_refuse_wide_strings_and_other_characters():
+    from daskbicl.engine.spread_labels import SLOT_KERNEL_MIN, narrow_string_codes
+
+    rng = np.random.default_rng(3)
+    values = _strings_of(rng, SLOT_KERNEL_MIN + 10, 4, 50, "abc")
+    assert narrow_string_codes(values.astype("U9")) is None  # nine characters: the word hash table
+    small = narrow_string_codes(values[:100])  # small chunks too (the caller sends chunks of 4096 or more)
+    assert small is not None and small[1][small[0]].tolist() == values[:100].tolist()
+    for where in (0, values.size // 2, values.size - 1):  # a character above 255 anywhere, sampled or not
+        other = values.copy()
+        other[where] = "a\u0100"
+        assert narrow_string_codes(other) is None
+    from daskbicl.engine.labels import _factorize_fixed_width
+
+    other[values.size // 3] = "\u4e2d"
+    codes, uniques = _factorize_fixed_width(other)  # the fallback is exact too
+    assert uniques[codes].tolist() == other.tolist()

@@ -22,18 +22,18 @@ import xarray as xr
 
 from ..codes import coding_of
 from ..errors import LabelError
-from ..kernels.coclustering.contingency import UNASSIGNED_ATTR, DenseCounts, PairCounts, Table
+from ..kernels.coclustering.contingency import UNASSIGNED_ATTR, Table
 from .core import ChunkPass, counting_pass, shared_pass, task
-from .labels import DEFAULT_POLICY, count_labels, decode_pairs, merge_labelled, to_table
+from .labels import DEFAULT_POLICY, Counts, count_labels, decode_pairs, merge_labelled, to_table
 
 __all__ = ["COUNT_LABEL_PAIRS", "contingency_graph", "partition_tables"]
 
 
-def _count_block(names, truth, pred) -> PairCounts | DenseCounts:
+def _count_block(names, truth, pred) -> Counts:
     return count_labels(truth, pred, names)
 
 
-def _finalize(policy: str, names: tuple[str, str], pairs: PairCounts | DenseCounts, tables=(None, None)) -> Table:
+def _finalize(policy: str, names: tuple[str, str], pairs: Counts, tables=(None, None)) -> Table:
     return to_table(decode_pairs(pairs, tables, names), policy, names)
 
 

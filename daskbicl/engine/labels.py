@@ -45,6 +45,7 @@ from ..kernels.coclustering.contingency import (
     MAX_LABEL,
     POLICIES,
     DenseCounts,
+    LabelledCounts,
     PairCounts,
     Table,
     check_policy,
@@ -52,8 +53,13 @@ from ..kernels.coclustering.contingency import (
     merge_pairs,
     pair_keys,
     sum_by,
+    worth_a_block,
 )
-from .spread_labels import _FEW, _SAMPLE, rank_codes
+from .label_grids import merge_grids, with_values
+from .spread_labels import _FEW, _SAMPLE, narrow_string_codes, rank_codes
+
+#: What counting a chunk, or merging chunks, gives (kernels/coclustering/contingency.py).
+Counts = PairCounts | DenseCounts | LabelledCounts
 
 __all__ = [
     "POLICIES", "DEFAULT_POLICY", "check_policy", "count_labels", "count_keys", "decode_pairs", "encode_chunk",
@@ -135,12 +141,18 @@ def _word_codes(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _factorize_fixed_width(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Factorise fixed-width unicode (numpy ``U``) without making Python strings: its UTF-32 words.
 
-    Equal words are equal strings (numpy pads with NUL characters and
-    ignores trailing NULs, so ``"a"`` and ``"a\\x00"`` are one value there too).
+    Short Latin-1 strings are integers, rank-coded
+    (:func:`~daskbicl.engine.spread_labels.narrow_string_codes`); others are
+    coded by their words.  Equal words are equal strings (numpy pads with
+    NUL characters and ignores trailing NULs, so ``"a"`` and ``"a\\x00"`` are
+    one value there too).
     """
     width = values.dtype.itemsize // 4
     if values.size < _SMALL or width == 0:
         return None
+    narrow = narrow_string_codes(values)  # short Latin-1 strings: integers, rank-coded
+    if narrow is not None:
+        return narrow
     values = np.ascontiguousarray(values).reshape(-1)
     codes, first = _word_codes(values.view(np.uint32).reshape(values.size, width))
     return codes, values[first].astype(object)
@@ -227,9 +239,12 @@ def warm_string_codes() -> int:
     a ``StringDType`` array (stored words).
     """
     labels = np.arange(_SMALL) % 7
-    for width in range(1, _UNROLLED + 2):
-        _factorize_fixed_width(np.char.zfill(labels.astype(f"U{width}"), width))
-    _factorize_fixed_width(np.arange(_SMALL).astype("U4"))  # distinct labels: the table grows (the rehash)
+    _factorize_fixed_width(labels.astype("U2"))  # short Latin-1 strings: packed into integers
+    for width in range(1, _UNROLLED + 2):  # the word hash table of every width (other characters, wider strings)
+        padded = np.char.zfill(labels.astype(f"U{width}"), width)
+        _word_codes(np.ascontiguousarray(padded).view(np.uint32).reshape(padded.size, width))
+    distinct = np.arange(_SMALL).astype("U4")  # distinct labels: the table grows (the rehash)
+    _word_codes(distinct.view(np.uint32).reshape(distinct.size, 4))
     if hasattr(np.dtypes, "StringDType"):
         _factorize_string_dtype(labels.astype(str).astype(np.dtypes.StringDType()))
     return _UNROLLED + 1
@@ -355,13 +370,16 @@ def _labels_of(codes: np.ndarray, uniques: np.ndarray) -> np.ndarray:
     return out
 
 
-def count_labels(truth, pred, names: tuple[str, str]) -> PairCounts | DenseCounts:
+def count_labels(truth, pred, names: tuple[str, str]) -> Counts:
     """Count the label pairs of one chunk of any label types (see the module docs)."""
     ct, ut = encode_chunk(truth, names[0])
     cp, up = encode_chunk(pred, names[1])
     pairs = count_pairs(ct, cp, names, unassigned=True, factorize=rank_codes, count_keys=count_keys)
     if ut is None and up is None:
         return pairs
+    if isinstance(pairs, (DenseCounts, LabelledCounts)) and \
+            worth_a_block(int(np.count_nonzero(pairs.table)), pairs.table.size):  # a block over the label values
+        return with_values(pairs, ut, up)
     pairs = pairs.to_pairs()
     return PairCounts(
         pairs.truth if ut is None else _labels_of(pairs.truth, ut),
@@ -386,7 +404,7 @@ def _decoded_side(codes: np.ndarray, table: np.ndarray | None, name: str) -> np.
     return labels
 
 
-def decode_pairs(pairs: PairCounts | DenseCounts, tables, names) -> PairCounts | DenseCounts:
+def decode_pairs(pairs: Counts, tables, names) -> Counts:
     """Pair counts of codes with the label values put back (``tables``: per side, the label of each code or None)."""
     if all(t is None for t in tables):
         return pairs
@@ -445,7 +463,7 @@ def _few_pairs(truth: np.ndarray, pred: np.ndarray, count: np.ndarray) -> PairCo
                       sums[nonzero])
 
 
-def _merge_integers(parts) -> PairCounts | DenseCounts:
+def _merge_integers(parts) -> Counts:
     """Merge integer-labelled parts: dense tables by addition, many pairs by hashing their keys."""
     size = sum(p.table.size if isinstance(p, DenseCounts) else p.count.size for p in parts)
     if size <= _HASH_MERGE or _dense_fits(parts):
@@ -475,12 +493,18 @@ def _merge_integers(parts) -> PairCounts | DenseCounts:
                       sum_by(keys, count, distinct.size))
 
 
-def merge_labelled(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
+def merge_labelled(*parts: Counts) -> Counts:
     """:func:`~daskbicl.kernels.coclustering.contingency.merge_pairs` for parts that may carry label values.
 
-    Sides whose labels are values (objects) are factorised jointly over the
+    Parts counted as dense blocks over their own labels add up block by
+    block (:func:`~daskbicl.engine.label_grids.merge_grids`).  Otherwise,
+    sides whose labels are values (objects) are factorised jointly over the
     parts, merged as integer codes, and turned back into values.
     """
+    grid = merge_grids(parts)
+    if grid is not None:
+        return grid
+    parts = tuple(p.to_pairs() if isinstance(p, LabelledCounts) else p for p in parts)
     objects = {side: any(_is_object(p, side) for p in parts) for side in ("truth", "pred")}
     if not any(objects.values()):
         return _merge_integers(parts)
@@ -514,8 +538,11 @@ def _unassigned(labels: np.ndarray) -> np.ndarray:
     return labels < 0
 
 
-def unassigned_count(pairs: PairCounts | DenseCounts) -> tuple[int, int]:
+def unassigned_count(pairs: Counts) -> tuple[int, int]:
     """How many objects are unassigned on the truth side and on the pred side."""
+    if isinstance(pairs, LabelledCounts):
+        return (int(pairs.table[_unassigned(pairs.truth_labels)].sum()),
+                int(pairs.table[:, _unassigned(pairs.pred_labels)].sum()))
     if isinstance(pairs, DenseCounts):
         t = int(pairs.table[0].sum()) if pairs.truth_lo < 0 else 0
         p = int(pairs.table[:, 0].sum()) if pairs.pred_lo < 0 else 0
@@ -543,10 +570,10 @@ def _compact(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, distinct
 
 
-def _table(pairs: PairCounts | DenseCounts) -> Table:
+def _table(pairs: Counts) -> Table:
     """``pairs.to_table()``; integer pairs are compacted by hashing (``pandas.factorize(sort=True)``,
     the same codes as ``np.unique``'s inverse, without sorting every pair)."""
-    if isinstance(pairs, DenseCounts) or pairs.truth.dtype == object or pairs.pred.dtype == object:
+    if isinstance(pairs, (DenseCounts, LabelledCounts)) or pairs.truth.dtype == object or pairs.pred.dtype == object:
         return pairs.to_table()
     rows, truth_labels = pd.factorize(pairs.truth, sort=True)
     cols, pred_labels = pd.factorize(pairs.pred, sort=True)
@@ -554,7 +581,7 @@ def _table(pairs: PairCounts | DenseCounts) -> Table:
                  pairs.count.astype(np.int64, copy=False), np.asarray(truth_labels), np.asarray(pred_labels))
 
 
-def to_table(pairs: PairCounts | DenseCounts, policy: str = DEFAULT_POLICY,
+def to_table(pairs: Counts, policy: str = DEFAULT_POLICY,
              names: tuple[str, str] = ("truth labels", "pred labels")) -> Table:
     """The contingency :class:`Table` of merged counts, under the unassigned ``policy``.
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["SLOT_KERNEL_MIN", "rank_codes"]
+__all__ = ["SLOT_KERNEL_MIN", "narrow_string_codes", "rank_codes"]
 
 
 #: A chunk side is rank-coded from a sample of this many labels when the sample
@@ -69,18 +69,36 @@ def rank_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     True
     """
     values = np.asarray(values).reshape(-1)
-    step = max(1, values.size // _SAMPLE)
-    sample = np.unique(values[::step])
+    sample = _distinct(values[:: max(1, values.size // _RANK_SAMPLE)])
     found = _slot_hash(sample.astype(np.uint64)) if sample.size <= _FEW and values.dtype.itemsize == 8 else None
     if found is None:
         codes, uniques = pd.factorize(values)
         return codes, np.asarray(uniques)
-    codes = _slot_codes(values, sample, *found)
+    codes, missed = _slot_codes(values, sample, *found)
+    return _with_missed(codes, sample, lambda where: values[where], missed)
+
+
+def _distinct(sample: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of a sample: hashed first (``pandas.unique``), then only those sorted."""
+    return np.sort(pd.unique(sample))
+
+
+#: A chunk is rank-coded from an evenly spaced sample of this many labels: a label that
+#: covers 1/1000 of the chunk is missed by it once in 10^7 chunks (then hashed after it).
+_RANK_SAMPLE = 1 << 14
+
+
+def _with_missed(codes: np.ndarray, sample: np.ndarray, missed_values,
+                 count: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, labels)`` with the labels the sample missed (code -1) factorised after it
+    (``missed_values(mask)``: the labels where ``mask`` is set; ``count``: how many, when known)."""
+    if count == 0:
+        return codes, sample
     missed = codes < 0
     if not missed.any():
         return codes, sample
-    codes = codes.astype(np.int64)
-    more_codes, more = pd.factorize(values[missed])
+    codes = codes.astype(np.int64, copy=False)
+    more_codes, more = pd.factorize(missed_values(missed))
     codes[missed] = more_codes + sample.size
     return codes, np.concatenate([sample, np.asarray(more, dtype=sample.dtype)])
 
@@ -94,8 +112,9 @@ _LOOKUP_BLOCK = 1 << 16
 SLOT_KERNEL_MIN = 1 << 16
 
 
-def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> np.ndarray:
-    """The rank of each label among ``sample`` (intp), -1 for a label not in it.
+def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> tuple[np.ndarray, int | None]:
+    """The rank of each label among ``sample`` (intp), -1 for a label not in it; how many are -1 (None:
+    not counted).
 
     Block by block: slot = multiply-shift hash, code = table[slot], and the
     sample label at that code compared with the label (a label not in the
@@ -106,9 +125,9 @@ def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> n
         from ..kernels.coclustering.slot_lookup import slot_ranks
 
         out = np.empty(n, dtype=np.intp)
-        slot_ranks(values.view(np.uint64), np.ascontiguousarray(sample).view(np.uint64), np.uint64(mult),
-                   np.uint64(shift), table.astype(np.intp, copy=False), out)
-        return out
+        missed = slot_ranks(values.view(np.uint64), np.ascontiguousarray(sample).view(np.uint64), np.uint64(mult),
+                            np.uint64(shift), table.astype(np.intp, copy=False), out)
+        return out, int(missed)
     codes: Any = np.empty(n, dtype=np.intp)
     u = values.view(np.uint64)
     slots = np.empty(min(n, _LOOKUP_BLOCK), dtype=np.uint64)
@@ -124,4 +143,67 @@ def _slot_codes(values: np.ndarray, sample: np.ndarray, mult, shift, table) -> n
         sample.take(block, axis=None, out=check[:m], mode="clip")
         if np.not_equal(check[:m], values[start:stop], out=differ[:m]).any():
             block[differ[:m]] = -1
-    return codes
+    return codes, None
+
+
+#: numpy ``U`` strings of at most this many characters, every one Latin-1, are coded as integers.
+NARROW_CHARS = 8
+
+
+def narrow_string_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Codes of a chunk of short numpy ``U`` strings, as integers: ``(codes, distinct strings)``, else None.
+
+    A string of at most :data:`NARROW_CHARS` characters, each below 256
+    (every ASCII label: ``"c00123"``, ``"gene_17"``), is its characters as
+    the bytes of one 64-bit integer (one compiled pass,
+    :func:`~daskbicl.kernels.coclustering.string_codes.pack_narrow`); the
+    integers are rank-coded (:func:`rank_codes`: a lookup per label, no
+    hash table of strings), and the few distinct integers turned back into
+    strings.  Exact: numpy stores a ``U`` string padded with NUL characters
+    and compares strings so, and equal padded characters are equal integers.
+    None for wider strings or another character (the caller hashes words).
+
+    >>> codes, uniques = narrow_string_codes(np.array(["b", "a", "b", "c"] * 5))
+    >>> uniques[codes[:4]].tolist()
+    ['b', 'a', 'b', 'c']
+    """
+    width = values.dtype.itemsize // 4
+    if values.dtype.kind != "U" or not 0 < width <= NARROW_CHARS or values.size == 0:
+        return None
+    values = np.ascontiguousarray(values).reshape(-1)
+    from ..kernels.coclustering.string_codes import narrow_slot_ranks, pack_narrow
+
+    words = values.view(np.uint32).reshape(values.size, width)
+    spaced = np.ascontiguousarray(words[:: max(1, values.size // _RANK_SAMPLE)])
+    keys = np.empty(spaced.shape[0], dtype=np.uint64)
+    if not pack_narrow(spaced, keys):
+        return None
+    sample = _distinct(keys)
+    found = _slot_hash(sample) if sample.size <= _FEW else None
+    if found is None:  # many distinct strings: their integers hashed
+        keys = np.empty(values.size, dtype=np.uint64)
+        if not pack_narrow(words, keys):
+            return None
+        codes, distinct = pd.factorize(keys)
+        return codes, _strings(np.asarray(distinct), width)
+    mult, shift, table = found
+    codes = np.empty(values.size, dtype=np.intp)
+    missed = narrow_slot_ranks(words, sample, mult, shift, table, codes)
+    if missed < 0:
+        return None
+    codes, distinct = _with_missed(codes, sample, lambda where: _packed(words[where]), missed)
+    return codes, _strings(distinct, width)
+
+
+def _packed(words: np.ndarray) -> np.ndarray:
+    from ..kernels.coclustering.string_codes import pack_narrow
+
+    keys = np.empty(words.shape[0], dtype=np.uint64)
+    pack_narrow(np.ascontiguousarray(words), keys)
+    return keys
+
+
+def _strings(keys: np.ndarray, width: int) -> np.ndarray:
+    """The ``U{width}`` strings (as Python strings) whose characters are the bytes of ``keys``."""
+    chars = np.ascontiguousarray(keys.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :width], dtype="<u4")
+    return chars.view(f"<U{width}").reshape(-1).astype(object)

@@ -45,7 +45,8 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
         "20 s to a minute"),
     "the string-label hash table": (
         ("daskbicl.kernels.coclustering.string_codes",),
-        "about 2 s, then under a second for each new label width up to 8 words"),
+        "about a second for labels of up to 8 Latin-1 characters; about 2 s for other labels, then under a "
+        "second for each new label width up to 8 words"),
     "the overlap pair counter (omega, csi)": (
         ("daskbicl.kernels.bicluster.signature_pairs",),
         "a few seconds"),
@@ -53,7 +54,7 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
         ("daskbicl.kernels.coclustering.byte_counting",),
         "a few seconds"),
     "the sparse bicluster mask counter": (
-        ("daskbicl.kernels.bicluster.mask_pairs",),
+        ("daskbicl.kernels.bicluster.mask_positions", "daskbicl.kernels.bicluster.mask_pairs"),
         "a few seconds"),
     "the spread-label lookup": (
         ("daskbicl.kernels.coclustering.slot_lookup",),

@@ -12,8 +12,9 @@ Two exact strategies, chosen by density:
   exact when ``m <= 2**24`` (longer chunks are split).
 * sparse: when masks are mostly empty, one count per element and pair of
   biclusters holding it, Σ_i (#truth biclusters containing i)·(#pred
-  containing i) in all: a compiled kernel over the masks for large chunks
-  (:mod:`~daskbicl.kernels.bicluster.mask_pairs`), CSR products
+  containing i) in all: for large chunks numpy finds each row's True
+  entries and a compiled kernel pairs them by element
+  (:mod:`~daskbicl.kernels.bicluster.mask_positions`), CSR products
   (``scipy.sparse``) for small ones (numba not loaded).
 """
 
@@ -66,16 +67,32 @@ def _sparse_product(t: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 #: Sparse chunks of at least this many mask entries (truth and pred) are counted by the compiled
-#: kernel (:mod:`~daskbicl.kernels.bicluster.mask_pairs`); smaller ones never load numba.
+#: kernel (:mod:`~daskbicl.kernels.bicluster.mask_positions`); smaller ones never load numba.
 MASK_KERNEL_MIN = 1 << 22
+
+
+#: Large sparse chunks are counted from the positions of their True entries (numpy finds them,
+#: :mod:`~daskbicl.kernels.bicluster.mask_positions` lists and pairs them); False: the byte-by-byte
+#: scan of :mod:`~daskbicl.kernels.bicluster.mask_pairs` (kept for benchmarks/out_of_core.py --mask-counting).
+BY_POSITIONS = True
 
 
 def _sparse_shared(t: np.ndarray, p: np.ndarray, t_sizes: np.ndarray, p_sizes: np.ndarray) -> np.ndarray:
     if t.size + p.size < MASK_KERNEL_MIN or t.shape[1] >= 2**31:  # (the kernel lists elements as int32)
         return _sparse_product(t, p)
+    if BY_POSITIONS:
+        from .mask_positions import shared_from_positions
+
+        return shared_from_positions(t, p)
     from .mask_pairs import shared_members
 
     return shared_members(np.ascontiguousarray(t), np.ascontiguousarray(p), t_sizes, p_sizes)
+
+
+def _row_sizes(mask: np.ndarray) -> np.ndarray:
+    """True entries per row (int64): ``np.count_nonzero`` row by row (a fast scan of bools; a sum over an
+    axis would widen every entry to int64)."""
+    return np.fromiter((np.count_nonzero(row) for row in mask), dtype=np.int64, count=mask.shape[0])
 
 
 def intersect_counts(t, p) -> MaskCounts:
@@ -101,8 +118,8 @@ def intersect_counts(t, p) -> MaskCounts:
     if t.ndim != 2 or p.ndim != 2 or t.shape[1] != p.shape[1]:
         raise ValueError(f"mask chunks must be (K, m) and (L, m), got {t.shape} and {p.shape}")
     m = t.shape[1]
-    t_sizes = t.sum(axis=1, dtype=np.int64)
-    p_sizes = p.sum(axis=1, dtype=np.int64)
+    t_sizes = _row_sizes(t)
+    p_sizes = _row_sizes(p)
     density = (t_sizes.sum() + p_sizes.sum()) / max(1, (t.shape[0] + p.shape[0]) * m)
     if t.size and p.size and density < _SPARSE_DENSITY:
         shared = _sparse_shared(t, p, t_sizes, p_sizes)

@@ -31,8 +31,8 @@ import numpy as np
 from ...errors import InputError, LabelError, TooLargeError
 
 __all__ = [
-    "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
-    "pair_keys", "sum_by",
+    "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "LabelledCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
+    "pair_keys", "sum_by", "worth_a_block",
 ]
 
 #: Largest label value accepted (labels are stored and compared as int64).
@@ -184,6 +184,42 @@ class DenseCounts:
             (keep_r + self.truth_lo).astype(np.int64),
             (keep_c + self.pred_lo).astype(np.int64),
         )
+
+
+@dataclass(frozen=True)
+class LabelledCounts:
+    """Pair counts as a dense block over a chunk's own labels: ``table[a, b]`` objects
+    have labels ``(truth_labels[a], pred_labels[b])``.
+
+    What a chunk of labels spread over a wide range (or of strings) gives
+    once its labels are compacted: the labels of each side are distinct
+    (in any order; the unassigned marker is -1, or None for object labels)
+    and ``table`` is int64.  Chunks merge by adding their blocks where their
+    label vectors agree (:mod:`daskbicl.engine.label_grids`), with no work
+    per pair.
+    """
+
+    truth_labels: np.ndarray
+    pred_labels: np.ndarray
+    table: np.ndarray
+
+    @property
+    def total(self) -> int:
+        return int(self.table.sum(dtype=np.int64))
+
+    def to_pairs(self) -> PairCounts:
+        r, c = np.nonzero(self.table)
+        return PairCounts(self.truth_labels[r], self.pred_labels[c], self.table[r, c].astype(np.int64))
+
+    def to_table(self) -> Table:
+        keep_r = np.flatnonzero(self.table.any(axis=1))
+        keep_c = np.flatnonzero(self.table.any(axis=0))
+        truth_labels, row_of = unique_labels(self.truth_labels[keep_r])
+        pred_labels, col_of = unique_labels(self.pred_labels[keep_c])
+        dense = self.table[np.ix_(keep_r, keep_c)]
+        r, c = np.nonzero(dense)
+        return Table(row_of[r].astype(np.intp), col_of[c].astype(np.intp), dense[r, c].astype(np.int64),
+                     truth_labels, pred_labels)
 
 
 @dataclass(frozen=True)
@@ -402,7 +438,7 @@ def _dense_table(t: np.ndarray, t_lo: int, width_t: int, p: np.ndarray, p_lo: in
 def count_pairs(
     truth: np.ndarray, pred: np.ndarray, names: tuple[str, str] = ("truth labels", "pred labels"),
     unassigned: bool = False, *, factorize=_np_factorize, count_keys=_np_count_keys,
-) -> PairCounts | DenseCounts:
+) -> PairCounts | DenseCounts | LabelledCounts:
     """Count the ``(truth, pred)`` label pairs of one chunk.
 
     Parameters
@@ -424,14 +460,15 @@ def count_pairs(
 
     Returns
     -------
-    DenseCounts or PairCounts
+    DenseCounts, LabelledCounts or PairCounts
         Dense when the chunk's labels span a small range (one
-        ``np.bincount``, the cost of a plain contingency pass), otherwise the
-        distinct pairs with their int64 counts.
+        ``np.bincount``, the cost of a plain contingency pass); a dense block
+        over the chunk's own labels when they fit one once compacted;
+        otherwise the distinct pairs with their int64 counts.
 
     Examples
     --------
-    >>> pc = count_pairs(np.array([0, 0, 7, 7]), np.array([5, 5, 5, 2**62]))
+    >>> pc = count_pairs(np.array([0, 0, 7, 7]), np.array([5, 5, 5, 2**62])).to_pairs()
     >>> pc.truth.tolist(), pc.pred.tolist(), pc.count.tolist()
     ([0, 7, 7], [5, 5, 4611686018427387904], [2, 1, 1])
     >>> count_pairs(np.array([3, 3, 4]), np.array([1, 2, 2])).to_table().dense().tolist()
@@ -461,6 +498,9 @@ def count_pairs(
     if t.width() * p.width() <= budget:
         table = _dense_table(t.values, t.lo, t.width(), p.values, p.lo, p.width())
         nz = np.flatnonzero(table)
+        if worth_a_block(nz.size, table.size):
+            return LabelledCounts(t.label(np.arange(t.width())), p.label(np.arange(p.width())),
+                                  table.astype(np.int64, copy=False).reshape(t.width(), p.width()))
         keys, cnt = nz, table[nz]
     else:
         if t.width() * p.width() > MAX_LABEL:  # keys would overflow: compact the other side too
@@ -509,7 +549,13 @@ class _side:
         return (offsets + self.lo).astype(np.int64, copy=False)
 
 
-def merge_pairs(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
+def worth_a_block(nonzero: int, cells: int) -> bool:
+    """Whether counts with ``nonzero`` non-zero cells of ``cells`` are handed on as a block (8 bytes a cell)
+    rather than as their pairs (three 8-byte values a pair): a sparse block would cost more to send and merge."""
+    return 3 * nonzero >= cells
+
+
+def merge_pairs(*parts: PairCounts | DenseCounts | LabelledCounts) -> PairCounts | DenseCounts:
     """Exactly combine pair counts of disjoint sets of objects.
 
     Examples
@@ -531,7 +577,7 @@ def merge_pairs(*parts: PairCounts | DenseCounts) -> PairCounts | DenseCounts:
                 r0, c0 = p.truth_lo - lo_t, p.pred_lo - lo_p
                 out[r0 : r0 + p.table.shape[0], c0 : c0 + p.table.shape[1]] += p.table
             return DenseCounts(lo_t, lo_p, out)
-    pairs: list[PairCounts] = [p.to_pairs() if isinstance(p, DenseCounts) else p for p in parts]
+    pairs: list[PairCounts] = [p.to_pairs() for p in parts]
     pairs = [p for p in pairs if p.count.size]
     if not pairs:
         empty = np.zeros(0, dtype=np.int64)

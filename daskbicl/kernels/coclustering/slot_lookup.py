@@ -38,3 +38,4 @@ def slot_ranks(values, sample, mult, shift, table, codes):
             missed += 1
         codes[i] = c
     return missed
+

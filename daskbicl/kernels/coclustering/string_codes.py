@@ -10,6 +10,11 @@ beside the table (:func:`row_codes` reads 32-bit words two at a time as
 therefore exact (a hash collision only costs a probe), given in order of
 first appearance, and one pass over the rows builds them.
 
+Labels of up to 8 Latin-1 characters (every short ASCII label) skip the
+table: :func:`pack_narrow` makes each one 64-bit integer and
+:func:`narrow_slot_ranks` looks those up among a sample's, as spread
+integer labels are (:mod:`daskbicl.engine.spread_labels`).
+
 Built to compile quickly (a first compile is most of a user's first
 string-label score): the compiled loops use scalar arithmetic and indexing
 only.  Every array is made by numpy, in Python: when the table or the key
@@ -27,7 +32,7 @@ from numba import njit
 
 from ..compiled import announce_compiles
 
-__all__ = ["pair_codes", "row_codes"]
+__all__ = ["narrow_slot_ranks", "pack_narrow", "pair_codes", "row_codes"]
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
@@ -137,6 +142,53 @@ def _code_pairs(words, start, k, codes, table, shift, keys, first, hashes):
         codes[i] = k
         k += 1
     return n, k
+
+
+@njit(cache=True, nogil=True)
+def pack_narrow(words, out):
+    """``out[i]``: the 32-bit words of row ``i`` (at most 8) as the bytes of one uint64, word ``j`` in byte ``j``
+    (``8·j`` bits up); False, and ``out`` unfinished, at the first word above 255.
+
+    Rows of Latin-1 characters (every ASCII label) of up to 8 characters
+    fit: equal rows, and only equal rows, give equal integers, which
+    :func:`daskbicl.engine.spread_labels.rank_codes` then codes like spread integer labels.
+    """
+    n, width = words.shape
+    for i in range(n):
+        v = np.uint64(0)
+        high = np.uint32(0)
+        for j in range(width):
+            w = words[i, j]
+            high |= w
+            v |= np.uint64(w) << np.uint64(8 * j)
+        if high > 255:
+            return False
+        out[i] = v
+    return True
+
+
+@njit(cache=True, nogil=True)
+def narrow_slot_ranks(words, sample, mult, shift, table, codes):
+    """:func:`~daskbicl.kernels.coclustering.slot_lookup.slot_ranks` of short strings: row ``i`` of ``words`` (32-bit characters, at most 8) read as the
+    uint64 whose byte ``j`` is character ``j`` (:func:`pack_narrow`);
+    how many rows are not in ``sample``, or -1 (``codes`` unfinished) at a character above 255."""
+    n, width = words.shape
+    missed = 0
+    for i in range(n):
+        v = np.uint64(0)
+        high = np.uint32(0)
+        for j in range(width):
+            w = words[i, j]
+            high |= w
+            v |= np.uint64(w) << np.uint64(8 * j)
+        if high > 255:
+            return -1
+        c = table[(v * mult) >> shift]
+        if c < 0 or sample[c] != v:
+            c = -1
+            missed += 1
+        codes[i] = c
+    return missed
 
 
 class _Table:
