@@ -207,6 +207,19 @@ def test_shell_score_runs_in_process_without_importing_distributed(stores):
         assert proc.stderr.strip().endswith("False"), proc.stderr
 
 
+def test_a_biclustering_score_in_python_does_not_import_distributed():
+    """The micro path asks for a client's threads only when ``distributed`` is loaded (no client can exist
+    otherwise): importing it to ask cost ~2 s of a first score."""
+    code = ("import sys, numpy as np, daskbicl\n"
+            "rng = np.random.default_rng(0)\n"
+            "t, p = (daskbicl.biclustering(rng.random((3, 60)) < 0.3, rng.random((3, 40)) < 0.3) for _ in 'tp')\n"
+            "daskbicl.score(t, p, measures=['mocice_bcubed', 'micro_ce', 'e4sc', 'fmeasure'])\n"
+            "print('distributed' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+
+
 def test_workers_choose_a_local_cluster_or_this_process(stores):
     from daskbicl.clitools import choose_scheduler
 

@@ -159,6 +159,10 @@ SPREAD_MIN = 1 << 15
 
 def spread_blocks() -> int:
     """Blocks to cut an axis into: ``SPREAD_BLOCKS``, or two per thread of the default client if fewer."""
+    import sys
+
+    if "distributed" not in sys.modules:  # no client can exist: do not pay distributed's import (~1-2 s) to ask
+        return SPREAD_BLOCKS
     try:
         from distributed import default_client
 
