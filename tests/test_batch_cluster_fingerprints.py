@@ -246,3 +246,26 @@ def test_a_cluster_without_workers_while_hashing_ends_the_run_as_retry_later(tmp
         assert con.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
         assert con.execute("SELECT COUNT(*) FROM scores").fetchone() == (0,)
     assert not results.with_name("r.sqlite.lock").exists()
+
+
+def test_the_command_with_a_scheduler_address_has_its_workers_hash_the_stores(tmp_path, cluster_client,
+                                                                                  local_cluster, capsys):
+    """``daskbicl batch --scheduler ADDRESS``: the cluster is entered before planning and its workers hash
+    (one survey task per store); same scores and fingerprints as a run hashed in the client."""
+    from distributed import get_task_stream
+
+    from daskbicl.cli import main
+
+    manifest = _lab(tmp_path / "lab")
+    with get_task_stream(cluster_client) as stream:
+        code = main(["batch", str(manifest), "--results", str(tmp_path / "cli.sqlite"),
+                     "--scheduler", local_cluster.scheduler_address])
+    assert code == 0, capsys.readouterr().err
+    assert _task_prefixes(stream).count("survey_task") == 4
+    with _hashing_in("client"):
+        run_batch(manifest, tmp_path / "client.sqlite", client=cluster_client)
+    assert _scores(tmp_path / "cli.sqlite") == _scores(tmp_path / "client.sqlite")
+    with get_task_stream(cluster_client) as stream:  # nothing new: hashed on the workers again, nothing scored
+        assert main(["batch", str(manifest), "--results", str(tmp_path / "cli.sqlite"),
+                     "--scheduler", local_cluster.scheduler_address]) == 0
+    assert _task_prefixes(stream).count("survey_task") == 4

@@ -81,8 +81,11 @@ def cmd_batch(args) -> int:
         return _dry_run(manifest, results, args.force)
     gates = _gates(args)
     tags = dict(_tag(t) for t in args.tag or ())
+    # a cluster given by address: its workers hash the stores (where the chunks will be read); the local
+    # default hashes in this process's threads (same machine) and starts no cluster on a night with nothing new
+    on_cluster = bool(args.scheduler) and args.scheduler != "local"
     report = run_batch(manifest, results, connect=lambda: _connect(args), force=args.force,
-                       progress=progress_wanted(args), out=sys.stderr, tags=tags)
+                       progress=progress_wanted(args), out=sys.stderr, tags=tags, hash_on_cluster=on_cluster)
     for truth, pred, reason in report.failures:
         print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
     if args.json:

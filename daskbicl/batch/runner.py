@@ -541,7 +541,8 @@ def git_commit(folder: str | None) -> str | None:
 
 
 def run_batch(manifest, results=None, *, client=None, connect=None, force: bool = False,
-              progress: bool = False, progress_every: float = 5.0, out=None, tags: dict | None = None) -> BatchReport:
+              progress: bool = False, progress_every: float = 5.0, out=None, tags: dict | None = None,
+              hash_on_cluster: bool = False) -> BatchReport:
     """Load ``manifest`` (a path or a :class:`Manifest`), survey, plan and execute it.
 
     ``results`` defaults to the manifest's ``results`` key, else
@@ -557,7 +558,11 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     active one, and no ``connect``) the stores' bytes are hashed by its
     workers while the client opens the stores
     (:mod:`~daskbicl.batch.cluster_fingerprints`); otherwise in the client.
-    The run records ``tags`` over the manifest's ``[run]``
+    ``hash_on_cluster`` (with ``connect``): enter ``connect`` as soon as the
+    run is recorded, before planning, so its workers hash the stores too
+    (the command line's ``--scheduler ADDRESS``: the bytes are read where
+    they will be counted; a run then needs its cluster even when nothing is
+    new).  The run records ``tags`` over the manifest's ``[run]``
     table, and the git commit of the manifest's folder when it is in a
     repository.
     """
@@ -567,14 +572,17 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     if path is None:
         raise DaskbiclError("no results file: pass results=... or set 'results' in the manifest")
     live = _live_client(client, connect) if FINGERPRINTS_ON_CLUSTER else None
-    stores = survey(manifest, contents=live is None)
+    connect_first = FINGERPRINTS_ON_CLUSTER and hash_on_cluster and live is None and connect is not None
+    stores = survey(manifest, contents=live is None and not connect_first)
     opened: dict = {}
-    with ResultsDB(os.fspath(path)) as db:
+    with ResultsDB(os.fspath(path)) as db, contextlib.ExitStack() as entered:
         commit = git_commit(os.path.dirname(manifest.path)) if manifest.path else None
         run_id = db.start_run(manifest.path, len(manifest.pairs), tags={**manifest.tags, **(tags or {})},
                               git_commit=commit)  # takes the lock: before planning
         try:
             early = None
+            if connect_first:  # after the lock and the run record: a busy or unusable results file asks no cluster
+                live = entered.enter_context(connect())
             if live is not None:
                 early = _EarlyBuild(manifest, stores, opened) if EARLY_BUILD else None
                 stores = fingerprint_on_cluster(live, manifest, stores, opened, arrived=early)
