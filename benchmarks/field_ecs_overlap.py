@@ -50,26 +50,13 @@ def pair(n: int, k: int, density: float, seed: int = 0):
 
 
 def _peer(truth, pred) -> float:
-    import clusim.clusimelement as element
-    import igraph
-    import scipy.sparse as sp
-    from clusim.clustering import Clustering
+    """clusim's ECS of the cells (its PageRank on the cell graph built as its repository's fix does)."""
+    from tests.clusim_reference import clusim_scores
 
-    def affinities(rows, cols):
-        member = (rows[:, :, None] & cols[:, None, :]).reshape(len(rows), -1).T
-        c = Clustering(elm2clu_dict={i: [f"c{k}" for k in np.flatnonzero(r)] or [f"alone{i}"]
-                                     for i, r in enumerate(member)})
-        if c.is_disjoint:
-            return element.ppr_partition(c, alpha=0.9)
-        elements, clusters = element.relabel_objects(c.elements), element.relabel_objects(c.clusters)
-        edges = np.array([[elements[e], clusters[k]] for k, els in c.clu2elm_dict.items() for e in els])
-        adj = sp.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(c.n_elements, c.n_clusters))
-        proj = sp.coo_matrix(sp.coo_matrix(adj / adj.sum(axis=1)).dot(sp.coo_matrix(adj / adj.sum(axis=0)).T))
-        graph = igraph.Graph(list(zip(proj.row.tolist(), proj.col.tolist())),
-                             edge_attrs={"weight": proj.data.tolist()}, directed=True)
-        return element.numerical_ppr_scores(graph, c, alpha=0.9)
+    def cells(rows, cols):
+        return (rows[:, :, None] & cols[:, None, :]).reshape(len(rows), -1).T
 
-    return float(np.mean(element.cL1(affinities(*truth), affinities(*pred), 0.9)))
+    return float(np.mean(clusim_scores(cells(*truth), cells(*pred), 0.9)))
 
 
 def _ours(truth, pred) -> float:

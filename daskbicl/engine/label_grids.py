@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..kernels.coclustering.contingency import DENSE_CELLS, DenseCounts, LabelledCounts
 
-__all__ = ["merge_grids", "with_values"]
+__all__ = ["as_object", "merge_grids", "with_values"]
 
 
 def _as_grid(part: DenseCounts | LabelledCounts) -> LabelledCounts:
@@ -49,7 +49,8 @@ def with_values(part: DenseCounts | LabelledCounts, truth_uniques, pred_uniques)
                           grid.table)
 
 
-def _as_object(labels: np.ndarray) -> np.ndarray:
+def as_object(labels: np.ndarray) -> np.ndarray:
+    """Labels as an object array, codes below 0 (unassigned) as None."""
     if labels.dtype == object:
         return labels
     out = labels.astype(object)
@@ -68,7 +69,7 @@ def _union(vectors: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray | Non
     if all(v.dtype == first.dtype and v.shape == first.shape and np.array_equal(v, first) for v in vectors[1:]):
         return first, [None] * len(vectors)
     if any(v.dtype == object for v in vectors):
-        vectors = [_as_object(v) for v in vectors]
+        vectors = [as_object(v) for v in vectors]
         codes, united = pd.factorize(np.concatenate(vectors), use_na_sentinel=True)
         united = np.asarray(united, dtype=object)
         if (codes < 0).any():

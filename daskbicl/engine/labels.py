@@ -55,7 +55,7 @@ from ..kernels.coclustering.contingency import (
     sum_by,
     worth_a_block,
 )
-from .label_grids import merge_grids, with_values
+from .label_grids import as_object, merge_grids, with_values
 from .spread_labels import _FEW, _SAMPLE, narrow_string_codes, rank_codes
 
 #: What counting a chunk, or merging chunks, gives (kernels/coclustering/contingency.py).
@@ -417,14 +417,6 @@ def _is_object(part, side: str) -> bool:
     return isinstance(part, PairCounts) and getattr(part, side).dtype == object
 
 
-def _as_object(labels: np.ndarray) -> np.ndarray:
-    if labels.dtype == object:
-        return labels
-    out = labels.astype(object)
-    out[labels < 0] = None
-    return out
-
-
 #: Merges of more pairs than this hash their pair keys instead of sorting them.
 _HASH_MERGE = 1 << 15
 
@@ -513,7 +505,7 @@ def merge_labelled(*parts: Counts) -> Counts:
     uniques: dict[str, np.ndarray] = {}
     for side in ("truth", "pred"):
         if objects[side]:
-            allv = np.concatenate([_as_object(getattr(p, side)) for p in pairs])
+            allv = np.concatenate([as_object(getattr(p, side)) for p in pairs])
             coded[side], uniques[side] = _factorize(allv, side)
     out = []
     start = 0
