@@ -30,6 +30,7 @@ from .clitools import (
     exit_status,
     format_table,
     jsonable,
+    mute_stderr,
     param,
     positive_int,
     progress_wanted,
@@ -468,6 +469,11 @@ def script() -> None:
     import atexit
 
     code = main(process_ends=True)
+    if code == EXIT_TERMINATED:
+        # The one line is said.  Exit work still running into the interrupted
+        # write (Zarr's I/O thread busy with a chunk when its exit handler
+        # closes its event loop) prints tracebacks that say nothing more.
+        mute_stderr()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

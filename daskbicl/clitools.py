@@ -21,7 +21,7 @@ from .kernels.micro.estimates import Estimate
 __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE",
     "Parser", "exit_status", "check_figure_path", "choose_scheduler", "cluster",
-    "jsonable", "write_output",
+    "jsonable", "mute_stderr", "write_output",
     "param",
     "positive_int", "progress_wanted", "workers_count",
     "format_table",
@@ -207,15 +207,17 @@ def _silent_exit() -> None:
     """
     import atexit
 
-    def mute():
-        try:
-            sys.stderr.flush()
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 2)
-        except (OSError, ValueError, AttributeError):
-            pass
+    atexit.register(mute_stderr)
 
-    atexit.register(mute)
+
+def mute_stderr() -> None:
+    """Send what is written to standard error from now on to /dev/null."""
+    try:
+        sys.stderr.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+    except (OSError, ValueError, AttributeError):  # stderr closed or not a file
+        pass
 
 
 def check_figure_path(option: str, path: str) -> None:

@@ -320,6 +320,35 @@ def test_sigterm_during_generate_leaves_nothing_hidden(tmp_path):
     assert not out.exists() or (os.listdir(out) and all(daskbicl.open(out / n) is not None for n in os.listdir(out)))
 
 
+ZARR_BUSY_AT_EXIT = """
+import atexit, sys, time
+import zarr.core.sync as zsync
+from daskbicl.cli import script
+
+loop = zsync._get_loop()  # Zarr's exit handler, registered at import, closes this loop
+# Registered after Zarr's, so run before it: Zarr's I/O thread is still busy when its handler runs
+# (as when SIGTERM lands in a chunk write) and its loop.close() raises "Cannot close a running event loop".
+atexit.register(lambda: loop.call_soon_threadsafe(time.sleep, 2))
+sys.argv = ["daskbicl", *sys.argv[1:]]
+script()
+"""
+
+
+def test_sigterm_with_zarr_still_writing_says_one_line(tmp_path):
+    """Zarr's exit handler failing on a busy I/O thread after SIGTERM prints nothing after daskbicl's line."""
+    proc = subprocess.Popen([sys.executable, "-c", ZARR_BUSY_AT_EXIT, "generate", str(tmp_path / "out"), "--rows",
+                             "30000000", "--cols", "1000", "--preds", "2"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not hidden(tmp_path):
+        time.sleep(0.01)
+    assert hidden(tmp_path), "generate finished before it could be interrupted"
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 128 + 15, err
+    assert err.strip().splitlines() == ["daskbicl: terminated (SIGTERM); nothing half-written was left"], err
+    assert hidden(tmp_path) == []
+
+
 # --------------------------------------------------------------------------- the cluster failing (exit 3)
 
 
