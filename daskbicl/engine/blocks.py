@@ -17,11 +17,11 @@ import xarray as xr
 from ..kernels.bicluster.mask_counting import block_ids
 from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, PairCounts
 from ..scheduling import compute
-from .core import DEFAULT_CHUNK
+from .core import DEFAULT_CHUNK, shared_pass
 from .labels import _labels_of as labels_of
 from .labels import encode_chunk, merge_labelled, to_table
 
-__all__ = ["as_biclustering"]
+__all__ = ["as_biclustering", "block_mask", "cover_mask"]
 
 
 def _block_labels(name: str, values: np.ndarray) -> PairCounts:
@@ -97,6 +97,12 @@ def as_biclustering(ds: xr.Dataset, role: str = "input") -> xr.Dataset:
     if ds.attrs.get("daskbicl_kind") == "biclustering":
         return ds
     policy = ds.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY)
+    # inside shared_passes: the same label arrays give the same masks, so the providers' passes over them are shared
+    return shared_pass(f"blocks-{role}-{policy}", (ds.row_labels.data, ds.col_labels.data),
+                       lambda: _blocks(ds, role, policy))
+
+
+def _blocks(ds: xr.Dataset, role: str, policy: str) -> xr.Dataset:
     z, hs, h_ids = _axis(ds.row_labels.data, f"{role} row_labels", policy)
     w, ls, l_ids = _axis(ds.col_labels.data, f"{role} col_labels", policy)
     row_mask = z[None, :] == np.repeat(hs, len(ls))[:, None]
@@ -107,3 +113,18 @@ def as_biclustering(ds: xr.Dataset, role: str = "input") -> xr.Dataset:
         attrs={"daskbicl_kind": "biclustering"},
     )
     return out
+
+
+def block_mask(ds: xr.Dataset, axis: str, role: str):
+    """The (biclusters, items) mask of ``ds`` read as a biclustering along ``axis`` ("rows" or "cols")."""
+    return as_biclustering(ds, role)["row_mask" if axis == "rows" else "col_mask"].data
+
+
+def cover_mask(ds: xr.Dataset, axis: str, role: str):
+    """The (clusters, items) mask of the cover of ``axis``: each bicluster's set, or each label of ``axis`` once."""
+    mask, other = ("row_mask", "col_labels") if axis == "rows" else ("col_mask", "row_labels")
+    if ds.attrs["daskbicl_kind"] == "biclustering":
+        return ds[mask].data
+    # a constant label on the other axis: one bicluster per label of this axis
+    flat = ds.assign({other: xr.zeros_like(ds[other])})
+    return as_biclustering(flat, role)[mask].data

@@ -12,11 +12,13 @@ map, the tree reduction and the one finalize task; the same code runs in
 process (:func:`~daskbicl.engine.core.eager`) or as a graph on any
 scheduler.  :func:`read_first` gives every graph the same read priorities.
 
-Two providers still build their graph in their own engine module
-(``graph``): the micro-object walk (:mod:`daskbicl.engine.micro_pass`),
-which plans and walks after its reduction, and the covers
-(:mod:`daskbicl.engine.membership_pass`), which count only the axes the
-selected measures read.
+A provider whose tables depend on the measures asked for declares
+``reads`` instead of one source for both axes: the (source, axis) tables
+its finalize step takes, each with an optional step of its own (one task
+per table); :func:`reads_graph` builds it (the covers: only the axes the
+selected measures read, and the cells when asked for).  The micro-object
+walk still builds its graph in its own engine module (``graph``,
+:mod:`daskbicl.engine.micro_pass`): it plans and walks after its reduction.
 """
 
 from __future__ import annotations
@@ -28,13 +30,18 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..kernels.micro.memberships import memberships_of_table
 from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
-from .blocks import as_biclustering
+from .blocks import as_biclustering, block_mask, cover_mask
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
 from .core import ChunkPass, task
 from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
-__all__ = ["COUNT_MEMBERSHIPS", "SOURCES", "Source", "provider_graph", "read_first", "tables_graph"]
+__all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "provider_graph", "read_first", "reads_graph",
+           "tables_graph"]
+
+#: The axes a per-axis table is counted along.
+AXES = ("rows", "cols")
 
 
 @dataclass(frozen=True)
@@ -44,23 +51,53 @@ class Source:
     ``spec`` is the pass's declaration (chunk kernel and combine);
     ``graph(truth_mask, pred_mask, split_every=)`` runs it over one axis's
     (K, n) and (L, n) masks, shared between the providers of one call.
+    For :func:`reads_graph`: ``mask(ds, axis, role)`` is the (clusters,
+    items) mask of one side along ``axis`` the pass counts, and
+    ``from_contingency(table)``, when given, the same table of two
+    co-clusterings from their contingency table along that axis (no mask
+    pass).
     """
 
     spec: ChunkPass
     graph: Callable
+    mask: Callable = block_mask
+    from_contingency: Callable | None = None
 
 
 #: Name -> the per-axis reduced tables providers declare as their finalize inputs.
 SOURCES: Mapping[str, Source] = {
     "masks": Source(INTERSECT_MASKS, mask_counts_graph),
     "memberships": Source(COUNT_MEMBERSHIPS, memberships_graph),
+    # the cover of an axis: a biclustering's bicluster sets, a co-clustering's clusters of that axis, each once
+    "cover": Source(COUNT_MEMBERSHIPS, memberships_graph, mask=cover_mask, from_contingency=memberships_of_table),
 }
+
+
+@dataclass(frozen=True)
+class Read:
+    """One reduced table a provider with ``reads`` takes: ``source`` counted along ``axis``.
+
+    ``step(table, *args)``, when given, runs on the reduced table as a task
+    of its own (the tables of several reads are then finished in parallel).
+    """
+
+    source: str
+    axis: str
+    step: Callable | None = None
+    args: tuple = ()
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise ValueError(f"unknown source {self.source!r}; known: {', '.join(SOURCES)}")
+        if self.axis not in AXES:
+            raise ValueError(f"unknown axis {self.axis!r}; expected one of {', '.join(AXES)}")
 
 
 def passes_of(tables: str | None, from_tables: bool) -> tuple[ChunkPass, ...]:
     """The chunk passes a provider with these fields runs: its source's, and the contingency pass for co-clusterings."""
     out = (SOURCES[tables].spec,) if tables is not None else ()
-    return out + ((COUNT_LABEL_PAIRS,) if from_tables else ())
+    counted = from_tables or (tables is not None and SOURCES[tables].from_contingency is not None)
+    return out + ((COUNT_LABEL_PAIRS,) if counted else ())
 
 
 def _ids(ds: xr.Dataset) -> np.ndarray:
@@ -94,6 +131,8 @@ def provider_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: 
     """
     if provider.graph is not None:
         return provider.graph(truth, pred, **options)
+    if provider.reads is not None:
+        return reads_graph(provider, truth, pred, options, split_every=split_every)
     kinds = (truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
     if kinds == ("partition", "partition") and provider.from_tables is not None:
         rows, cols = partition_tables(truth, pred, split_every=split_every)
@@ -106,6 +145,31 @@ def provider_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: 
     cols = source.graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
     extra = (_ids(t), _ids(p)) if provider.ids else ()
     return task(provider.finalize)(rows, cols, *extra, **options, **_bound(provider))
+
+
+def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
+    """The Delayed table of a provider that declares ``reads``: ``finalize(*tables, **options)``.
+
+    ``provider.reads(**options)`` (options include ``bind()``'s) lists the
+    :class:`Read` tables in the order ``finalize`` takes them.  Each is its
+    source's pass over both sides' masks along its axis, or, for two
+    co-clusterings and a source with ``from_contingency``, that function of
+    the contingency table along the axis (the pass the co-clustering
+    measures count anyway); then the read's ``step`` as its own task.
+    """
+    opts = {**options, **_bound(provider)}
+    both = truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition"
+    tables = []
+    for read in provider.reads(**opts):
+        source = SOURCES[read.source]
+        if both and source.from_contingency is not None:
+            table = task(source.from_contingency)(partition_tables(truth, pred, split_every=split_every)[
+                AXES.index(read.axis)])
+        else:
+            table = source.graph(source.mask(truth, read.axis, "truth"), source.mask(pred, read.axis, "pred"),
+                                 split_every=split_every)
+        tables.append(table if read.step is None else task(read.step)(table, *read.args))
+    return task(provider.finalize)(*tables, **opts)
 
 
 def _chunk_first(key) -> int:
