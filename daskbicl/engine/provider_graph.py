@@ -31,6 +31,10 @@ import numpy as np
 import xarray as xr
 
 from ..kernels.micro.memberships import memberships_of_table
+
+# the one rule of read priorities lives with the code that computes every graph (scheduling.compute applies it
+# to the graphs computed while an input is opened too); re-exported here, where the plans' graphs are built
+from ..scheduling import read_first
 from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
 from .blocks import as_biclustering, block_mask, cover_mask
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
@@ -170,39 +174,3 @@ def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Map
                                  split_every=split_every)
         tables.append(table if read.step is None else task(read.step)(table, *read.args))
     return task(provider.finalize)(*tables, **opts)
-
-
-def _chunk_first(key) -> int:
-    """Scheduling priority of a task: the read of chunk k of an array gets -k, every other task 0.
-
-    Reads are released chunk by chunk in order, and every counting and
-    merging task runs ahead of any further read, so a chunk is counted (and
-    released) soon after it is read, whatever the number of passes and
-    pairs that use it.  In a batch, pairs that share a store read its chunks
-    through shared tasks: in dask's default order one pair could be counted
-    to the end before the next, keeping every chunk of the shared store in
-    memory (and spilling) until the last pair has used it.
-    """
-    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
-        return -key[-1]
-    return 0
-
-
-def read_first(graph):
-    """``graph`` (a Delayed, else returned unchanged) with every task annotated with its read priority.
-
-    The one place priorities are set for :func:`daskbicl.score`, the
-    accessor, :func:`daskbicl.contingency`, :func:`daskbicl.tradeoff` and
-    the batch runner: every graph of a :class:`~daskbicl.measures.plan.ScorePlan`.
-    The annotation is read by ``distributed``'s scheduler (the local
-    schedulers ignore it).
-    """
-    from dask.delayed import Delayed
-    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-
-    if not isinstance(graph, Delayed) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
-        return graph
-    hlg = graph.__dask_graph__()
-    layers = {name: MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
-              for name, layer in hlg.layers.items()}
-    return Delayed(graph.key, HighLevelGraph(layers, hlg.dependencies), layer=graph.__dask_layers__()[0])
