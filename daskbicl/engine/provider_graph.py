@@ -30,19 +30,20 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR
 from ..kernels.micro.memberships import memberships_of_table
 
 # the one rule of read priorities lives with the code that computes every graph (scheduling.compute applies it
 # to the graphs computed while an input is opened too); re-exported here, where the plans' graphs are built
 from ..scheduling import read_first
 from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
-from .blocks import as_biclustering, block_mask, cover_mask
+from .blocks import SUM_BY_LABEL, as_biclustering, block_mask, blocks_against_masks, cover_mask
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
-from .core import ChunkPass, task
+from .core import ChunkPass, counting_pass, shared_pass, task
 from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
-__all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "provider_graph", "read_first", "reads_graph",
-           "tables_graph"]
+__all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "blocks_graph", "provider_graph", "read_first",
+           "reads_graph", "tables_graph"]
 
 #: The axes a per-axis table is counted along.
 AXES = ("rows", "cols")
@@ -59,18 +60,21 @@ class Source:
     items) mask of one side along ``axis`` the pass counts, and
     ``from_contingency(table)``, when given, the same table of two
     co-clusterings from their contingency table along that axis (no mask
-    pass).
+    pass).  ``by_label``, when given, is the pass that counts a
+    co-clustering against a biclustering by label instead of by block mask
+    (:func:`blocks_graph`: nothing is computed to build the graph).
     """
 
     spec: ChunkPass
     graph: Callable
     mask: Callable = block_mask
     from_contingency: Callable | None = None
+    by_label: ChunkPass | None = None
 
 
 #: Name -> the per-axis reduced tables providers declare as their finalize inputs.
 SOURCES: Mapping[str, Source] = {
-    "masks": Source(INTERSECT_MASKS, mask_counts_graph),
+    "masks": Source(INTERSECT_MASKS, mask_counts_graph, by_label=SUM_BY_LABEL),
     "memberships": Source(COUNT_MEMBERSHIPS, memberships_graph),
     # the cover of an axis: a biclustering's bicluster sets, a co-clustering's clusters of that axis, each once
     "cover": Source(COUNT_MEMBERSHIPS, memberships_graph, mask=cover_mask, from_contingency=memberships_of_table),
@@ -99,8 +103,10 @@ class Read:
 
 def passes_of(tables: str | None, from_tables: bool) -> tuple[ChunkPass, ...]:
     """The chunk passes a provider with these fields runs: its source's, and the contingency pass for co-clusterings."""
-    out = (SOURCES[tables].spec,) if tables is not None else ()
-    counted = from_tables or (tables is not None and SOURCES[tables].from_contingency is not None)
+    source = SOURCES[tables] if tables is not None else None
+    out: tuple[ChunkPass, ...] = (source.spec,) if source is not None else ()
+    out += (source.by_label,) if source is not None and source.by_label is not None else ()
+    counted = from_tables or (source is not None and source.from_contingency is not None)
     return out + ((COUNT_LABEL_PAIRS,) if counted else ())
 
 
@@ -143,12 +149,53 @@ def provider_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: 
         return tables_graph(provider, rows, cols, options)
     if provider.tables is None:
         raise ValueError(f"provider {provider.name!r} declares no per-axis tables for a {kinds[0]} and a {kinds[1]}")
+    if SOURCES[provider.tables].by_label is not None and _labelled_side(truth, pred) is not None:
+        return blocks_graph(provider, truth, pred, options, split_every=split_every)
     source = SOURCES[provider.tables]
     t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
     rows = source.graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
     cols = source.graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
     extra = (_ids(t), _ids(p)) if provider.ids else ()
     return task(provider.finalize)(rows, cols, *extra, **options, **_bound(provider))
+
+
+def _labelled_side(truth: xr.Dataset, pred: xr.Dataset) -> str | None:
+    """The side ("truth" or "pred") that is the one co-clustering of the pair, when its blocks can be counted in
+    the graph (not under the "singleton" policy, whose clusters are the unassigned entries themselves)."""
+    kinds = {"truth": truth, "pred": pred}
+    labelled = [role for role, ds in kinds.items() if ds.attrs["daskbicl_kind"] == "partition"]
+    if len(labelled) != 1 or kinds[labelled[0]].attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY) == "singleton":
+        return None
+    return labelled[0]
+
+
+def _sum_by_label(labels, masks, name: str, split_every: int):
+    def build():
+        return counting_pass(SOURCES["masks"].by_label, (labels, masks), name, split_every=split_every)
+
+    return shared_pass(f"label-sums-{split_every}-{name}", (labels, masks), build)
+
+
+def blocks_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
+    """The ``"masks"`` tables of a co-clustering against a biclustering, with nothing computed to build the graph.
+
+    The co-clustering's blocks are never made masks: per axis one pass
+    (:data:`~daskbicl.engine.blocks.SUM_BY_LABEL`) sums the biclustering's
+    masks over each distinct label, and one task expands the labels into
+    the blocks (:func:`~daskbicl.engine.blocks.blocks_against_masks`):
+    the same :class:`~daskbicl.kernels.bicluster.mask_counting.MaskCounts`
+    and ids as the mask pass over :func:`~daskbicl.engine.blocks.as_biclustering`'s blocks.
+    """
+    side = _labelled_side(truth, pred)
+    co, other = (truth, pred) if side == "truth" else (pred, truth)
+    names = (f"{side} row_labels", f"{side} col_labels")
+    rows = _sum_by_label(co.row_labels.data, other.row_mask.data, names[0], split_every)
+    cols = _sum_by_label(co.col_labels.data, other.col_mask.data, names[1], split_every)
+    policy = co.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY)
+    counted = task(blocks_against_masks, nout=3)(rows, cols, names, policy, side)
+    ids = (counted[2], _ids(other)) if side == "truth" else (_ids(other), counted[2])
+    extra = ids if provider.ids else ()
+    return task(provider.finalize)(counted[0], counted[1], *extra, **options, **_bound(provider))
 
 
 def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
