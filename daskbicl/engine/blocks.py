@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..kernels.bicluster.mask_counting import MaskCounts, block_ids
+from ..kernels.bicluster.mask_counting import MaskCounts, block_ids, intersect_counts
 from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, PairCounts
 from ..scheduling import compute
 from .core import DEFAULT_CHUNK, ChunkPass, shared_pass
@@ -162,8 +162,8 @@ def label_sums(name: str, values: np.ndarray, masks: np.ndarray) -> LabelSums:
     codes, uniques = encode_chunk(values, name)
     assigned = codes >= 0
     present, inverse = np.unique(codes[assigned], return_inverse=True)
-    sums = np.zeros((len(present), masks.shape[0]), np.int64)
-    np.add.at(sums, inverse, masks[:, assigned].T.astype(np.int64))
+    # one row per label present (not per block): the mask pass's own exact product
+    sums = intersect_counts(inverse[None, :] == np.arange(len(present))[:, None], masks[:, assigned]).shared
     keys = np.asarray(present if uniques is None else labels_of(present, uniques), dtype=object)
     return LabelSums(_block_labels(name, values), keys, sums, masks[:, ~assigned].sum(axis=1, dtype=np.int64),
                      masks.sum(axis=1, dtype=np.int64), int(values.size))
