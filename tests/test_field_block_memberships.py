@@ -205,3 +205,55 @@ def test_a_coclustering_store_against_a_biclustering_store_on_a_cluster(client, 
                       (daskbicl.score(bic, co, measures=names), daskbicl.score(bic, blocks, measures=names))):
         for name in names:
             np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-12, equal_nan=True, err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["int", "str", "float"])
+@pytest.mark.parametrize("side", ["truth", "pred"])
+def test_cover_memberships_counted_by_label_equal_the_pass_over_the_cover_masks(kind, side):
+    """The cover of a co-clustering's axis against a biclustering, counted by label in the graph: the same
+    signatures (in the same order), counts and Gram table as the membership pass over the cover's masks."""
+    from daskbicl.engine.blocks import cover_mask
+    from daskbicl.engine.core import counting_pass
+    from daskbicl.engine.label_memberships import LABEL_MEMBERSHIPS, numbered_memberships
+    from daskbicl.engine.micro_pass import memberships_graph
+
+    rng = np.random.default_rng(3 * len(kind) + len(side))
+    for trial in range(8):
+        n, m = int(rng.integers(1, 40)), int(rng.integers(1, 25))
+        co = _policy(daskbicl.partition(_labels(rng, n, kind), _labels(rng, m, kind)), "cluster")
+        k = int(rng.integers(1, 4))
+        other = daskbicl.biclustering(rng.random((k, n)) < 0.5, rng.random((k, m)) < 0.5)
+        for axis, word in (("rows", "row"), ("cols", "col")):
+            masks = (cover_mask(co, axis, side), other[f"{word}_mask"].data)
+            want = dask.compute(memberships_graph(*(masks if side == "truth" else masks[::-1])), scheduler="sync")[0]
+            name = f"{side} {word}_labels"
+            for chunk in (None, int(rng.integers(1, 9))):
+                c, o = (co, other) if chunk is None else (co.chunk({"row": chunk, "col": chunk}),
+                                                          other.chunk({"row": chunk, "col": chunk}))
+                merged = counting_pass(LABEL_MEMBERSHIPS, (c[f"{word}_labels"].data, o[f"{word}_mask"].data), name,
+                                       side, split_every=3)
+                got = dask.compute(dask.delayed(numbered_memberships)(merged, name, "cluster"), scheduler="sync")[0]
+                assert (got.n_truth, got.n_pred, got.n_items) == (want.n_truth, want.n_pred, want.n_items), trial
+                for field in ("ptr", "el", "cnt", "gram"):
+                    x, y = getattr(got, field), getattr(want, field)
+                    np.testing.assert_array_equal(x, y, err_msg=f"{trial} {axis} {field}")
+                    assert x.dtype == y.dtype, field
+
+
+@pytest.mark.parametrize("policy, computes", [("cluster", False), ("singleton", True)])
+def test_building_the_cover_graph_computes_nothing(policy, computes):
+    """The covers of a co-clustering against a biclustering (omega_rows, onmi_cols): no computation to build the
+    graph; the values equal those of the same inputs in memory."""
+    from daskbicl.measures.plan import ScorePlan
+
+    rng = np.random.default_rng(8)
+    co = _policy(daskbicl.partition(_labels(rng, 50, "int"), _labels(rng, 30, "int")), policy).chunk({"row": 16})
+    other = daskbicl.biclustering(rng.random((3, 50)) < 0.5, rng.random((3, 30)) < 0.5).chunk({"row": 16})
+    names = ["omega_rows", "omega_cols", "onmi_rows", "onmi_cols"]
+    for truth, pred in ((co, other), (other, co)):
+        with _Computes() as counter:
+            plan = ScorePlan.build(truth, pred, measures=names, unassigned=policy)
+            graphs = plan.graphs()
+        assert (counter.started > 0) is computes, counter.started
+        values = plan.finalize(dict(zip(graphs, dask.compute(*graphs.values(), scheduler="sync"))))
+        assert values == daskbicl.score(truth.compute(), pred.compute(), measures=names, unassigned=policy)
