@@ -11,15 +11,11 @@ local threaded scheduler:
   (``as_biclustering``), then the mask pass over the H*L block masks.
 
 Both give the same tables (asserted).  The ratio by label / by mask is
-measured in the same run, draw by draw.  The second table does the same
-for the ``cover`` provider's row and column covers (``omega_rows``,
-``onmi_cols``, ...): by label (``LABEL_MEMBERSHIPS``) vs the membership pass
-over the cover's masks (``engine.membership_pass.cover_tables``, the
-builder before).
+measured in the same run, draw by draw.
 
     PYTHONPATH=$PWD python3 benchmarks/blocks_by_label.py [--quick] [--seeds 2]
 
-Target: by label no slower than by mask (ratio <= 1.0), for both tables.
+Target: by label no slower than by mask (ratio <= 1.0).
 """
 
 from __future__ import annotations
@@ -40,7 +36,6 @@ import daskbicl  # noqa: E402
 from daskbicl.engine.bicluster_pass import mask_counts_graph  # noqa: E402
 from daskbicl.engine.blocks import as_biclustering  # noqa: E402
 from daskbicl.engine.core import shared_passes  # noqa: E402
-from daskbicl.engine.membership_pass import cover_tables  # noqa: E402
 from daskbicl.engine.provider_graph import provider_graph  # noqa: E402
 from daskbicl.measures.registry import PROVIDERS  # noqa: E402
 
@@ -67,27 +62,6 @@ def by_mask(co, other):
     return dask.compute(rows, cols, scheduler="threads")
 
 
-COVERS = {"counts": frozenset({"rows", "cols"}), "pairs": frozenset({"rows", "cols"})}
-
-
-def cover_by_label(co, other):
-    with shared_passes():
-        graph = provider_graph(PROVIDERS["cover"], co, other, COVERS)
-    return dask.compute(graph, scheduler="threads")[0]
-
-
-def cover_by_mask(co, other):
-    with shared_passes():
-        graph = cover_tables(co, other, **COVERS)  # computes the distinct labels first
-    return dask.compute(graph, scheduler="threads")[0]
-
-
-def same_covers(a, b) -> bool:
-    fields = ("n_items", "truth_sizes", "pred_sizes", "shared", "pairs")
-    return all(np.array_equal(getattr(getattr(a, axis), f), getattr(getattr(b, axis), f))
-               for axis in ("rows", "cols") for f in fields)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small inputs (a smoke run, seconds)")
@@ -109,16 +83,6 @@ def main() -> None:
         for got, want in ((tables.rows, old.result[0]), (tables.cols, old.result[1])):
             assert np.array_equal(got.shared, want.shared) and np.array_equal(got.truth_sizes, want.truth_sizes)
             assert np.array_equal(got.pred_sizes, want.pred_sizes) and got.length == want.length
-        print(f"{seed:>4}  {new.seconds:>10.3f}  {old.seconds:>9.3f}  {new.seconds / old.seconds:>10.2f}"
-              f"  {new.peak_mb:>8.1f}  {old.peak_mb:>8.1f}")
-    print("covers (omega_rows, onmi_cols, ...):")
-    print(f"{'seed':>4}  {'by label s':>10}  {'by mask s':>9}  {'label/mask':>10}  {'label MB':>8}  {'mask MB':>8}")
-    for seed in range(args.seeds):
-        data = inputs(seed, **size)
-        cover_by_label(*data)
-        new = measure(cover_by_label, *data, repeat=2)
-        old = measure(cover_by_mask, *data, repeat=2)
-        assert same_covers(new.result, old.result)
         print(f"{seed:>4}  {new.seconds:>10.3f}  {old.seconds:>9.3f}  {new.seconds / old.seconds:>10.2f}"
               f"  {new.peak_mb:>8.1f}  {old.peak_mb:>8.1f}")
     print(f"load after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -27,7 +27,7 @@ __all__ = ["SUM_BY_LABEL", "LabelSums", "as_biclustering", "block_mask", "blocks
            "label_sums", "merge_label_sums"]
 
 
-def block_labels(name: str, values: np.ndarray) -> PairCounts:
+def _block_labels(name: str, values: np.ndarray) -> PairCounts:
     """Distinct labels of one chunk with their counts, as pair counts against one constant label.
 
     Pair counts are what :func:`~daskbicl.engine.labels.merge_labelled` and
@@ -43,7 +43,7 @@ def block_labels(name: str, values: np.ndarray) -> PairCounts:
 def _distinct(values, name: str, policy: str) -> tuple[np.ndarray, int]:
     """``(assigned labels, number of unassigned entries)``; raises under the "error" policy."""
     blocks = values.to_delayed().reshape(-1) if isinstance(values, da.Array) else [np.asarray(values)]
-    parts = [dask.delayed(block_labels, pure=False)(name, b) for b in blocks]
+    parts = [dask.delayed(_block_labels, pure=False)(name, b) for b in blocks]
     merged = compute(dask.delayed(merge_labelled, pure=False)(*parts))[0]
     table = to_table(merged, "cluster" if policy != "error" else "error", (name, name))
     labels = np.asarray(table.truth_labels)
@@ -165,7 +165,7 @@ def label_sums(name: str, values: np.ndarray, masks: np.ndarray) -> LabelSums:
     # one row per label present (not per block): the mask pass's own exact product
     sums = intersect_counts(inverse[None, :] == np.arange(len(present))[:, None], masks[:, assigned]).shared
     keys = np.asarray(present if uniques is None else labels_of(present, uniques), dtype=object)
-    return LabelSums(block_labels(name, values), keys, sums, masks[:, ~assigned].sum(axis=1, dtype=np.int64),
+    return LabelSums(_block_labels(name, values), keys, sums, masks[:, ~assigned].sum(axis=1, dtype=np.int64),
                      masks.sum(axis=1, dtype=np.int64), int(values.size))
 
 

@@ -40,7 +40,6 @@ from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
 from .blocks import SUM_BY_LABEL, as_biclustering, block_mask, blocks_against_masks, cover_mask
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
 from .core import ChunkPass, counting_pass, shared_pass, task
-from .label_memberships import LABEL_MEMBERSHIPS, numbered_memberships
 from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
 __all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "blocks_graph", "provider_graph", "read_first",
@@ -63,9 +62,7 @@ class Source:
     co-clusterings from their contingency table along that axis (no mask
     pass).  ``by_label``, when given, is the pass that counts a
     co-clustering against a biclustering by label instead of by block mask
-    (:func:`blocks_graph`: nothing is computed to build the graph);
-    ``label_graph(co, other, axis, side, split_every)`` builds that count
-    for one axis in :func:`reads_graph`.
+    (:func:`blocks_graph`: nothing is computed to build the graph).
     """
 
     spec: ChunkPass
@@ -73,20 +70,6 @@ class Source:
     mask: Callable = block_mask
     from_contingency: Callable | None = None
     by_label: ChunkPass | None = None
-    label_graph: Callable | None = None
-
-
-def _cover_by_label(co: xr.Dataset, other: xr.Dataset, axis: str, side: str, split_every: int):
-    """The cover memberships of a co-clustering's ``axis`` against a biclustering, counted by label."""
-    word = "row" if axis == "rows" else "col"
-    labels, masks = co[f"{word}_labels"].data, other[f"{word}_mask"].data
-    name = f"{side} {word}_labels"
-
-    def build():
-        return counting_pass(LABEL_MEMBERSHIPS, (labels, masks), name, side, split_every=split_every)
-
-    merged = shared_pass(f"label-memberships-{split_every}-{name}", (labels, masks), build)
-    return task(numbered_memberships)(merged, name, co.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY))
 
 
 #: Name -> the per-axis reduced tables providers declare as their finalize inputs.
@@ -94,8 +77,7 @@ SOURCES: Mapping[str, Source] = {
     "masks": Source(INTERSECT_MASKS, mask_counts_graph, by_label=SUM_BY_LABEL),
     "memberships": Source(COUNT_MEMBERSHIPS, memberships_graph),
     # the cover of an axis: a biclustering's bicluster sets, a co-clustering's clusters of that axis, each once
-    "cover": Source(COUNT_MEMBERSHIPS, memberships_graph, mask=cover_mask, from_contingency=memberships_of_table,
-                    by_label=LABEL_MEMBERSHIPS, label_graph=_cover_by_label),
+    "cover": Source(COUNT_MEMBERSHIPS, memberships_graph, mask=cover_mask, from_contingency=memberships_of_table),
 }
 
 
@@ -231,14 +213,9 @@ def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Map
     tables = []
     for read in provider.reads(**opts):
         source = SOURCES[read.source]
-        by_label = source.label_graph
-        side = _labelled_side(truth, pred) if by_label is not None else None
         if both and source.from_contingency is not None:
             table = task(source.from_contingency)(partition_tables(truth, pred, split_every=split_every)[
                 AXES.index(read.axis)])
-        elif by_label is not None and side is not None:  # one co-clustering: by label, nothing computed to build
-            co, other = (truth, pred) if side == "truth" else (pred, truth)
-            table = by_label(co, other, read.axis, side, split_every)
         else:
             table = source.graph(source.mask(truth, read.axis, "truth"), source.mask(pred, read.axis, "pred"),
                                  split_every=split_every)
