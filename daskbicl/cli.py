@@ -40,7 +40,7 @@ from .datacommands import cmd_convert, cmd_demo, cmd_generate
 from .errors import DaskbiclError, InputError
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
-from .kernels.tradeoff.indices import DEFAULT_INDEX, INDICES
+from .measures.weighted_indices import DEFAULT_INDEX, INDICES
 
 # --------------------------------------------------------------------------- cluster
 

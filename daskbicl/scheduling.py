@@ -23,8 +23,8 @@ from .errors import DaskbiclError, NoWorkersError, SchedulerError, WorkerKilledE
 logger = logging.getLogger("daskbicl")
 
 __all__ = [
-    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "scatter_blocks",
-    "scatter_inputs", "wait_watched", "worker_killed",
+    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "read_first",
+    "scatter_blocks", "scatter_inputs", "wait_watched", "worker_killed",
 ]
 
 
@@ -116,6 +116,48 @@ def _local_scheduler(name):
     return named_schedulers.get(name, name) if isinstance(name, str) else name
 
 
+def _chunk_first(key) -> int:
+    """Scheduling priority of a task: the read of chunk k of an array gets -k, every other task 0.
+
+    Reads are released chunk by chunk in order, and every counting and
+    merging task runs ahead of any further read, so a chunk is counted (and
+    released) soon after it is read, whatever the number of passes and
+    pairs that use it.  In a batch, pairs that share a store read its chunks
+    through shared tasks: in dask's default order one pair could be counted
+    to the end before the next, keeping every chunk of the shared store in
+    memory (and spilling) until the last pair has used it.
+    """
+    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
+        return -key[-1]
+    return 0
+
+
+def read_first(graph):
+    """``graph`` (a dask collection, else returned unchanged) with every task annotated with its read priority.
+
+    The one place priorities are set: every graph of a
+    :class:`~daskbicl.measures.plan.ScorePlan` (:func:`daskbicl.score`, the
+    accessor, :func:`daskbicl.contingency`, :func:`daskbicl.null`,
+    :func:`daskbicl.tradeoff`, the batch runner), and every graph
+    :func:`compute` sends to a cluster (the checks run while an input is
+    opened).  The annotation is read by ``distributed``'s scheduler (the
+    local schedulers ignore it).  A graph whose every layer already carries
+    it is returned unchanged.
+    """
+    from dask.base import is_dask_collection
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+
+    if not is_dask_collection(graph) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
+        return graph
+    hlg = graph.__dask_graph__()
+    if all((layer.annotations or {}).get("priority") is _chunk_first for layer in hlg.layers.values()):
+        return graph
+    layers = {name: MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
+              for name, layer in hlg.layers.items()}
+    rebuild, args = graph.__dask_postpersist__()
+    return rebuild(HighLevelGraph(layers, hlg.dependencies), *args)
+
+
 def compute(*objs, progress: bool = False):
     """Compute dask objects together on the active Client (or the local scheduler).
 
@@ -140,7 +182,7 @@ def compute(*objs, progress: bool = False):
     started = time.time()
     limit = worker_memory(client)
     try:
-        futures = client.compute(list(objs))
+        futures = client.compute([read_first(obj) for obj in objs])
     except (CancelledError, OSError) as exc:
         raise lost_scheduler(client, exc) from None
     if progress:

@@ -251,6 +251,36 @@ def test_no_module_outside_the_registry_names_a_measure():
     assert not [m for m in NAMES_A_MEASURE if not hits.get(m)], "take modules that no longer name a measure off the list"
 
 
+#: The names of the tradeoff indices a user types (``index=``, ``--index``): read from the registry layer.
+INDEX_NAMES = {"DEFAULT_INDEX", "INDICES", "INDEX_RECORDS", "get_index"}
+#: Modules that still take them from the maths module, each with its reason.
+INDEX_NAMES_FROM_KERNELS = {
+    # the one door between the two: it re-exports the records for every interface
+    "daskbicl.measures.weighted_indices",
+    # not yet moved (round 4: files of other engineers); see the r4 contract note
+    "daskbicl.plot._common", "daskbicl.plot.tradeoff_figures",
+}
+
+
+def _names_from(path: Path, module: str) -> set[str]:
+    """The names ``path`` imports from ``module`` (absolute or relative to the package)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith(module.split(".", 1)[1]):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def test_interfaces_read_the_index_names_from_the_registry_layer():
+    """The CLI, the figures and the tradeoff functions take the index names from measures.weighted_indices."""
+    found = {module: sorted(_names_from(path, "daskbicl.kernels.tradeoff.indices") & INDEX_NAMES)
+             for module, path in MODULES.items() if not module.startswith("daskbicl.kernels")}
+    found = {module: names for module, names in found.items() if names and module not in INDEX_NAMES_FROM_KERNELS}
+    assert not found, found
+    for module in ("daskbicl.cli", "daskbicl.plot.prspace", "daskbicl.tradeoffs.space", "daskbicl.tradeoffs.sweep"):
+        assert _names_from(MODULES[module], "daskbicl.measures.weighted_indices") & INDEX_NAMES, module
+
+
 #: Longest function (lines from ``def`` to its last line, docstring included) one reads in a sitting.
 FUNCTION_LINES = 120
 

@@ -468,3 +468,102 @@ def test_benchmark_runs_quick():
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "omega_rows" in proc.stdout and "onmi_rows" in proc.stdout
+
+
+# --------------------------------------------------------------------------- the cover provider is a record
+
+
+def _kind_pair(rng, truth_kind: str, pred_kind: str, n_rows: int = 23, n_cols: int = 17):
+    def one(kind):
+        if kind == "partition":
+            return daskbicl.partition(rng.integers(0, 4, n_rows), rng.integers(0, 3, n_cols))
+        return daskbicl.biclustering(rng.random((3, n_rows)) < 0.5, rng.random((3, n_cols)) < 0.5)
+    return one(truth_kind), one(pred_kind)
+
+
+def _cover_fields(tables) -> list:
+    """Every array and number of a CoverTables, in a fixed order (None where not counted)."""
+    out: list = []
+    for counts in (tables.rows, tables.cols):
+        out += [None] if counts is None else [counts.n_items, counts.truth_sizes, counts.pred_sizes, counts.shared,
+                                              counts.pairs]
+    cells = tables.cells
+    return out + ([None] if cells is None else [cells.n_cells, cells.cells, cells.pairs])
+
+
+def _same(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(
+        (x is None and y is None) or (x is not None and y is not None and np.array_equal(np.asarray(x), np.asarray(y))
+                                      and np.asarray(x).dtype == np.asarray(y).dtype) for x, y in zip(a, b))
+
+
+COVER_OPTIONS = [
+    {"counts": frozenset({"rows"}), "pairs": frozenset({"rows"})},
+    {"counts": frozenset({"cols"})},
+    {"counts": frozenset({"rows", "cols"}), "pairs": frozenset({"cols"}), "cells": True},
+    {"counts": frozenset(), "cells": True},
+]
+
+
+@pytest.mark.parametrize("truth_kind, pred_kind", list(itertools.product(("partition", "biclustering"), repeat=2)))
+def test_the_cover_record_builds_the_tables_its_engine_built(client, truth_kind, pred_kind):
+    """The engine builds the cover provider from its record (reads, finalize, bind): the same tables, in every
+    array and dtype, as the cover engine's own builder (membership_pass.cover_tables), in process and on the
+    LocalCluster, chunked, for every kind pair and the options the measures ask for."""
+    import dask
+
+    from daskbicl.engine.core import eager
+    from daskbicl.engine.membership_pass import cover_tables
+    from daskbicl.engine.provider_graph import provider_graph
+    from daskbicl.measures.registry import PROVIDERS
+
+    record = PROVIDERS["cover"]
+    assert record.graph is None and record.reads is not None
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        truth, pred = _kind_pair(rng, truth_kind, pred_kind)
+        t, p = truth.chunk({"row": 7, "col": 5}), pred.chunk({"row": 7, "col": 5})
+        for options in COVER_OPTIONS:
+            want = _cover_fields(dask.compute(cover_tables(truth, pred, **options), scheduler="sync")[0])
+            with eager():  # in process: every step whose arguments are concrete runs at once
+                here = dask.compute(provider_graph(record, truth, pred, options), scheduler="sync")[0]
+            there = client.compute(provider_graph(record, t, p, options)).result()
+            assert _same(_cover_fields(here), want), options
+            assert _same(_cover_fields(there), want), options
+
+
+def test_the_cover_of_two_coclusterings_reads_their_contingency_tables_only():
+    """Two co-clusterings: the covers come from the contingency tables (no membership pass over masks) unless the
+    cells are asked for; a biclustering's covers are its mask memberships."""
+    from daskbicl.engine.provider_graph import provider_graph
+    from daskbicl.measures.registry import PROVIDERS
+
+    rng = np.random.default_rng(2)
+
+    def names(truth_kind, pred_kind, options):
+        truth, pred = _kind_pair(rng, truth_kind, pred_kind)
+        graph = provider_graph(PROVIDERS["cover"], truth.chunk({"row": 8}), pred.chunk({"row": 8}), options)
+        return {str(key).split("-")[0].strip("('") for key in dict(graph.__dask_graph__())}
+
+    rows = {"counts": frozenset({"rows"})}
+    both = names("partition", "partition", rows)
+    assert "memberships_of_table" in both and "signature_counts" not in both
+    assert "signature_counts" in names("partition", "partition", {"counts": frozenset(), "cells": True})
+    mixed = names("partition", "biclustering", rows)
+    assert "signature_counts" in mixed and "memberships_of_table" not in mixed
+
+
+@pytest.mark.parametrize("source, axis, message", [("rows", "rows", "unknown source 'rows'"),
+                                                   ("cover", "row", "unknown axis 'row'")])
+def test_a_read_of_an_unknown_source_or_axis_is_refused(source, axis, message):
+    from daskbicl.engine.provider_graph import Read
+
+    with pytest.raises(ValueError, match=message):
+        Read(source, axis)
+
+
+def test_the_cover_record_refuses_an_unknown_axis():
+    from daskbicl.measures.registry import PROVIDERS
+
+    with pytest.raises(ValueError, match=r"unknown axis \['cells'\]"):
+        PROVIDERS["cover"].reads(counts=frozenset({"cells"}))

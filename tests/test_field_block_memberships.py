@@ -8,8 +8,10 @@ measures on the same blocks given as biclusterings).
 
 from __future__ import annotations
 
+import dask
 import numpy as np
 import pytest
+from dask.callbacks import Callback
 
 import daskbicl
 from daskbicl.kernels.bicluster.block_memberships import block_memberships
@@ -75,3 +77,131 @@ def test_coclusterings_on_a_cluster(client, tmp_path):
                           measures=RECOVERY)
     for name in RECOVERY:
         np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-12, equal_nan=True)
+
+
+# --------------------------------------------------------------------------- a co-clustering against a biclustering
+
+
+def _labels(rng, n: int, kind: str):
+    """Labels of one axis: integers with negative (unassigned) entries, strings with None, or floats with NaN."""
+    codes = rng.integers(-1, 4, n)
+    if kind == "int":
+        return codes
+    if kind == "str":
+        return np.array([None if c < 0 else f"c{c}" for c in codes], dtype=object)
+    return np.where(codes < 0, np.nan, codes * 0.5)
+
+
+def _policy(ds, policy: str):
+    """``ds`` with the unassigned policy recorded as the readers record it."""
+    from daskbicl.kernels.coclustering.contingency import UNASSIGNED_ATTR
+
+    return ds.assign_attrs({UNASSIGNED_ATTR: policy})
+
+
+def _mask_pass(co, other, side: str):
+    """The oracle: the mask pass over the co-clustering's block masks (as_biclustering), as before the label pass."""
+    from daskbicl.engine.bicluster_pass import mask_counts_graph
+    from daskbicl.engine.blocks import as_biclustering
+
+    blocks = as_biclustering(co, side)
+    pair = (blocks, other) if side == "truth" else (other, blocks)
+    rows = mask_counts_graph(pair[0].row_mask.data, pair[1].row_mask.data)
+    cols = mask_counts_graph(pair[0].col_mask.data, pair[1].col_mask.data)
+    return dask.compute(rows, cols, scheduler="sync") + (np.asarray(blocks["bicluster"].values),)
+
+
+def _same_counts(a, b) -> None:
+    for x, y in ((a.shared, b.shared), (a.truth_sizes, b.truth_sizes), (a.pred_sizes, b.pred_sizes)):
+        np.testing.assert_array_equal(x, y)
+        assert x.dtype == y.dtype
+    assert a.length == b.length and type(a.length) is type(b.length)
+
+
+@pytest.mark.parametrize("kind", ["int", "str", "float"])
+@pytest.mark.parametrize("side", ["truth", "pred"])
+def test_blocks_counted_by_label_equal_the_mask_pass_over_the_blocks(kind, side):
+    """The label x mask pass (no block masks, nothing computed to build the graph) gives the mask pass's tables and
+    block ids exactly, for any label type, with unassigned entries as one cluster, chunked or not."""
+    from daskbicl.engine.blocks import SUM_BY_LABEL, blocks_against_masks
+    from daskbicl.engine.core import counting_pass
+
+    rng = np.random.default_rng(len(kind) + len(side))
+    for trial in range(8):
+        n, m = int(rng.integers(1, 40)), int(rng.integers(1, 25))
+        co = _policy(daskbicl.partition(_labels(rng, n, kind), _labels(rng, m, kind)), "cluster")
+        k = int(rng.integers(1, 4))
+        other = daskbicl.biclustering(rng.random((k, n)) < 0.5, rng.random((k, m)) < 0.5)
+        want_rows, want_cols, want_ids = _mask_pass(co, other, side)
+        for chunks in ({}, {"row": int(rng.integers(1, 9)), "col": int(rng.integers(1, 9))}):
+            c, o = (co.chunk(chunks), other.chunk(chunks)) if chunks else (co, other)
+            names = (f"{side} row_labels", f"{side} col_labels")
+            rows = counting_pass(SUM_BY_LABEL, (c.row_labels.data, o.row_mask.data), names[0], split_every=3)
+            cols = counting_pass(SUM_BY_LABEL, (c.col_labels.data, o.col_mask.data), names[1], split_every=3)
+            got = dask.compute(dask.delayed(blocks_against_masks, nout=3)(rows, cols, names, "cluster", side),
+                               scheduler="sync")[0]
+            _same_counts(got[0], want_rows)
+            _same_counts(got[1], want_cols)
+            assert got[2].tolist() == want_ids.tolist(), trial
+
+
+def test_unassigned_labels_under_the_error_policy_get_the_same_message():
+    z = np.array([0, 1, -1, 1])
+    co = daskbicl.partition(z, np.array([0, 1]))  # default policy: unassigned entries are an error
+    other = daskbicl.biclustering(np.array([[1, 1, 0, 0]], bool), np.array([[1, 0]], bool))
+    with pytest.raises(daskbicl.DaskbiclError) as before:
+        _mask_pass(co, other, "truth")
+    with pytest.raises(daskbicl.DaskbiclError) as after:
+        daskbicl.score(co.chunk({"row": 2}), other.chunk({"row": 2}), measures=["fmeasure"])
+    assert str(after.value) == str(before.value)
+    assert "truth row_labels has 1 unassigned entry" in str(after.value)
+
+
+class _Computes(Callback):
+    """Counts the computations started on the local schedulers while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.started = 0
+
+    def _start(self, dsk):
+        self.started += 1
+
+
+@pytest.mark.parametrize("policy, computes", [("cluster", False), ("singleton", True)])
+def test_building_the_bicluster_graph_computes_nothing(policy, computes):
+    """A co-clustering scored against a biclustering: building the plan's graphs starts no computation (the labels
+    are counted in the graph).  The "singleton" policy, whose clusters are found from the data, still counts its
+    labels first: the counter sees it, so it would see the label pass too."""
+    from daskbicl.measures.plan import ScorePlan
+    from daskbicl.measures.registry import REGISTRY
+
+    rng = np.random.default_rng(4)
+    co = _policy(daskbicl.partition(_labels(rng, 50, "int"), _labels(rng, 30, "int")), policy).chunk({"row": 16})
+    other = daskbicl.biclustering(rng.random((3, 50)) < 0.5, rng.random((3, 30)) < 0.5).chunk({"row": 16})
+    names = [k for k, r in REGISTRY.items() if r.provider == "bicluster"]
+    for truth, pred in ((co, other), (other, co)):
+        with _Computes() as counter:
+            plan = ScorePlan.build(truth, pred, measures=names, unassigned=policy)
+            graphs = plan.graphs()
+        assert (counter.started > 0) is computes, counter.started
+        values = plan.finalize(dict(zip(graphs, dask.compute(*graphs.values(), scheduler="sync"))))
+        assert values == daskbicl.score(truth.compute(), pred.compute(), measures=names, unassigned=policy)
+
+
+def test_a_coclustering_store_against_a_biclustering_store_on_a_cluster(client, tmp_path):
+    """Zarr stores on disk, the LocalCluster: the bicluster measures of a co-clustering (counted by label) equal
+    those of its blocks given as a biclustering (counted by mask), both ways round."""
+    from daskbicl.measures.registry import REGISTRY
+
+    rng = np.random.default_rng(9)
+    z, w = rng.integers(0, 3, 300), rng.integers(0, 4, 90)
+    masks = rng.random((4, 300)) < 0.3, rng.random((4, 90)) < 0.4
+    co = daskbicl.save(daskbicl.partition(z, w), tmp_path / "co.zarr", chunk=64)
+    bic = daskbicl.save(daskbicl.biclustering(*masks), tmp_path / "bic.zarr", chunk=50)
+    blocks = daskbicl.biclustering(*_masks(z, w))
+    names = [k for k, r in REGISTRY.items() if r.provider == "bicluster"]
+    for got, want in ((daskbicl.score(co, bic, measures=names), daskbicl.score(blocks, bic, measures=names)),
+                      (daskbicl.score(bic, co, measures=names), daskbicl.score(bic, blocks, measures=names))):
+        for name in names:
+            np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-12, equal_nan=True, err_msg=name)

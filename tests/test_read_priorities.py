@@ -1,11 +1,12 @@
-"""Every door's graph carries the same read priorities, set in one place (engine.provider_graph.read_first).
+"""Every door's graph carries the same read priorities, set in one place (scheduling.read_first).
 
 A scheduler plugin on the real LocalCluster records the ``priority``
 annotations of every graph the scheduler receives; each door
 (:func:`daskbicl.score`, the accessor, :func:`daskbicl.contingency`,
 :func:`daskbicl.tradeoff`, :func:`daskbicl.null`, a batch manifest) scores
 stores on disk, and the reads of chunk k must arrive with priority -k, every
-other task with 0.
+other task with 0: in the graphs that count tables and in those that check
+an input while it is opened (:func:`daskbicl.scheduling.compute`).
 """
 
 from __future__ import annotations
@@ -71,14 +72,18 @@ def _counting(key) -> bool:
 
 
 def _check(graphs: list) -> None:
-    """The graphs that count tables carry the read priorities on every task.
+    """Every graph that reads chunks carries the read priorities on every task.
 
-    Graphs without a counting task (an input's validation, computed while
-    it is opened, in ``daskbicl.io``) are not provider graphs.
+    That holds the graphs that count tables (the providers') and the checks
+    computed while an input is opened (``daskbicl.io`` through
+    :func:`daskbicl.scheduling.compute`).
     """
     counted = [g for g in graphs if any(map(_counting, g))]
     assert counted, f"no counting graph among the {len(graphs)} graphs that reached the cluster"
-    for seen in counted:
+    reading = [g for g in graphs if any(isinstance(key, tuple) and isinstance(key[-1], int) and key[-1] > 0
+                                        for key in g)]
+    assert len(reading) > len(counted), "no graph but the counting ones read chunks: the validation is not checked"
+    for seen in reading:
         _check_graph(seen)
 
 

@@ -8,20 +8,23 @@ and the block masks stay lazy.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import dask
 import dask.array as da
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..kernels.bicluster.mask_counting import block_ids
+from ..kernels.bicluster.mask_counting import MaskCounts, block_ids, intersect_counts
 from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR, PairCounts
 from ..scheduling import compute
-from .core import DEFAULT_CHUNK
+from .core import DEFAULT_CHUNK, ChunkPass, shared_pass
+from .labels import Counts, encode_chunk, merge_labelled, to_table
 from .labels import _labels_of as labels_of
-from .labels import encode_chunk, merge_labelled, to_table
 
-__all__ = ["as_biclustering"]
+__all__ = ["SUM_BY_LABEL", "LabelSums", "as_biclustering", "block_mask", "blocks_against_masks", "cover_mask",
+           "label_sums", "merge_label_sums"]
 
 
 def _block_labels(name: str, values: np.ndarray) -> PairCounts:
@@ -97,6 +100,12 @@ def as_biclustering(ds: xr.Dataset, role: str = "input") -> xr.Dataset:
     if ds.attrs.get("daskbicl_kind") == "biclustering":
         return ds
     policy = ds.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY)
+    # inside shared_passes: the same label arrays give the same masks, so the providers' passes over them are shared
+    return shared_pass(f"blocks-{role}-{policy}", (ds.row_labels.data, ds.col_labels.data),
+                       lambda: _blocks(ds, role, policy))
+
+
+def _blocks(ds: xr.Dataset, role: str, policy: str) -> xr.Dataset:
     z, hs, h_ids = _axis(ds.row_labels.data, f"{role} row_labels", policy)
     w, ls, l_ids = _axis(ds.col_labels.data, f"{role} col_labels", policy)
     row_mask = z[None, :] == np.repeat(hs, len(ls))[:, None]
@@ -107,3 +116,112 @@ def as_biclustering(ds: xr.Dataset, role: str = "input") -> xr.Dataset:
         attrs={"daskbicl_kind": "biclustering"},
     )
     return out
+
+
+def block_mask(ds: xr.Dataset, axis: str, role: str):
+    """The (biclusters, items) mask of ``ds`` read as a biclustering along ``axis`` ("rows" or "cols")."""
+    return as_biclustering(ds, role)["row_mask" if axis == "rows" else "col_mask"].data
+
+
+def cover_mask(ds: xr.Dataset, axis: str, role: str):
+    """The (clusters, items) mask of the cover of ``axis``: each bicluster's set, or each label of ``axis`` once."""
+    mask, other = ("row_mask", "col_labels") if axis == "rows" else ("col_mask", "row_labels")
+    if ds.attrs["daskbicl_kind"] == "biclustering":
+        return ds[mask].data
+    # a constant label on the other axis: one bicluster per label of this axis
+    flat = ds.assign({other: xr.zeros_like(ds[other])})
+    return as_biclustering(flat, role)[mask].data
+
+
+# --------------------------------------------------------------------------- the blocks counted in the one graph
+
+
+@dataclass(frozen=True)
+class LabelSums:
+    """One axis of a co-clustering against the other side's (L, n) masks, per distinct label.
+
+    ``labels``: the labels with their counts (pair counts against a
+    constant, merged and checked as :func:`_distinct` does); ``keys[i]`` a
+    label and ``sums[i]`` the items of that label in each of the L masks;
+    ``unassigned``: the same for the unassigned entries; ``mask_sizes``: the
+    items of each mask; ``length``: the items.
+    """
+
+    labels: Counts
+    keys: np.ndarray
+    sums: np.ndarray
+    unassigned: np.ndarray
+    mask_sizes: np.ndarray
+    length: int
+
+
+def label_sums(name: str, values: np.ndarray, masks: np.ndarray) -> LabelSums:
+    """The chunk kernel of :data:`SUM_BY_LABEL`: one chunk of labels and the other side's masks."""
+    values = np.asarray(values).reshape(-1)
+    masks = np.asarray(masks, dtype=bool)
+    codes, uniques = encode_chunk(values, name)
+    assigned = codes >= 0
+    present, inverse = np.unique(codes[assigned], return_inverse=True)
+    # one row per label present (not per block): the mask pass's own exact product
+    sums = intersect_counts(inverse[None, :] == np.arange(len(present))[:, None], masks[:, assigned]).shared
+    keys = np.asarray(present if uniques is None else labels_of(present, uniques), dtype=object)
+    return LabelSums(_block_labels(name, values), keys, sums, masks[:, ~assigned].sum(axis=1, dtype=np.int64),
+                     masks.sum(axis=1, dtype=np.int64), int(values.size))
+
+
+def merge_label_sums(*parts: LabelSums) -> LabelSums:
+    """The combine of :data:`SUM_BY_LABEL`: the parts' labels merged, their sums added label by label."""
+    keys = np.concatenate([p.keys for p in parts])
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    sums = np.zeros((len(uniques), parts[0].sums.shape[1]), np.int64)
+    np.add.at(sums, codes, np.concatenate([p.sums for p in parts]))
+    return LabelSums(merge_labelled(*(p.labels for p in parts)), np.asarray(uniques, dtype=object), sums,
+                     _total([p.unassigned for p in parts]), _total([p.mask_sizes for p in parts]),
+                     sum(p.length for p in parts))
+
+
+def _total(vectors: list) -> np.ndarray:
+    return np.asarray(np.sum(vectors, axis=0, dtype=np.int64))
+
+
+#: Per distinct label of a co-clustering's axis, the items it shares with each of the other side's masks.
+SUM_BY_LABEL = ChunkPass("label-sums", chunk=label_sums, combine=merge_label_sums, axis=-1)
+
+
+def _expanded(sums: LabelSums, name: str, policy: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(per-cluster sums, cluster sizes, shown ids)`` in the order :func:`as_biclustering` numbers clusters."""
+    table = to_table(sums.labels, "cluster" if policy != "error" else "error", (name, name))
+    labels = np.asarray(table.truth_labels)
+    unassigned = labels < 0 if labels.dtype != object else pd.isna(labels)
+    sizes = np.asarray(table.truth_sizes(), np.int64)
+    kept = labels[~unassigned]
+    at = pd.Index(sums.keys).get_indexer(kept)
+    rows, shown, counts = sums.sums[at], list(kept), sizes[~unassigned]
+    if sizes[unassigned].sum():  # the "cluster" policy: one extra cluster, last
+        rows = np.vstack([rows, sums.unassigned[None, :]])
+        shown.append("unassigned")
+        counts = np.append(counts, sizes[unassigned].sum())
+    return rows, counts, np.asarray(shown, dtype=object)
+
+
+def blocks_against_masks(row_sums: LabelSums, col_sums: LabelSums, names: tuple[str, str], policy: str,
+                         labelled: str) -> tuple[MaskCounts, MaskCounts, np.ndarray]:
+    """The row and column :class:`MaskCounts` of a co-clustering's blocks against a biclustering, and the block ids.
+
+    ``labelled`` says which side the co-clustering is ("truth" or "pred").
+    The same tables :func:`intersect_counts` gives over :func:`as_biclustering`'s
+    block masks, from the per-label sums (block (h, l) shares the rows of
+    label h and the columns of label l).
+    """
+    r, r_sizes, h_ids = _expanded(row_sums, names[0], policy)
+    c, c_sizes, l_ids = _expanded(col_sums, names[1], policy)
+    n_l, n_h = len(l_ids), len(h_ids)
+    rows = (np.repeat(r, n_l, axis=0), np.repeat(r_sizes, n_l), row_sums.mask_sizes, row_sums.length)
+    cols = (np.tile(c, (n_h, 1)), np.tile(c_sizes, n_h), col_sums.mask_sizes, col_sums.length)
+
+    def counts(shared, sizes, other, length) -> MaskCounts:
+        if labelled == "truth":
+            return MaskCounts(shared, sizes, other, length)
+        return MaskCounts(np.ascontiguousarray(shared.T), other, sizes, length)
+
+    return counts(*rows), counts(*cols), block_ids(h_ids, l_ids)

@@ -63,8 +63,7 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int | None = None) -> list[tu
         return scatter_blocks(out)
     first = next(a for a in arrays if isinstance(a, da.Array))
     dask_arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
-    axis = axis % first.ndim
-    target = first.chunks[axis]
+    target = first.chunks[axis % first.ndim]  # arrays may differ in ndim: ``axis`` counts from each one's end
     unified = []
     for arr in dask_arrays:
         chunks = tuple(target if i == axis % arr.ndim else (arr.shape[i],) for i in range(arr.ndim))

@@ -12,11 +12,13 @@ map, the tree reduction and the one finalize task; the same code runs in
 process (:func:`~daskbicl.engine.core.eager`) or as a graph on any
 scheduler.  :func:`read_first` gives every graph the same read priorities.
 
-Two providers still build their graph in their own engine module
-(``graph``): the micro-object walk (:mod:`daskbicl.engine.micro_pass`),
-which plans and walks after its reduction, and the covers
-(:mod:`daskbicl.engine.membership_pass`), which count only the axes the
-selected measures read.
+A provider whose tables depend on the measures asked for declares
+``reads`` instead of one source for both axes: the (source, axis) tables
+its finalize step takes, each with an optional step of its own (one task
+per table); :func:`reads_graph` builds it (the covers: only the axes the
+selected measures read, and the cells when asked for).  The micro-object
+walk still builds its graph in its own engine module (``graph``,
+:mod:`daskbicl.engine.micro_pass`): it plans and walks after its reduction.
 """
 
 from __future__ import annotations
@@ -28,13 +30,23 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR
+from ..kernels.micro.memberships import memberships_of_table
+
+# the one rule of read priorities lives with the code that computes every graph (scheduling.compute applies it
+# to the graphs computed while an input is opened too); re-exported here, where the plans' graphs are built
+from ..scheduling import read_first
 from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
-from .blocks import as_biclustering
+from .blocks import SUM_BY_LABEL, as_biclustering, block_mask, blocks_against_masks, cover_mask
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
-from .core import ChunkPass, task
+from .core import ChunkPass, counting_pass, shared_pass, task
 from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
-__all__ = ["COUNT_MEMBERSHIPS", "SOURCES", "Source", "provider_graph", "read_first", "tables_graph"]
+__all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "blocks_graph", "provider_graph", "read_first",
+           "reads_graph", "tables_graph"]
+
+#: The axes a per-axis table is counted along.
+AXES = ("rows", "cols")
 
 
 @dataclass(frozen=True)
@@ -44,23 +56,58 @@ class Source:
     ``spec`` is the pass's declaration (chunk kernel and combine);
     ``graph(truth_mask, pred_mask, split_every=)`` runs it over one axis's
     (K, n) and (L, n) masks, shared between the providers of one call.
+    For :func:`reads_graph`: ``mask(ds, axis, role)`` is the (clusters,
+    items) mask of one side along ``axis`` the pass counts, and
+    ``from_contingency(table)``, when given, the same table of two
+    co-clusterings from their contingency table along that axis (no mask
+    pass).  ``by_label``, when given, is the pass that counts a
+    co-clustering against a biclustering by label instead of by block mask
+    (:func:`blocks_graph`: nothing is computed to build the graph).
     """
 
     spec: ChunkPass
     graph: Callable
+    mask: Callable = block_mask
+    from_contingency: Callable | None = None
+    by_label: ChunkPass | None = None
 
 
 #: Name -> the per-axis reduced tables providers declare as their finalize inputs.
 SOURCES: Mapping[str, Source] = {
-    "masks": Source(INTERSECT_MASKS, mask_counts_graph),
+    "masks": Source(INTERSECT_MASKS, mask_counts_graph, by_label=SUM_BY_LABEL),
     "memberships": Source(COUNT_MEMBERSHIPS, memberships_graph),
+    # the cover of an axis: a biclustering's bicluster sets, a co-clustering's clusters of that axis, each once
+    "cover": Source(COUNT_MEMBERSHIPS, memberships_graph, mask=cover_mask, from_contingency=memberships_of_table),
 }
+
+
+@dataclass(frozen=True)
+class Read:
+    """One reduced table a provider with ``reads`` takes: ``source`` counted along ``axis``.
+
+    ``step(table, *args)``, when given, runs on the reduced table as a task
+    of its own (the tables of several reads are then finished in parallel).
+    """
+
+    source: str
+    axis: str
+    step: Callable | None = None
+    args: tuple = ()
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise ValueError(f"unknown source {self.source!r}; known: {', '.join(SOURCES)}")
+        if self.axis not in AXES:
+            raise ValueError(f"unknown axis {self.axis!r}; expected one of {', '.join(AXES)}")
 
 
 def passes_of(tables: str | None, from_tables: bool) -> tuple[ChunkPass, ...]:
     """The chunk passes a provider with these fields runs: its source's, and the contingency pass for co-clusterings."""
-    out = (SOURCES[tables].spec,) if tables is not None else ()
-    return out + ((COUNT_LABEL_PAIRS,) if from_tables else ())
+    source = SOURCES[tables] if tables is not None else None
+    out: tuple[ChunkPass, ...] = (source.spec,) if source is not None else ()
+    out += (source.by_label,) if source is not None and source.by_label is not None else ()
+    counted = from_tables or (source is not None and source.from_contingency is not None)
+    return out + ((COUNT_LABEL_PAIRS,) if counted else ())
 
 
 def _ids(ds: xr.Dataset) -> np.ndarray:
@@ -94,12 +141,16 @@ def provider_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: 
     """
     if provider.graph is not None:
         return provider.graph(truth, pred, **options)
+    if provider.reads is not None:
+        return reads_graph(provider, truth, pred, options, split_every=split_every)
     kinds = (truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"])
     if kinds == ("partition", "partition") and provider.from_tables is not None:
         rows, cols = partition_tables(truth, pred, split_every=split_every)
         return tables_graph(provider, rows, cols, options)
     if provider.tables is None:
         raise ValueError(f"provider {provider.name!r} declares no per-axis tables for a {kinds[0]} and a {kinds[1]}")
+    if SOURCES[provider.tables].by_label is not None and _labelled_side(truth, pred) is not None:
+        return blocks_graph(provider, truth, pred, options, split_every=split_every)
     source = SOURCES[provider.tables]
     t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
     rows = source.graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
@@ -108,37 +159,65 @@ def provider_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: 
     return task(provider.finalize)(rows, cols, *extra, **options, **_bound(provider))
 
 
-def _chunk_first(key) -> int:
-    """Scheduling priority of a task: the read of chunk k of an array gets -k, every other task 0.
+def _labelled_side(truth: xr.Dataset, pred: xr.Dataset) -> str | None:
+    """The side ("truth" or "pred") that is the one co-clustering of the pair, when its blocks can be counted in
+    the graph (not under the "singleton" policy, whose clusters are the unassigned entries themselves)."""
+    kinds = {"truth": truth, "pred": pred}
+    labelled = [role for role, ds in kinds.items() if ds.attrs["daskbicl_kind"] == "partition"]
+    if len(labelled) != 1 or kinds[labelled[0]].attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY) == "singleton":
+        return None
+    return labelled[0]
 
-    Reads are released chunk by chunk in order, and every counting and
-    merging task runs ahead of any further read, so a chunk is counted (and
-    released) soon after it is read, whatever the number of passes and
-    pairs that use it.  In a batch, pairs that share a store read its chunks
-    through shared tasks: in dask's default order one pair could be counted
-    to the end before the next, keeping every chunk of the shared store in
-    memory (and spilling) until the last pair has used it.
+
+def _sum_by_label(labels, masks, name: str, split_every: int):
+    def build():
+        return counting_pass(SOURCES["masks"].by_label, (labels, masks), name, split_every=split_every)
+
+    return shared_pass(f"label-sums-{split_every}-{name}", (labels, masks), build)
+
+
+def blocks_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
+    """The ``"masks"`` tables of a co-clustering against a biclustering, with nothing computed to build the graph.
+
+    The co-clustering's blocks are never made masks: per axis one pass
+    (:data:`~daskbicl.engine.blocks.SUM_BY_LABEL`) sums the biclustering's
+    masks over each distinct label, and one task expands the labels into
+    the blocks (:func:`~daskbicl.engine.blocks.blocks_against_masks`):
+    the same :class:`~daskbicl.kernels.bicluster.mask_counting.MaskCounts`
+    and ids as the mask pass over :func:`~daskbicl.engine.blocks.as_biclustering`'s blocks.
     """
-    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
-        return -key[-1]
-    return 0
+    side = _labelled_side(truth, pred)
+    co, other = (truth, pred) if side == "truth" else (pred, truth)
+    names = (f"{side} row_labels", f"{side} col_labels")
+    rows = _sum_by_label(co.row_labels.data, other.row_mask.data, names[0], split_every)
+    cols = _sum_by_label(co.col_labels.data, other.col_mask.data, names[1], split_every)
+    policy = co.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY)
+    counted = task(blocks_against_masks, nout=3)(rows, cols, names, policy, side)
+    ids = (counted[2], _ids(other)) if side == "truth" else (_ids(other), counted[2])
+    extra = ids if provider.ids else ()
+    return task(provider.finalize)(counted[0], counted[1], *extra, **options, **_bound(provider))
 
 
-def read_first(graph):
-    """``graph`` (a Delayed, else returned unchanged) with every task annotated with its read priority.
+def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
+    """The Delayed table of a provider that declares ``reads``: ``finalize(*tables, **options)``.
 
-    The one place priorities are set for :func:`daskbicl.score`, the
-    accessor, :func:`daskbicl.contingency`, :func:`daskbicl.tradeoff` and
-    the batch runner: every graph of a :class:`~daskbicl.measures.plan.ScorePlan`.
-    The annotation is read by ``distributed``'s scheduler (the local
-    schedulers ignore it).
+    ``provider.reads(**options)`` (options include ``bind()``'s) lists the
+    :class:`Read` tables in the order ``finalize`` takes them.  Each is its
+    source's pass over both sides' masks along its axis, or, for two
+    co-clusterings and a source with ``from_contingency``, that function of
+    the contingency table along the axis (the pass the co-clustering
+    measures count anyway); then the read's ``step`` as its own task.
     """
-    from dask.delayed import Delayed
-    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-
-    if not isinstance(graph, Delayed) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
-        return graph
-    hlg = graph.__dask_graph__()
-    layers = {name: MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
-              for name, layer in hlg.layers.items()}
-    return Delayed(graph.key, HighLevelGraph(layers, hlg.dependencies), layer=graph.__dask_layers__()[0])
+    opts = {**options, **_bound(provider)}
+    both = truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition"
+    tables = []
+    for read in provider.reads(**opts):
+        source = SOURCES[read.source]
+        if both and source.from_contingency is not None:
+            table = task(source.from_contingency)(partition_tables(truth, pred, split_every=split_every)[
+                AXES.index(read.axis)])
+        else:
+            table = source.graph(source.mask(truth, read.axis, "truth"), source.mask(pred, read.axis, "pred"),
+                                 split_every=split_every)
+        tables.append(table if read.step is None else task(read.step)(table, *read.args))
+    return task(provider.finalize)(*tables, **opts)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-from ..engine.contingency_pass import COUNT_LABEL_PAIRS
-from ..engine.membership_pass import CoverTables, cover_tables
-from ..engine.provider_graph import COUNT_MEMBERSHIPS
+from ..engine.membership_pass import CoverTables, cell_counts, cover_counts
+from ..engine.micro_pass import max_work
+from ..engine.provider_graph import AXES, Read
 from ..errors import InputError
 from ..kernels.bicluster.cell_pairs import csi_from_histograms
 from ..kernels.bicluster.liu_wang import liu_wang_score
@@ -25,14 +25,34 @@ from .registry import Measure, OneOf, Param, Provider, register, register_provid
 
 __all__: list[str] = []
 
+
+def _cover_reads(counts=frozenset(), pairs=frozenset(), cells=False, limit=math.inf, **_) -> tuple[Read, ...]:
+    """The covers of the axes in ``counts | pairs`` (each finished by its own task), then the cells' row and column
+    memberships when ``cells`` is asked for."""
+    axes = frozenset(counts) | frozenset(pairs)
+    unknown = axes - set(AXES)
+    if unknown:
+        raise ValueError(f"unknown axis {sorted(unknown)}; expected some of {sorted(AXES)}")
+    covers = tuple(Read("cover", axis, cover_counts, (axis in pairs, limit)) for axis in sorted(axes))
+    return covers + ((Read("memberships", "rows"), Read("memberships", "cols")) if cells else ())
+
+
+def _cover_tables(*tables, counts=frozenset(), pairs=frozenset(), cells=False, limit=math.inf) -> CoverTables:
+    """The :class:`CoverTables` from the tables of :func:`_cover_reads`, in its order."""
+    axes = sorted(frozenset(counts) | frozenset(pairs))
+    per_axis = dict(zip(axes, tables))
+    cell = cell_counts(tables[len(axes)], tables[len(axes) + 1], limit) if cells else None
+    return CoverTables(per_axis.get("rows"), per_axis.get("cols"), cell)
+
+
 register_provider(
     Provider(
         name="cover",
         kinds=("partition", "biclustering"),
-        # counts only the axes the selected measures read: built by its engine (engine/membership_pass.py)
-        graph=lambda truth, pred, counts=frozenset(), pairs=frozenset(), cells=False: cover_tables(
-            truth, pred, counts=counts, pairs=pairs, cells=cells),
-        passes=(COUNT_MEMBERSHIPS, COUNT_LABEL_PAIRS),
+        tables="cover",
+        reads=_cover_reads,
+        finalize=_cover_tables,
+        bind=lambda: {"limit": max_work()},
         description="row and column covers: joint membership signatures (one chunked pass per axis), "
         "then cluster sizes, shared items and pairs of items by clusters shared; options counts, pairs: "
         "the axes the selected measures read; cells: cells and pairs of cells by biclusters shared",

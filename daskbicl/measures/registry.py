@@ -207,10 +207,18 @@ class Provider:
     graph : callable, optional
         ``graph(truth, pred, **options) -> Delayed``: a provider whose
         engine builds its own graph after the reduction (the micro-object
-        walk, the covers); then ``tables``, ``finalize`` and ``ids`` are unused.
+        walk); then ``tables``, ``finalize`` and ``ids`` are unused.
+    reads : callable, optional
+        ``reads(**options) -> tuple of Read``: a provider whose tables
+        depend on the measures asked for (the covers) lists the (source,
+        axis) tables ``finalize(*tables, **options)`` takes, each with an
+        optional step of its own
+        (:func:`daskbicl.engine.provider_graph.reads_graph`); ``tables`` is
+        then the source its passes are declared by.
     passes : tuple of ChunkPass
         The chunk passes (chunk kernel and combine) its graph runs; derived
-        from ``tables`` and ``from_tables`` unless given.
+        from ``tables`` and ``from_tables`` unless given (a source that
+        reads two co-clusterings' contingency tables adds that pass).
     """
 
     name: str
@@ -222,6 +230,7 @@ class Provider:
     from_tables: Callable | None = None
     bind: Callable[[], Mapping] | None = None
     graph: Callable | None = None
+    reads: Callable | None = None
     passes: tuple = ()
 
     def __post_init__(self):

@@ -256,11 +256,9 @@ def _check_bound(name: str) -> Callable:
 
 def _check_index(value) -> str:
     """A tradeoff index by name, case and surrounding spaces ignored: its canonical name (or MeasureError)."""
-    from ..kernels.tradeoff.indices import get_index  # only when a tradeoff is asked: import stays light
+    from .weighted_indices import canonical_index  # only when a tradeoff is asked: import stays light
 
-    if isinstance(value, str):
-        value = value.strip().lower()
-    return get_index(value).name
+    return canonical_index(value)
 
 
 #: Option name -> its check (value -> canonical value, or InputError).

@@ -17,10 +17,8 @@ import pandas as pd
 
 from ..errors import InputError
 from ..kernels.tradeoff.indices import (
-    DEFAULT_INDEX,
     below_segments,
     envelope_segments,
-    get_index,
     index_integral,
     index_scalar,
     regular,
@@ -28,6 +26,7 @@ from ..kernels.tradeoff.indices import (
     weighted_index,
 )
 from ..measures.request import check_options
+from ..measures.weighted_indices import DEFAULT_INDEX, get_index
 
 __all__ = [
     "ApplicationDomain",

@@ -22,10 +22,10 @@ from ..engine.blocks import as_biclustering
 from ..errors import InputError
 from ..io.inputs import as_input
 from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
-from ..kernels.tradeoff.indices import DEFAULT_INDEX
 from ..measures.bicluster import prepare_tables
 from ..measures.plan import ScorePlan, run_tables
 from ..measures.request import check_options
+from ..measures.weighted_indices import DEFAULT_INDEX
 from . import space as tradeoff_space
 
 __all__ = ["SweepTradeoff", "tradeoff"]
