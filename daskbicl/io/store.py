@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import warnings
 from pathlib import Path
 
@@ -292,6 +293,10 @@ def _storable_labels(var: xr.DataArray, name: str) -> xr.DataArray:
     return out
 
 
+#: Held while a :class:`_ChunkReader` opens its array: one thread of a process opens it, the others wait.
+_OPENING = threading.Lock()
+
+
 class _ChunkReader:
     """The array-like a store variable is read through: a failed read names the store, variable and chunk.
 
@@ -328,15 +333,28 @@ class _ChunkReader:
                 edges += size
         return ".".join(map(str, ids))
 
-    def __getitem__(self, key):
-        import zarr
+    def _opened(self):
+        """The Zarr array, opened on first use in this process (Zarr's warnings about metadata silenced there).
 
-        try:
-            with _quiet_zarr():
+        Reading a chunk emits no warning, so reads run without
+        ``warnings.catch_warnings``, which swaps the process's warning filters
+        and is not safe while other threads run; only this one open per
+        process and variable does.
+        """
+        array = self._array
+        if array is None:
+            import zarr
+
+            with _OPENING, _quiet_zarr():
                 if self._array is None:
                     self._array = zarr.open_array(f"{self.path.rstrip('/')}/{self.var}", mode="r",
                                                   storage_options=self.storage_options)
-                return self._array[key]
+                array = self._array
+        return array
+
+    def __getitem__(self, key):
+        try:
+            return self._opened()[key]
         except Exception as exc:
             raise store_failure(exc, doing="read", store=self.path, variable=self.var,
                                 chunk=self._chunk_id(key), role=self.role) from None
