@@ -47,8 +47,8 @@ def test_every_chunk_read_from_its_file_equals_zarrs_read(tmp_path, name, var):
     assert files is not None and array.dtype.itemsize == 1
     keys = list(_chunk_keys(array.shape, array.chunks))
     assert any(k[-1].stop - k[-1].start < array.chunks[-1] for k in keys)  # an edge chunk is among them
-    for key in keys:
-        got = files.read(key)
+    kept = [files.read(key) for key in keys]  # all read first: no result shares the reused file buffer
+    for key, got in zip(keys, kept):
         want = array[key]
         assert got is not None and got.dtype == want.dtype and got.shape == want.shape and got.flags.writeable
         np.testing.assert_array_equal(got, want)

@@ -22,6 +22,7 @@ error: the fast way never changes what a read returns or how it fails.
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -83,8 +84,8 @@ class ChunkFiles:
         index, parts = found
         name = self.separator.join(["c", *map(str, index)])
         try:
-            data = np.fromfile(os.path.join(self.folder, *name.split("/")), dtype=np.uint8)
-            if data.size < 4:
+            data = _read_file(os.path.join(self.folder, *name.split("/")))
+            if data is None or data.size < 4:
                 return None
             import google_crc32c
 
@@ -95,3 +96,23 @@ class ChunkFiles:
         except Exception:  # missing, unreadable, damaged: zarr says what (or reads the fill value)
             return None
         return out if all(p.stop == c for p, c in zip(parts, self.chunks)) else out[parts]
+
+
+_BUFFERS = threading.local()
+
+
+def _read_file(path: str) -> np.ndarray | None:
+    """The bytes of a chunk file in this thread's reused buffer (valid until the thread's next read).
+
+    A fresh buffer per chunk would be a fresh memory mapping on a Dask
+    worker (its nanny sets ``MALLOC_TRIM_THRESHOLD_``, so freed blocks go
+    back to the system): every page of it faulted in again, which measured
+    more than the decompression.  None when the file changed size while read.
+    """
+    with open(path, "rb", buffering=0) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        buffer = getattr(_BUFFERS, "buffer", None)
+        if buffer is None or buffer.size < size + 1:
+            buffer = _BUFFERS.buffer = np.empty(max(size + 1, 1 << 16), np.uint8)
+        got = fh.readinto(memoryview(buffer)[: size + 1])
+    return buffer[:got] if got == size else None

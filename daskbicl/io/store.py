@@ -352,10 +352,11 @@ class _ChunkReader:
         if array is None:
             import zarr
 
-            with _OPENING, _quiet_zarr():
+            with _OPENING:
                 if self._array is None:
                     folder = f"{self.path.rstrip('/')}/{self.var}"
-                    opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options)
+                    with _quiet_zarr():
+                        opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options)
                     self._files = None if is_remote(folder) else ChunkFiles.of(opened, folder)
                     self._array = opened
                 array = self._array
