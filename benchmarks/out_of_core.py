@@ -32,11 +32,13 @@ Cases:
 
 Run:  python benchmarks/out_of_core.py --dir /big/disk/ooc             (full: about 15 minutes)
       python benchmarks/out_of_core.py --dir D --counting   (after a run wrote D/coclustering: the counting
-                                                             kernels in this process against the read floor)
+                                                             kernels in this process against the read floor;
+                                                             also with every chunk read by Zarr, as before)
       python benchmarks/out_of_core.py --dir D --mask-counting   (the biclustering stores, written in D when
                                                              missing: the mask counting in this process, compiled
-                                                             kernel (positions; the byte scan before it) and scipy,
-                                                             against the read floor; ~a minute)
+                                                             kernel (positions; the byte scan before it; chunks
+                                                             read by Zarr as before) and scipy, against the read
+                                                             floor; ~a minute)
       python benchmarks/out_of_core.py --dir /tmp/ooc --quick          (seconds)
       python benchmarks/out_of_core.py --dir D --cases batch --batch-preds 20
 Stores are kept in --dir (re-used when present; --fresh rewrites them);
@@ -329,6 +331,15 @@ def case_batch(cluster, args, limit_mb):
 CASES = {"coclustering": case_coclustering, "biclustering": case_biclustering, "batch": case_batch}
 
 
+def _chunk_files(value=None):
+    """``daskbicl.io.store.CHUNK_FILES`` (None in a daskbicl without it), set to ``value`` when given."""
+    from daskbicl.io import store
+
+    if value is not None and hasattr(store, "CHUNK_FILES"):
+        store.CHUNK_FILES = value
+    return getattr(store, "CHUNK_FILES", None)
+
+
 def counting_kernels(folder: str, repeat: int) -> None:
     """``--counting``: the co-clustering stores in ``folder/coclustering`` scored in this process (threads,
     2 workers) with the one-byte code counter and with numpy's bincount, against the read floor of the
@@ -352,17 +363,23 @@ def counting_kernels(folder: str, repeat: int) -> None:
     def score():
         daskbicl.score(truth, pred, measures=["cari", "nmi_rows"])
 
-    cases = {"read floor": (floor, contingency.BYTE_KERNEL_MIN), "score, byte counter": (score, 1 << 16),
-             "score, numpy bincount": (score, 1 << 62)}
+    files = _chunk_files()
+    cases = {"read floor": (floor, contingency.BYTE_KERNEL_MIN, files), "score, byte counter": (score, 1 << 16, files),
+             "score, byte counter, chunks read by Zarr (before)": (score, 1 << 16, False),
+             "score, numpy bincount": (score, 1 << 62, files)}
+    if files is None:  # a daskbicl before the chunk files: every chunk is read by Zarr
+        del cases["score, byte counter, chunks read by Zarr (before)"]
     best = dict.fromkeys(cases, float("inf"))
     with dask.config.set(scheduler="threads", num_workers=2):
         score()  # kernels loaded, stores' metadata cached
         for _ in range(repeat):
-            for name, (run, threshold) in cases.items():
+            for name, (run, threshold, by_files) in cases.items():
                 contingency.BYTE_KERNEL_MIN = threshold
+                _chunk_files(by_files)
                 started = time.perf_counter()
                 run()
                 best[name] = min(best[name], time.perf_counter() - started)
+        _chunk_files(files)
     print_table([{"case": name, "best s": f"{best[name]:.2f}", "vs floor": f"{best[name] / best['read floor']:.2f}",
                   "load": f"{os.getloadavg()[0]:.1f}"} for name in cases], ["case", "best s", "vs floor", "load"])
 
@@ -394,23 +411,30 @@ def mask_counting(folder: str, repeat: int) -> None:
         results[name] = daskbicl.score(truth, pred, measures=BICLUSTER_MEASURES)
 
     default, by_positions = masks.MASK_KERNEL_MIN, getattr(masks, "BY_POSITIONS", None)
-    cases = {"read floor": (floor, default, by_positions), "score, compiled mask kernel": (score, 0, True),
-             "score, byte-scan kernel (before)": (score, 0, False),
-             "score, scipy sparse product": (score, 1 << 62, by_positions)}
+    files = _chunk_files()
+    cases = {"read floor": (floor, default, by_positions, files),
+             "score, compiled mask kernel": (score, 0, True, files),
+             "score, compiled mask kernel, chunks read by Zarr (before)": (score, 0, True, False),
+             "score, byte-scan kernel (before)": (score, 0, False, files),
+             "score, scipy sparse product": (score, 1 << 62, by_positions, files)}
     if by_positions is None:  # a daskbicl before the positions kernel: its kernel is the byte scan
         del cases["score, byte-scan kernel (before)"]
+    if files is None:  # a daskbicl before the chunk files: every chunk is read by Zarr
+        del cases["score, compiled mask kernel, chunks read by Zarr (before)"]
     best = dict.fromkeys(cases, float("inf"))
     with dask.config.set(scheduler="threads", num_workers=2):
         score("warm-up")  # kernels loaded, stores' metadata cached
         for _ in range(repeat):
-            for name, (run, threshold, positions) in cases.items():
+            for name, (run, threshold, positions, by_files) in cases.items():
                 masks.MASK_KERNEL_MIN = threshold
                 if by_positions is not None:
                     masks.BY_POSITIONS = positions
+                _chunk_files(by_files)
                 started = time.perf_counter()
                 run() if run is floor else run(name)
                 best[name] = min(best[name], time.perf_counter() - started)
     masks.MASK_KERNEL_MIN = default
+    _chunk_files(files)
     if by_positions is not None:
         masks.BY_POSITIONS = by_positions
     assert all(r == results["score, scipy sparse product"] for r in results.values())  # identical values

@@ -190,6 +190,30 @@ def test_chunks_of_one_byte_codes_count_like_a_counter_in_the_compiled_kernel(se
     assert _counter(count_pairs(small, small[::-1].copy())) == Counter(zip(small.tolist(), small[::-1].tolist()))
 
 
+@pytest.mark.parametrize("widths", [(128, 128), (129, 128), (1, 256), (256, 256), (3, 7)])
+def test_the_byte_kernel_equals_bincount_on_both_table_layouts(widths):
+    """Four interleaved tables up to FOUR_TABLES_MAX cells, two above: both equal a bincount of the pair keys,
+    with offsets up to the top code, sorted (long runs of one pair) and shuffled, any length."""
+    from daskbicl.kernels.coclustering.byte_counting import FOUR_TABLES_MAX, count_byte_pairs
+
+    width_t, width_p = widths
+    rng = np.random.default_rng(width_t * 1000 + width_p)
+    assert (width_t * width_p <= FOUR_TABLES_MAX) == (widths in [(128, 128), (1, 256), (3, 7)])
+    for n in (0, 1, 4, 4101, 3 * 4096 + 3):
+        t_lo, p_lo = int(rng.integers(0, 257 - width_t)), int(rng.integers(0, 257 - width_p))
+        t = (t_lo + rng.integers(0, width_t, n)).astype(np.uint8)
+        p = (p_lo + rng.integers(0, width_p, n)).astype(np.uint8)
+        if n and width_t > 1:  # the extreme codes are present
+            t[0], p[-1] = t_lo + width_t - 1, p_lo + width_p - 1
+        for order in (np.arange(n), np.argsort(t, kind="stable")):
+            ts, ps = t[order], p[order]
+            keys = (ts.astype(np.int64) - t_lo) * width_p + (ps.astype(np.int64) - p_lo)
+            want = np.bincount(keys, minlength=width_t * width_p).reshape(width_t, width_p)
+            got = count_byte_pairs(ts, t_lo, width_t, ps, p_lo, width_p)
+            assert got.dtype == np.int64 and got.shape == (width_t, width_p)
+            np.testing.assert_array_equal(got, want)
+
+
 def test_dask_chunks_of_one_byte_codes_equal_the_counter():
     from daskbicl.kernels.coclustering.contingency import BYTE_KERNEL_MIN
 

@@ -69,3 +69,32 @@ def test_scores_by_positions_equal_the_byte_scan_and_scipy(monkeypatch):
     assert daskbicl.score(truth, pred, measures=measures) == by_positions
     monkeypatch.setattr(mask_counting, "MASK_KERNEL_MIN", 1 << 62)
     assert daskbicl.score(truth, pred, measures=measures) == by_positions
+
+
+@pytest.mark.parametrize("m", [1, 5, 7, 8, 9, 15, 16, 17, 63, 64, 1001])
+def test_row_positions_by_words_and_by_bytes_equal_flatnonzero(m):
+    """The word scan finds every True entry of every row, rows of any length (words straddling two rows,
+    rows shorter than a word), bool bytes other than 0/1 as numpy reads them, and the byte-by-byte path
+    (no words: big-endian machines) gives the same positions."""
+    from daskbicl.kernels.bicluster.mask_positions import _positions, _row_positions
+
+    rng = np.random.default_rng(m)
+    for density in (0.0, 0.01, 0.3, 1.0):
+        raw = (rng.random((13, m)) < density) * rng.integers(1, 256, (13, m))  # any non-zero byte is True
+        mask = raw.astype(np.uint8).view(bool)
+        sizes = np.array([np.count_nonzero(row) for row in mask], np.int64)
+        where, row_start = _row_positions(mask, sizes)
+        want = [np.flatnonzero(row) for row in mask]
+        assert [where[row_start[k]:row_start[k + 1]].tolist() for k in range(13)] == [w.tolist() for w in want]
+        bytewise = np.empty_like(where)
+        flat = np.ascontiguousarray(mask).reshape(-1).view(np.uint8)
+        assert _positions(flat, flat[:0].view(np.uint64), m, row_start, bytewise) == where.size
+        np.testing.assert_array_equal(bytewise, where)
+
+
+def test_row_sizes_that_disagree_with_the_mask_raise_instead_of_writing_past_the_end():
+    from daskbicl.kernels.bicluster.mask_positions import _row_positions
+
+    mask = np.ones((3, 20), bool)
+    with pytest.raises(ValueError, match="60 True entries, its row sizes say 59"):
+        _row_positions(mask, np.array([20, 20, 19]))

@@ -26,3 +26,22 @@ def test_out_of_core_benchmark_runs_quick(tmp_path):
     for row in rows:
         assert row["restarts"] == 0 and row["below limit"] == "yes", row
         assert float(row["floor s"]) > 0 and float(row["score s"]) > 0
+
+
+def test_in_process_counting_benchmarks_run_quick(tmp_path):
+    """``--mask-counting --quick`` writes small biclustering stores and times every case (the chunk files
+    on and off, each kernel); ``--counting`` then times the co-clustering cases on a small co-clustering."""
+    folder = tmp_path / "stores"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "out_of_core.py"), "--quick", "--dir",
+                           str(folder), "--mask-counting"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    for case in ("read floor", "score, compiled mask kernel", "chunks read by Zarr (before)", "scipy"):
+        assert case in proc.stdout, proc.stdout
+    subprocess.run([sys.executable, "-m", "daskbicl", "generate", str(folder / "coclustering"), "--rows", "300000",
+                    "--cols", "1000", "--row-clusters", "20", "--col-clusters", "5", "--preds", "1"],
+                   check=True, capture_output=True, timeout=600)
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "out_of_core.py"), "--dir", str(folder),
+                           "--counting", "--repeat", "1"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    for case in ("read floor", "score, byte counter", "chunks read by Zarr (before)", "numpy bincount"):
+        assert case in proc.stdout, proc.stdout

@@ -178,3 +178,45 @@ def test_damaged_array_metadata_is_named(tmp_path):
         fh.write("{not json")
     with pytest.raises(StoreError, match="row_labels/zarr.json is damaged"):
         daskbicl.open(path)
+
+
+def test_chunk_reads_leave_the_warning_filters_alone_and_threads_share_one_open(tmp_path, monkeypatch):
+    """A store variable's reader opens its Zarr array once per process (Zarr's metadata warnings silenced
+    there); its chunk reads never enter ``warnings.catch_warnings``, which swaps the process's filters and
+    is not thread-safe.  Eight threads reading a fresh reader at once get their chunks and one open."""
+    import pickle
+    import threading
+    import warnings
+
+    from daskbicl.io import store
+
+    labels = (np.arange(40_000) * 7919) % 13
+    path = daskbicl.save((labels, labels[:30]), tmp_path / "s.zarr", chunk=4096)
+    data = daskbicl.open(path).row_labels.data
+    reader = pickle.loads(pickle.dumps(store._ChunkReader(path, "row_labels", None, data.shape, data.dtype,
+                                                          data.chunks)))
+    entered = []
+    real = warnings.catch_warnings
+
+    def counted(*args, **kwargs):
+        entered.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(warnings, "catch_warnings", counted)
+    keys = [(slice(start, min(start + 4096, labels.size)),) for start in range(0, labels.size, 4096)]
+    got: dict = {}
+    threads = [threading.Thread(target=lambda k=k: got.__setitem__(k[0].start, reader[k])) for k in keys[:8]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for key in keys[8:]:
+        got[key[0].start] = reader[key]
+    assert len(entered) == 1  # the one open, not one per read
+    back = np.concatenate([got[start] for start in sorted(got)])
+    assert back.dtype == np.uint8  # the stored codes
+    np.testing.assert_array_equal(back, labels)  # codes 0..12 are the labels 0..12 here
+    before = len(entered)
+    for key in keys:
+        reader[key]
+    assert len(entered) == before

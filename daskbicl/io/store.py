@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import warnings
 from pathlib import Path
 
@@ -35,6 +36,7 @@ import xarray as xr
 from ..errors import InputError, StoreError, one_line, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
 from ..scheduling import active_client, compute
+from .chunk_files import ChunkFiles
 from .coding import (
     LABEL_CHUNK,
     UNASSIGNED_CODE_ATTR,
@@ -292,6 +294,15 @@ def _storable_labels(var: xr.DataArray, name: str) -> xr.DataArray:
     return out
 
 
+#: Whole chunks of local one-byte arrays (label codes, masks) are read from their files
+#: (:mod:`~daskbicl.io.chunk_files`: same bytes, checksum and decompressor as Zarr, fewer steps);
+#: False: every chunk through Zarr (kept for ``benchmarks/out_of_core.py``).
+CHUNK_FILES = True
+
+#: Held while a :class:`_ChunkReader` opens its array: one thread of a process opens it, the others wait.
+_OPENING = threading.Lock()
+
+
 class _ChunkReader:
     """The array-like a store variable is read through: a failed read names the store, variable and chunk.
 
@@ -310,10 +321,11 @@ class _ChunkReader:
         self.chunks = chunks
         self.role = role
         self._array = None
+        self._files: ChunkFiles | None = None
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_array"] = None  # reopened where it is used
+        state["_array"] = state["_files"] = None  # reopened where it is used
         return state
 
     def _chunk_id(self, key) -> str:
@@ -328,15 +340,33 @@ class _ChunkReader:
                 edges += size
         return ".".join(map(str, ids))
 
-    def __getitem__(self, key):
-        import zarr
+    def _opened(self):
+        """The Zarr array, opened on first use in this process (Zarr's warnings about metadata silenced there).
 
-        try:
-            with _quiet_zarr():
+        Reading a chunk emits no warning, so reads run without
+        ``warnings.catch_warnings``, which swaps the process's warning filters
+        and is not safe while other threads run; only this one open per
+        process and variable does.
+        """
+        array = self._array
+        if array is None:
+            import zarr
+
+            with _OPENING:
                 if self._array is None:
-                    self._array = zarr.open_array(f"{self.path.rstrip('/')}/{self.var}", mode="r",
-                                                  storage_options=self.storage_options)
-                return self._array[key]
+                    folder = f"{self.path.rstrip('/')}/{self.var}"
+                    with _quiet_zarr():
+                        opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options)
+                    self._files = None if is_remote(folder) else ChunkFiles.of(opened, folder)
+                    self._array = opened
+                array = self._array
+        return array
+
+    def __getitem__(self, key):
+        try:
+            array = self._opened()
+            direct = self._files.read(key) if self._files is not None and CHUNK_FILES else None
+            return array[key] if direct is None else direct
         except Exception as exc:
             raise store_failure(exc, doing="read", store=self.path, variable=self.var,
                                 chunk=self._chunk_id(key), role=self.role) from None

@@ -83,7 +83,7 @@ def _sparse_shared(t: np.ndarray, p: np.ndarray, t_sizes: np.ndarray, p_sizes: n
     if BY_POSITIONS:
         from .mask_positions import shared_from_positions
 
-        return shared_from_positions(t, p)
+        return shared_from_positions(t, p, t_sizes, p_sizes)
     from .mask_pairs import shared_members
 
     return shared_members(np.ascontiguousarray(t), np.ascontiguousarray(p), t_sizes, p_sizes)

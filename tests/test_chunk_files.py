@@ -1,0 +1,121 @@
+"""Whole chunks of a local store's one-byte arrays read from their files (daskbicl/io/chunk_files.py).
+
+The same values as Zarr's read, chunk by chunk (edge chunks, 1-D codes and
+2-D masks), whole scores equal with and without it (threads and a real
+cluster), and every case it does not know or cannot read (other dtypes,
+codecs, Zarr v2, part of a chunk, a bad checksum, a damaged or missing
+chunk file) left to Zarr, which reads or fails as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zarr
+
+import daskbicl
+from daskbicl.errors import StoreReadError
+from daskbicl.io import store
+from daskbicl.io.chunk_files import ChunkFiles
+
+
+def _stores(tmp_path):
+    rng = np.random.default_rng(28)
+    rows, cols = rng.integers(0, 7, 10_001), rng.integers(0, 3, 2997)
+    noisy = np.where(rng.random(rows.size) < 0.2, rng.integers(0, 9, rows.size), rows)
+    daskbicl.save((rows, cols), tmp_path / "t.zarr", chunk=1024)
+    daskbicl.save((noisy, cols[::-1].copy()), tmp_path / "p.zarr", chunk=1000)
+    bt, bp = rng.random((5, 3001)) < 0.05, rng.random((4, 3001)) < 0.3
+    daskbicl.save(daskbicl.biclustering(bt, rng.random((5, 1501)) < 0.2), tmp_path / "bt.zarr", chunk=512)
+    daskbicl.save(daskbicl.biclustering(bp, rng.random((4, 1501)) < 0.5), tmp_path / "bp.zarr", chunk=700)
+    return tmp_path
+
+
+def _chunk_keys(shape, chunks):
+    grids = [range(0, n, c) for n, c in zip(shape, chunks)]
+    for starts in np.array(np.meshgrid(*grids, indexing="ij")).reshape(len(shape), -1).T:
+        yield tuple(slice(int(s), int(min(s + c, n))) for s, c, n in zip(starts, chunks, shape))
+
+
+@pytest.mark.parametrize("name,var", [("t", "row_labels"), ("p", "row_labels"), ("p", "col_labels"),
+                                      ("bt", "row_mask"), ("bp", "col_mask")])
+def test_every_chunk_read_from_its_file_equals_zarrs_read(tmp_path, name, var):
+    _stores(tmp_path)
+    folder = str(tmp_path / f"{name}.zarr" / var)
+    array = zarr.open_array(folder, mode="r")
+    files = ChunkFiles.of(array, folder)
+    assert files is not None and array.dtype.itemsize == 1
+    keys = list(_chunk_keys(array.shape, array.chunks))
+    assert any(k[-1].stop - k[-1].start < array.chunks[-1] for k in keys)  # an edge chunk is among them
+    kept = [files.read(key) for key in keys]  # all read first: no result shares the reused file buffer
+    for key, got in zip(keys, kept):
+        want = array[key]
+        assert got is not None and got.dtype == want.dtype and got.shape == want.shape and got.flags.writeable
+        np.testing.assert_array_equal(got, want)
+    # not one whole chunk: left to zarr
+    first = keys[0]
+    assert files.read(first[:-1] + (slice(first[-1].start, first[-1].stop - 1),)) is None  # part of a chunk
+    assert files.read((slice(1, 1 + array.chunks[0]),) + first[1:]) is None  # across two chunks
+    assert files.read(first[:-1]) is None and files.read(first + (slice(0, 1),)) is None  # other dimensions
+    assert files.read((slice(0, array.chunks[0], 2),) + first[1:]) is None  # a step
+
+
+def test_scores_are_equal_with_and_without_the_chunk_files(tmp_path, monkeypatch):
+    _stores(tmp_path)
+    pairs = [("t", "p"), ("bt", "bp")]
+    with_files = [daskbicl.score(tmp_path / f"{a}.zarr", tmp_path / f"{b}.zarr") for a, b in pairs]
+    monkeypatch.setattr(store, "CHUNK_FILES", False)
+    through_zarr = [daskbicl.score(tmp_path / f"{a}.zarr", tmp_path / f"{b}.zarr") for a, b in pairs]
+    for got, want in zip(with_files, through_zarr):
+        assert list(got) == list(want) and len(got) > 5
+        for key in want:
+            assert got[key] == want[key] or (np.isnan(got[key]) and np.isnan(want[key])), key
+
+
+def test_a_cluster_reads_the_chunk_files_and_scores_the_same(tmp_path, client):
+    _stores(tmp_path)
+    on_cluster = daskbicl.score(tmp_path / "t.zarr", tmp_path / "p.zarr")
+    used = client.run(lambda: __import__("daskbicl.io.store", fromlist=["CHUNK_FILES"]).CHUNK_FILES)
+    assert set(used.values()) == {True}
+    truth, pred = (daskbicl.open(tmp_path / f"{n}.zarr") for n in "tp")
+    in_memory = daskbicl.score((truth.row_labels.values, truth.col_labels.values),
+                               (pred.row_labels.values, pred.col_labels.values))
+    assert list(on_cluster) == list(in_memory)
+    for key in in_memory:
+        assert on_cluster[key] == in_memory[key] or (np.isnan(on_cluster[key]) and np.isnan(in_memory[key])), key
+
+
+def test_what_it_does_not_know_is_left_to_zarr(tmp_path):
+    rng = np.random.default_rng(3)
+    wide = rng.integers(0, 2**40, 3000)  # too many distinct labels to code: stored as int64 (zstd)
+    daskbicl.save((wide, np.arange(5)), tmp_path / "w.zarr", chunk=1000)
+    folder = str(tmp_path / "w.zarr" / "row_labels")
+    assert zarr.open_array(folder, mode="r").dtype != np.uint8
+    assert ChunkFiles.of(zarr.open_array(folder, mode="r"), folder) is None
+    v2 = zarr.create_array(str(tmp_path / "v2"), shape=(100,), chunks=(10,), dtype="u1", zarr_format=2)
+    v2[:] = np.arange(100)
+    assert ChunkFiles.of(v2, str(tmp_path / "v2")) is None
+    zstd = zarr.create_array(str(tmp_path / "z"), shape=(100,), chunks=(10,), dtype="u1")  # zarr's default codecs
+    zstd[:] = np.arange(100)
+    assert ChunkFiles.of(zstd, str(tmp_path / "z")) is None
+
+
+def test_a_bad_checksum_or_a_damaged_chunk_is_read_by_zarr_and_named(tmp_path):
+    labels = np.arange(5000) % 11
+    daskbicl.save((labels, np.arange(7)), tmp_path / "d.zarr", chunk=1000)
+    folder = tmp_path / "d.zarr" / "row_labels"
+    array = zarr.open_array(str(folder), mode="r")
+    files = ChunkFiles.of(array, str(folder))
+    assert files is not None
+    chunk = folder / "c" / "2"
+    data = bytearray(chunk.read_bytes())
+    data[-1] ^= 0x01  # the stored checksum no longer matches
+    chunk.write_bytes(bytes(data))
+    assert files.read((slice(2000, 3000),)) is None
+    assert files.read((slice(1000, 2000),)) is not None
+    with pytest.raises(StoreReadError, match=r"row_labels chunk 2.*checksum"):
+        daskbicl.score(tmp_path / "d.zarr", (labels, np.arange(7)))
+    (folder / "c" / "3").write_bytes(b"\x00garbage")
+    assert files.read((slice(3000, 4000),)) is None
+    (folder / "c" / "4").unlink()  # gone after the store was opened: zarr reads the fill value, as before
+    assert files.read((slice(4000, 5000),)) is None
