@@ -266,3 +266,34 @@ def test_scores_of_small_inputs_are_the_same_with_and_without_compiled_only():
     with compiled.compiled_only():
         want = daskbicl.score(a, b)
     assert daskbicl.score(a, b) == want
+
+
+_THREADS = """
+import threading, numpy as np
+from daskbicl.kernels import compiled
+from daskbicl.kernels.micro.class_traces import merge_identical
+from daskbicl.kernels.micro.memberships import signature_counts
+rng = np.random.default_rng(3)
+tr, pr, tc, pc = (rng.random((4, n)) < 0.3 for n in (200, 200, 100, 100))
+m = merge_identical(signature_counts(tr, pr), signature_counts(tc, pc))
+args = (m.rows, m.row_cnt, m.cols, m.col_cnt, 1 << 40)
+start, out = threading.Barrier(8), [None] * 8
+def work(i):
+    start.wait()
+    for seconds in ((3600.0, 1e-9)[i % 2],) * 5:  # half buy (import the compiled module), half rent
+        got = compiled.call("daskbicl.kernels.micro.class_kernels", "classes_of_pairs", seconds, *args)
+        out[i] = (got[0].tobytes(), got[1].tobytes(), got[2])
+threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert None not in out and len(set(out)) == 1, "threads disagree or failed"
+print("ok")
+"""
+
+
+def test_threads_renting_while_another_imports_the_compiled_module():
+    """A score's tasks run on threads: one importing the compiled module (listed, not yet defined) must not
+    break the others' choice (seen once as an AttributeError on a partially imported module)."""
+    out = subprocess.run([sys.executable, "-c", _THREADS], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.split() == ["ok"], out.stderr

@@ -338,8 +338,9 @@ def _in_cache(module_name: str) -> bool:
 
 
 def _compiled_ready(module_name: str, function: str) -> bool:
-    module = sys.modules.get(module_name)
-    return module is not None and bool(getattr(module, function).signatures)
+    # another thread may be importing the module: listed in sys.modules, its kernels not yet defined
+    dispatcher = getattr(sys.modules.get(module_name), function, None)
+    return bool(getattr(dispatcher, "signatures", ()))
 
 
 _CACHED: dict[str, bool] = {}
