@@ -43,7 +43,7 @@ up) or compiling it (:data:`COMPILE_SECONDS`) when the cache has no entry
 for its module.  From then on (or at once for a large call) the compiled
 function runs, its first compile announced as before.  A process never
 spends more than about twice what the better choice in hindsight would
-have cost, a small first score never imports numba, and a long-running
+have cost, a small first score compiles nothing (nor imports numba while the cache is empty), and a long-running
 process ends up on the compiled loops.  Inside :func:`compiled_only` (used by
 ``daskbicl warm``) the compiled function always runs.
 
