@@ -23,19 +23,24 @@ Labels: ``truth`` uniform over k clusters; ``pred`` a copy with a share of
 its labels redrawn uniformly ("redrawn" column; 1.0 = independent).
 
 7. First use (issue 28): a fresh interpreter with an empty ``NUMBA_CACHE_DIR``
-   imports daskbicl, scores two small biclusterings (every measure: the
-   micro-object kernels compile) and two small string-label co-clusterings
-   (the string hash table compiles); then the same in a second interpreter
-   on the filled cache (loads), and ``daskbicl warm`` on an empty cache,
-   against the import and the steady-state scores measured in the same
-   processes.
+   imports daskbicl, scores two small biclusterings (every measure) and two
+   small string-label co-clusterings -- small enough that the kernels run as
+   plain Python (daskbicl.kernels.compiled) and nothing compiles -- then
+   the same in a second interpreter on the filled cache, and after ``daskbicl
+   warm`` on an empty cache, against the import and the steady state of the
+   same process (best of 5 later calls), and the compiled kernels' steady
+   state (``compiled_only``, loaded or compiled first).  Then a first score
+   of two larger biclusterings (16 + 16 biclusters over 3000 x 2000), where
+   the compiled kernels are chosen, on an empty and a filled cache; and the
+   numba compiles of the small first scores (none expected).
 
 The 5·10^7-label bincount-floor rows of issue 13 are counting (issue 15):
 ``benchmarks/partition.py``.
 
 Run:  python benchmarks/latency.py            (the issue's sizes, a few minutes)
       python benchmarks/latency.py --quick    (seconds; the test suite runs this; no section 7)
-      python benchmarks/latency.py --only first-use   (section 7: two compiles, a minute or more)
+      python benchmarks/latency.py --only first-use   (section 7: two rounds, each compiling twice; minutes)
+      python benchmarks/latency.py --only first-use --quick   (section 7, one round)
 """
 
 from __future__ import annotations
@@ -301,16 +306,20 @@ t = time.perf_counter()
 import numpy as np
 import daskbicl
 out = {"import": time.perf_counter() - t, "compiles": []}
-rng = np.random.default_rng(7)
+compiles = []
+rng = np.random.default_rng(int(sys.argv[2]) if len(sys.argv) > 2 else 7)
 ints = [(rng.integers(0, 5, 3000), rng.integers(0, 4, 2000)) for _ in range(2)]
 masks = [(rng.random((4, 300)) < 0.2, rng.random((4, 200)) < 0.2) for _ in range(2)]
 pair = [daskbicl.biclustering(r, c) for r, c in masks]
 names = [np.array([f"cell-{i}" for i in rng.integers(0, 9, 6000)]) for _ in range(2)]
 strings = [(n, n[:3000].copy()) for n in names]
+big = [daskbicl.biclustering(rng.random((16, 3000)) < 0.2, rng.random((16, 2000)) < 0.2) for _ in range(2)]
 def numba_loaded():
     return sorted(m for m in sys.modules if m == "numba" or m.startswith("daskbicl.kernels.micro"))
-if sys.argv[1:] == ["--compiles"]:  # a separate process: these change what the first scores pay
-    t = time.perf_counter(); daskbicl.score(*ints); out["integers"] = time.perf_counter() - t
+def timed(key, *args):
+    t = time.perf_counter(); daskbicl.score(*args); out[key] = time.perf_counter() - t
+if sys.argv[1] == "--compiles":  # a separate process: these change what the first scores pay
+    timed("integers", *ints)
     t = time.perf_counter(); daskbicl.score(*pair, measures=["jaccard", "fmeasure", "prelic_recovery"])
     out["bicl, no micro"] = time.perf_counter() - t
     out["numba or micro loaded before a micro measure"] = numba_loaded()
@@ -323,11 +332,28 @@ if sys.argv[1:] == ["--compiles"]:  # a separate process: these change what the 
             begun = started.pop()
             if not started:
                 f = ev.data["dispatcher"].py_func
-                out["compiles"].append([f.__module__ + "." + f.__qualname__, time.perf_counter() - begun])
+                compiles.append([f.__module__ + "." + f.__qualname__, time.perf_counter() - begun])
     event.register("numba:compile", Compiles())
+if sys.argv[1] == "--large":  # the first score at a size where the compiled kernels are chosen
+    timed("biclustering", *big)
+    timed("biclustering again", *big)
+    out["numba"] = "numba" in sys.modules
+    print(json.dumps(out))
+    sys.exit()
 for name, args in (("biclustering", pair), ("strings", strings)):
-    t = time.perf_counter(); daskbicl.score(*args); out[name] = time.perf_counter() - t
-    t = time.perf_counter(); daskbicl.score(*args); out[name + " again"] = time.perf_counter() - t
+    timed(name, *args)
+    timed(name + " again", *args)
+    for _ in range(5):  # the steady state of this process (a twin, or the compiled kernels once bought)
+        t = time.perf_counter(); daskbicl.score(*args)
+        out[name + " steady"] = min(out.get(name + " steady", 1e9), time.perf_counter() - t)
+out["numba"] = "numba" in sys.modules
+out["compiles"] = list(compiles)  # those of the scores above (not the forced compiled ones below)
+from daskbicl.kernels.compiled import compiled_only
+with compiled_only():  # the compiled kernels' steady state (loaded or compiled first, not timed)
+    daskbicl.score(*pair)
+    for _ in range(3):
+        t = time.perf_counter(); daskbicl.score(*pair)
+        out["compiled steady"] = min(out.get("compiled steady", 1e9), time.perf_counter() - t)
 print(json.dumps(out))
 """
 
@@ -339,42 +365,60 @@ def _child(code: list[str], cache: str) -> tuple[float, str]:
     return time.perf_counter() - start, out.stdout
 
 
-_COLUMNS = ["numba cache", "import s", "1st bicl s", "2nd bicl s", "1st - 2nd bicl s", "1st strings s",
-            "2nd strings s", "1st scores / import", "load"]
+_COLUMNS = ["numba cache", "import s", "1st bicl s", "2nd bicl s", "steady bicl s", "compiled steady bicl s",
+            "1st - steady bicl s", "1st strings s", "steady strings s", "numba imported", "1st scores / import",
+            "load"]
 
 
 def _first_use_row(case: str, got: dict) -> dict:
-    values = [case, f"{got['import']:.2f}", f"{got['biclustering']:.2f}", f"{got['biclustering again']:.3f}",
-              f"{got['biclustering'] - got['biclustering again']:.2f}",
-              f"{got['strings']:.2f}", f"{got['strings again']:.3f}",
+    values = [case, f"{got['import']:.2f}", f"{got['biclustering']:.3f}", f"{got['biclustering again']:.3f}",
+              f"{got['biclustering steady']:.3f}", f"{got['compiled steady']:.3f}",
+              f"{got['biclustering'] - got['biclustering steady']:.3f}",
+              f"{got['strings']:.3f}", f"{got['strings steady']:.3f}", str(got["numba"]),
               f"{(got['biclustering'] + got['strings']) / got['import']:.1f}x", load()]
     return dict(zip(_COLUMNS, values))
 
 
-def first_use(rounds: int) -> None:
-    """Section 7: first biclustering and string-label scores on an empty numba cache, a filled one, after warm."""
+_LARGE = ["numba cache", "import s", "1st bicl s", "2nd bicl s", "1st / import", "numba imported", "load"]
+
+
+def _large_row(case: str, got: dict) -> dict:
+    return dict(zip(_LARGE, [case, f"{got['import']:.2f}", f"{got['biclustering']:.2f}",
+                             f"{got['biclustering again']:.3f}", f"{got['biclustering'] / got['import']:.1f}x",
+                             str(got["numba"]), load()]))
+
+
+def first_use(rounds: int, seed: int = 7) -> None:
+    """Section 7: first biclustering and string-label scores on an empty numba cache, a filled one, after warm;
+    then a first score large enough for the compiled kernels, and what compiles."""
     import json
 
-    for _ in range(rounds):  # a table per round, printed as soon as it is measured (a round takes minutes)
-        rows = []
-        with tempfile.TemporaryDirectory() as fresh, tempfile.TemporaryDirectory() as warmed:
-            rows.append(_first_use_row("empty cache", json.loads(_child([sys.executable, "-c", _FIRST_USE],
+    py = [sys.executable, "-c", _FIRST_USE]
+    for r in range(rounds):  # a table per round, printed as soon as it is measured (a round takes minutes)
+        rows, large = [], []
+        with tempfile.TemporaryDirectory() as fresh, tempfile.TemporaryDirectory() as warmed, \
+                tempfile.TemporaryDirectory() as other:
+            rows.append(_first_use_row("empty cache", json.loads(_child([*py, "--small", str(seed + r)], fresh)[1])))
+            rows.append(_first_use_row("filled cache", json.loads(_child([*py, "--small", str(seed + r)],
                                                                          fresh)[1])))
-            rows.append(_first_use_row("filled cache", json.loads(_child([sys.executable, "-c", _FIRST_USE],
-                                                                              fresh)[1])))
             seconds = _child([sys.executable, "-m", "daskbicl", "warm"], warmed)[0]
-            got = json.loads(_child([sys.executable, "-c", _FIRST_USE], warmed)[1])
+            got = json.loads(_child([*py, "--small", str(seed + r)], warmed)[1])
             rows.append(_first_use_row(f"after `daskbicl warm` ({seconds:.1f} s)", got))
+            large.append(_large_row("empty cache", json.loads(_child([*py, "--large", str(seed + r)], other)[1])))
+            large.append(_large_row("filled cache", json.loads(_child([*py, "--large", str(seed + r)], other)[1])))
         with tempfile.TemporaryDirectory() as another:  # what compiles, and what loads before a micro measure
-            empty = json.loads(_child([sys.executable, "-c", _FIRST_USE, "--compiles"], another)[1])
+            empty = json.loads(_child([*py, "--compiles", str(seed + r)], another)[1])
         print_table(rows, _COLUMNS)
+        print("\nfirst score of two larger biclusterings (16 + 16 biclusters over 3000 x 2000: the compiled "
+              "kernels are chosen), fresh interpreters:")
+        print_table(large, _LARGE)
         print(f"\nbefore any micro-object measure (empty cache; integer co-clustering {empty['integers']:.2f} s, "
               f"biclustering without micro measures {empty['bicl, no micro']:.2f} s), numba and micro kernels "
               f"loaded: {empty['numba or micro loaded before a micro measure'] or 'none'}")
-        print("compiles of the first biclustering and string scores on another empty cache (numba events; "
+        print("compiles of the first small biclustering and string scores on another empty cache (numba events; "
               "that process is not timed above):")
-        print_table([{"kernel": name, "compile s": f"{sec:.2f}"} for name, sec in empty["compiles"]],
-                    ["kernel", "compile s"])
+        print_table([{"kernel": name, "compile s": f"{sec:.2f}"} for name, sec in empty["compiles"]] or
+                    [{"kernel": "(none)", "compile s": ""}], ["kernel", "compile s"])
         sys.stdout.flush()
 
 
@@ -384,6 +428,7 @@ def main(argv=None) -> None:
     ap.add_argument("--only", nargs="+",
                     choices=["import", "shell", "memory", "client", "process", "finalize", "first-use"],
                     help="run these sections only")
+    ap.add_argument("--seed", type=int, default=7, help="first-use inputs' seed (round r uses seed + r)")
     args = ap.parse_args(argv)
     quick = args.quick
     run = set(args.only or ["import", "shell", "memory", "client", "process", "finalize"]
@@ -417,7 +462,7 @@ def main(argv=None) -> None:
                   (10**7, 10**5, 0.1), (10**7, 10**5, 0.5)], plain_limit=10**5)
     if "first-use" in run:
         print("\n## 7. first use: fresh interpreters, an empty NUMBA_CACHE_DIR, the filled cache, after warm")
-        first_use(1 if quick else 2)
+        first_use(1 if quick else 2, args.seed)
     print(f"\n# {load()} at the end")
 
 

@@ -4,7 +4,10 @@ daskbicl's numba kernels are compiled on their first use after an install
 and cached (see :mod:`daskbicl.kernels.compiled`).  :func:`warm` runs every
 one of them once on small inputs, through the same code paths a score takes,
 so that the compile happens when chosen (an image build, an install step)
-and a later process only loads them.  Where numba caches is numba's choice:
+and a later process only loads them.  (A score runs a kernel as plain
+Python while that costs less than compiling or loading it,
+:mod:`daskbicl.kernels.compiled`; :func:`warm` always runs the compiled
+ones.)  Where numba caches is numba's choice:
 ``NUMBA_CACHE_DIR`` when set, else beside the installed modules, else the
 user's cache folder; a worker image pre-warmed with the same
 ``NUMBA_CACHE_DIR`` its workers use never compiles (docs/guide/cluster.md).
@@ -67,9 +70,17 @@ def _overlap() -> None:
 
 
 def _strings() -> None:
+    """Every string kernel, and the short-string one on a chunk large enough for it (smaller ones use numpy)."""
+    import numpy as np
+
     from .engine.labels import warm_string_codes
+    from .engine.spread_labels import SLOT_KERNEL_MIN, narrow_string_codes
 
     warm_string_codes()
+    labels = (np.arange(SLOT_KERNEL_MIN) % 7).astype("U2")
+    narrow_string_codes(labels)
+    labels.flags.writeable = False  # a chunk read from a store
+    narrow_string_codes(labels)
 
 
 def _bytes() -> None:
@@ -135,13 +146,14 @@ def warm(report: Callable[[str], object] | None = None) -> dict[str, float]:
     :class:`~daskbicl.kernels.compiled.CompileWarning`).  Calling it again in
     the same process costs nothing.
     """
-    from .kernels.compiled import KERNEL_MODULES, announce_compiles
+    from .kernels.compiled import KERNEL_MODULES, announce_compiles, compiled_only
 
     announce_compiles()
     seconds = {}
     for group in KERNEL_MODULES:
         started = time.perf_counter()
-        WORKLOADS[group]()
+        with compiled_only():  # small inputs, but the compiled kernels (a score runs them as plain Python)
+            WORKLOADS[group]()
         seconds[group] = time.perf_counter() - started
         if report is not None:
             report(f"{group}: ready in {seconds[group]:.1f} s")

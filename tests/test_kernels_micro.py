@@ -865,12 +865,17 @@ def test_float_error_within_the_computed_bound(p, method):
     assert abs(Fraction(got[2]) - want[2]) <= (bound + 2**-52) * want[2]
 
 
-def test_numba_is_imported_only_by_a_micro_measure():
+def test_numba_is_imported_only_by_a_compiled_micro_kernel():
+    """A tiny micro measure runs the kernels' plain-Python twins (no numba); forced compiled, numba is loaded."""
     code = ("import sys, daskbicl; assert 'numba' not in sys.modules; "
             "daskbicl.e4sc(daskbicl.biclustering([[1, 0]], [[1]]), daskbicl.biclustering([[1, 1]], [[1]])); "
             "assert 'numba' not in sys.modules; "
-            "daskbicl.micro_rnia(daskbicl.biclustering([[1, 0]], [[1]]), daskbicl.biclustering([[1, 1]], [[1]])); "
-            "assert 'numba' in sys.modules")
+            "from daskbicl.kernels.compiled import compiled_only; "
+            "a = daskbicl.micro_rnia(daskbicl.biclustering([[1, 0]], [[1]]), daskbicl.biclustering([[1, 1]], [[1]])); "
+            "assert 'numba' not in sys.modules\n"
+            "with compiled_only():\n"
+            "    b = daskbicl.micro_rnia(daskbicl.biclustering([[1, 0]], [[1]]), daskbicl.biclustering([[1, 1]], [[1]]))\n"
+            "assert 'numba' in sys.modules and a == b")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
 

@@ -7,7 +7,9 @@
   ``NUMBA_CACHE_DIR`` is seen as uncached even when the package folder
   holds a cache (the CLI's notice used to be skipped then).
 * :func:`daskbicl.warmup.warm` reaches every kernel signature a score
-  uses: after it, scoring other biclusterings and string labels adds none.
+  uses: after it, scoring other biclusterings and string labels adds none
+  (it runs the compiled kernels even on its small inputs, which a score would
+  run as plain Python: daskbicl.kernels.compiled).
 * ``daskbicl warm`` and the ``WarmKernels`` worker plugin (real LocalCluster).
 
 Processes that must start with an empty cache run in a fresh interpreter with
@@ -65,7 +67,7 @@ import json, warnings
 import numpy as np
 from daskbicl.engine.labels import _factorize_fixed_width
 from daskbicl.kernels.compiled import CompileWarning
-values = np.array([f"c{i % 11}" for i in range(5000)])
+values = np.array([f"c{i % 11}" for i in range(70000)])  # a chunk large enough for the compiled packing
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     codes, uniques = _factorize_fixed_width(values)
@@ -82,7 +84,7 @@ def test_a_first_compile_is_announced_once_and_a_cached_load_not_at_all(tmp_path
     out = json.loads(first.stdout)
     assert out["warnings"] == [compiled.message(STRINGS)]
     assert "string-label hash table" in out["warnings"][0] and "about 2 s" in out["warnings"][0]
-    labels = [f"c{i % 11}" for i in range(5000)]
+    labels = [f"c{i % 11}" for i in range(70000)]
     assert [out["uniques"][c] for c in out["codes"]] == labels  # the codes are exact
     again = _python(_FIRST_USE, tmp_path)
     assert again.returncode == 0, again.stderr

@@ -156,7 +156,9 @@ def narrow_string_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | N
     A string of at most :data:`NARROW_CHARS` characters, each below 256
     (every ASCII label: ``"c00123"``, ``"gene_17"``), is its characters as
     the bytes of one 64-bit integer (one compiled pass,
-    :func:`~daskbicl.kernels.coclustering.string_codes.pack_narrow`); the
+    :func:`~daskbicl.kernels.coclustering.string_codes.pack_narrow`, or numpy
+    for a chunk of fewer than :data:`SLOT_KERNEL_MIN` labels: the same
+    integers, and no numba to load for a small first score); the
     integers are rank-coded (:func:`rank_codes`: a lookup per label, no
     hash table of strings), and the few distinct integers turned back into
     strings.  Exact: numpy stores a ``U`` string padded with NUL characters
@@ -171,9 +173,15 @@ def narrow_string_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | N
     if values.dtype.kind != "U" or not 0 < width <= NARROW_CHARS or values.size == 0:
         return None
     values = np.ascontiguousarray(values).reshape(-1)
+    words = values.view(np.uint32).reshape(values.size, width)
+    if values.size < SLOT_KERNEL_MIN:  # a small chunk: packed and looked up by numpy, numba never loaded
+        packed = _pack_by_numpy(words)
+        if packed is None:
+            return None
+        codes, distinct = rank_codes(packed)
+        return codes, _strings(distinct, width)
     from ..kernels.coclustering.string_codes import narrow_slot_ranks, pack_narrow
 
-    words = values.view(np.uint32).reshape(values.size, width)
     spaced = np.ascontiguousarray(words[:: max(1, values.size // _RANK_SAMPLE)])
     keys = np.empty(spaced.shape[0], dtype=np.uint64)
     if not pack_narrow(spaced, keys):
@@ -193,6 +201,16 @@ def narrow_string_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | N
         return None
     codes, distinct = _with_missed(codes, sample, lambda where: _packed(words[where]), missed)
     return codes, _strings(distinct, width)
+
+
+def _pack_by_numpy(words: np.ndarray) -> np.ndarray | None:
+    """:func:`~daskbicl.kernels.coclustering.string_codes.pack_narrow` in numpy: the same integers (None: a
+    character above 255).  Character ``j`` is byte ``j`` of a little-endian 64-bit word."""
+    if words.size and int(words.max()) > 255:
+        return None
+    out = np.zeros((words.shape[0], 8), dtype=np.uint8)
+    out[:, : words.shape[1]] = words
+    return out.view("<u8").reshape(-1).astype(np.uint64, copy=False)
 
 
 def _packed(words: np.ndarray) -> np.ndarray:

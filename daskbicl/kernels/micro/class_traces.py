@@ -40,6 +40,7 @@ import numpy as np
 
 from ...errors import InputError
 from .budget import (
+    SECONDS_PER_UNIT,
     UNIT_CLASS,
     UNIT_CLASS_SQ,
     UNIT_PRED_STEP,
@@ -231,9 +232,8 @@ def enumerate_classes(merged: Merged, limit: int = 1 << 62) -> ClassTable | None
     >>> sorted(zip(t.keys[:, 0].tolist(), t.counts.tolist()))   # bits: truth 0, 1, pred 2, 3
     [(1, 1), (5, 3), (8, 1), (10, 3), (11, 1), (13, 1)]
     """
-    from .class_kernels import classes_of_pairs
-
-    keys, counts, ok = classes_of_pairs(merged.rows, merged.row_cnt, merged.cols, merged.col_cnt, int(limit))
+    keys, counts, ok = _kernel("classes_of_pairs", float(class_work(merged, None)), merged.rows, merged.row_cnt,
+                               merged.cols, merged.col_cnt, int(limit))
     if not ok:
         return None
     sizes = np.zeros(len(counts), np.int64)
@@ -356,8 +356,6 @@ def _trace_sample(merged: Merged, table: ClassTable, among: np.ndarray | None = 
     pairs x its pred biclusters); a size never sampled gets the largest
     fractions seen.
     """
-    from .class_kernels import trace_pairs
-
     n = len(table)
     pool = np.arange(n) if among is None else np.flatnonzero(among)
     if len(pool) == 0:
@@ -367,7 +365,8 @@ def _trace_sample(merged: Merged, table: ClassTable, among: np.ndarray | None = 
     preds = _preds(merged, table)
     pm = merged.side_masks()[1]
     idx = np.sort(np.random.default_rng(n).choice(pool, min(len(pool), TRACE_SAMPLE), replace=False)).astype(np.int64)
-    got = trace_pairs(table.keys, idx, *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt, pm)
+    got = _kernel("trace_pairs", float(np.sum(_bound_work(merged, table, idx, inner=False))), table.keys, idx,
+                  *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt, pm)
     pair_frac = np.minimum(got[0] / np.maximum(bound[idx], 1.0), 1.0)
     step_frac = np.minimum(got[1] / np.maximum(got[0] * preds[idx], 1.0), 1.0)
     pf = np.full(n, float(pair_frac.max(initial=0.0)))
@@ -379,6 +378,31 @@ def _trace_sample(merged: Merged, table: ClassTable, among: np.ndarray | None = 
     pairs, steps = bound * pf, bound * pf * preds * sf
     pairs[idx], steps[idx] = got[0], got[1]
     return pairs, steps
+
+
+def _kernel(function: str, work: float, *args):
+    """``class_kernels.function(*args)``, compiled or run as plain Python for small ``work`` (units; see
+    :func:`daskbicl.kernels.compiled.call`: the same values either way)."""
+    from ..compiled import call
+
+    return call("daskbicl.kernels.micro.class_kernels", function, work * SECONDS_PER_UNIT, *args)
+
+
+def _bound_work(merged: Merged, table: ClassTable, idx: np.ndarray, inner: bool) -> np.ndarray:
+    """An upper bound of the work units of the classes ``idx`` in the kernels (no kernel run to find it).
+
+    Each class of d elements: its table set-up, its traces (every signature
+    listed under each element), and every pair of distinct traces (at most
+    min(signatures, 2^d) per side), with a step per element when ``inner``
+    (its sums: the kernel takes the transform or the bit sets only when
+    cheaper).
+    """
+    d = table.sizes[idx].astype(np.float64)
+    sub = np.exp2(np.minimum(d, 200.0))
+    nr, nc = float(len(merged.row_cnt)), float(len(merged.col_cnt))
+    pairs = np.minimum(nr, sub) * np.minimum(nc, sub)
+    per_pair = UNIT_TRACE_PAIR + (UNIT_PRED_STEP * d if inner else 0.0)
+    return UNIT_CLASS + UNIT_CLASS_SQ * d * d + UNIT_TRACE * d * (nr + nc) + pairs * per_pair
 
 
 def _local_jaccard(merged: Merged, jaccard) -> np.ndarray:
@@ -399,26 +423,25 @@ def class_bcubed(merged: Merged, table: ClassTable, jaccard, lo: int = 0, hi: in
     3: subsets from the element bit sets when built;
     0: the cheaper), for tests.
     """
-    from .class_kernels import bcubed_of_classes
-
     hi = len(table) if hi is None else hi
     tm, pm = merged.side_masks()
-    out = bcubed_of_classes(table.keys, table.counts, lo, hi, *merged.row_index, merged.row_cnt,
-                            *merged.col_index, merged.col_cnt, tm, pm, merged.mult,
-                            _local_jaccard(merged, jaccard), mode, INNER_UNITS, merged.bits)
+    work = float(np.sum(_bound_work(merged, table, np.arange(lo, hi), inner=True)))
+    out = _kernel("bcubed_of_classes", work, table.keys, table.counts, lo, hi, *merged.row_index, merged.row_cnt,
+                  *merged.col_index, merged.col_cnt, tm, pm, merged.mult, _local_jaccard(merged, jaccard), mode,
+                  INNER_UNITS, merged.bits)
     return float(out[0]), float(out[1]), int(table.sizes[lo:hi].max(initial=0))
 
 
 def class_bcubed_exact(merged: Merged, table: ClassTable, jaccard, lo: int = 0,
                        hi: int | None = None) -> tuple[Fraction, Fraction]:
     """:func:`class_bcubed` in rational arithmetic (``jaccard`` of Fractions; small inputs)."""
-    from .class_kernels import pair_weights
-
     k = merged.n_truth
     p_num = r_num = Fraction(0)
-    for s in range(lo, len(table) if hi is None else hi):
-        elems, qs, ws = pair_weights(table.keys[s], *merged.row_index, merged.row_cnt, *merged.col_index,
-                                     merged.col_cnt)
+    hi = len(table) if hi is None else hi
+    work = _bound_work(merged, table, np.arange(lo, hi), inner=False)
+    for s in range(lo, hi):
+        elems, qs, ws = _kernel("pair_weights", float(work[s - lo]), table.keys[s], *merged.row_index,
+                                merged.row_cnt, *merged.col_index, merged.col_cnt)
         elems = elems.tolist()
         eg = er = 0
         sp = sr = Fraction(0)
