@@ -287,3 +287,45 @@ def test_the_shorter_axis_pass_is_queued_behind_the_longer_one():
             prio[str(key[0] if isinstance(key, tuple) else key)] = (layer.annotations or {}).get("priority", 0)
     counts = [k for k in prio if k.startswith("signature_counts")]
     assert sorted(prio[k] for k in counts) == [-1] + [0] * (len(counts) - 1)  # 4 row blocks, 1 column block
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_packed_masks_count_the_same_signatures_for_any_byte_cut(seed):
+    from daskbicl.kernels.micro.memberships import merge_memberships, pack_masks
+
+    rng = np.random.default_rng(seed)
+    for m in (1, 7, 8, 9, 63, 1001):
+        k, l_ = int(rng.integers(0, 5)), int(rng.integers(1, 6))
+        t, p = rng.random((k, m)) < rng.random(), rng.random((l_, m)) < rng.random()
+        tp, pp, items = pack_masks(t, p)
+        assert tp.dtype == pp.dtype == np.uint8 and tp.shape[1] == pp.shape[1] == len(items) == -(-m // 8)
+        assert int(items.sum()) == m
+        cuts = sorted({0, len(items), *rng.integers(0, len(items) + 1, 3).tolist()})
+        parts = [signature_counts(tp[:, a:b], pp[:, a:b], items[a:b]) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        merged, whole = merge_memberships(*parts), signature_counts(t, p)
+        assert merged.lists() == whole.lists() and merged.cnt.tolist() == whole.cnt.tolist()
+        assert np.array_equal(merged.gram, whole.gram) and merged.n_items == whole.n_items == m
+
+
+def test_packed_blocks_of_another_dtype_are_refused():
+    from daskbicl.errors import InputError
+
+    with pytest.raises(InputError, match="uint8 array of packed bits"):
+        signature_counts(np.zeros((2, 3), bool), np.zeros((1, 3), np.uint8), np.full(3, 8, np.uint8))
+
+
+@pytest.mark.slow
+def test_in_memory_masks_travel_packed_to_a_cluster(client):
+    rng = np.random.default_rng(5)
+    n = 5 * micro_pass.SPREAD_MIN + 3  # not a whole number of bytes
+    t, p = rng.random((3, n)) < 0.1, rng.random((4, n)) < 0.1
+    assert micro_pass._shipped(t, p) and not micro_pass._shipped(dask.array.from_array(t), p)
+    graph = micro_pass.memberships_graph(t, p)
+    counts = [v for k, v in dict(graph.__dask_graph__()).items() if str(k).startswith("signature_counts")]
+    assert len(counts) > 1
+    for block in counts:  # what each counting task is given: the two packed masks and the items per byte
+        args = [getattr(a, "value", a) for a in block.args]
+        assert [np.asarray(a).dtype for a in args] == [np.uint8] * 3
+    merged, whole = client.compute(graph).result(), signature_counts(t, p)
+    assert merged.lists() == whole.lists() and merged.cnt.tolist() == whole.cnt.tolist()
+    assert np.array_equal(merged.gram, whole.gram) and merged.n_items == whole.n_items == n

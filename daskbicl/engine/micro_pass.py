@@ -74,7 +74,7 @@ from ..kernels.micro import estimates, family_tasks, micro_scores
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
-from ..kernels.micro.memberships import merge_memberships, signature_counts
+from ..kernels.micro.memberships import merge_memberships, pack_masks, signature_counts
 from ..kernels.micro.planner import (
     Estimates,
     classes_ruled_out,
@@ -84,6 +84,7 @@ from ..kernels.micro.planner import (
     probe_side,
     small_input,
 )
+from ..scheduling import active_client
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import ChunkPass, counting_pass, shared_pass, task, task_map
@@ -199,16 +200,28 @@ def _spread(truth_mask, pred_mask, blocks: int):
 COUNT_MEMBERSHIPS = ChunkPass("memberships", chunk=signature_counts, combine=merge_memberships)
 
 
+def _shipped(truth_mask, pred_mask) -> bool:
+    """Whether the two masks are in this process's memory and a cluster's workers will count them."""
+    return not isinstance(truth_mask, da.Array) and not isinstance(pred_mask, da.Array) and active_client() is not None
+
+
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis.
 
     The items are cut into :func:`spread_blocks` blocks where the axis is
     long enough (:func:`spread_chunk`), counted as tasks and merged in a
-    tree: the merged lists are the same for any cut.
+    tree: the merged lists are the same for any cut.  In-memory masks
+    counted on a cluster are packed eight items to a byte first
+    (:func:`~daskbicl.kernels.micro.memberships.pack_masks`): they are sent
+    to the workers, and an eighth of the bytes travels (10^6 x 200 bools:
+    25 MB instead of 200 MB per side).
     """
     def build():
         n_blocks = spread_blocks()
         chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")), n_blocks)
+        if _shipped(truth_mask, pred_mask):  # eight items a byte: an eighth of the bytes to send
+            return counting_pass(COUNT_MEMBERSHIPS, pack_masks(truth_mask, pred_mask), split_every=split_every,
+                                 chunk=-(-chunk // 8))
         return counting_pass(COUNT_MEMBERSHIPS, _spread(truth_mask, pred_mask, n_blocks), split_every=split_every,
                              chunk=chunk)
 
