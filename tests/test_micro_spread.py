@@ -329,3 +329,37 @@ def test_in_memory_masks_travel_packed_to_a_cluster(client):
     merged, whole = client.compute(graph).result(), signature_counts(t, p)
     assert merged.lists() == whole.lists() and merged.cnt.tolist() == whole.cnt.tolist()
     assert np.array_equal(merged.gram, whole.gram) and merged.n_items == whole.n_items == n
+
+
+def _lists_in(ptr, el, cnt):
+    return [(tuple(el[a:b].tolist()), int(c)) for a, b, c in zip(ptr[:-1], ptr[1:], cnt)]
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_merging_identical_lists_keeps_the_first_order_and_every_count(collide, monkeypatch):
+    """The merge of every membership pass, against a dict of the lists (brute force); with hashes that
+    collide (every list of a length hashed alike), lists stay apart but no count is lost or moved."""
+    from daskbicl.kernels.micro import memberships
+
+    if collide:
+        monkeypatch.setattr(memberships, "_words", lambda n: np.zeros(n, np.uint64))
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(0, 80))
+        lengths = rng.integers(0, 4, n)
+        el = [np.sort(rng.choice(5, k, replace=False)) for k in lengths]
+        ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        flat = np.concatenate(el).astype(np.int32) if n else np.zeros(0, np.int32)
+        cnt = rng.integers(1, 9, n).astype(np.int64)
+        got = _lists_in(*memberships._dedupe(ptr, flat, cnt, 5))
+        want: dict = {}
+        for lst, c in _lists_in(ptr, flat, cnt):
+            if lst:
+                want[lst] = want.get(lst, 0) + c
+        if not collide:
+            assert got == list(want.items())  # first-occurrence order, counts summed
+        else:
+            merged: dict = {}
+            for lst, c in got:
+                merged[lst] = merged.get(lst, 0) + c
+            assert merged == want and all(lst for lst, _ in got)

@@ -137,11 +137,12 @@ def _dedupe(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
         return ptr, el, cnt
     words = _words(n_elem)
     h = np.add.reduceat(words[el], ptr[:-1]) + lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    order = np.argsort(h, kind="stable")
+    order = np.argsort(h)  # equal hashes in any order: a group's representative is its first list
     hs = h[order]
     first = np.concatenate([[True], hs[1:] != hs[:-1]])
+    starts = np.flatnonzero(first)
     group = np.cumsum(first) - 1
-    rep = order[np.flatnonzero(first)][group]  # representative of each item's group
+    rep = np.minimum.reduceat(order, starts)[group]  # representative of each item's group
     # verify: same length and same elements as the representative
     same = lengths[order] == lengths[rep]
     pos = np.flatnonzero(same)
@@ -156,14 +157,14 @@ def _dedupe(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
             ok[np.searchsorted(np.cumsum(ln), bad, side="right")] = False
         same[pos] = ok
     # a group merges only if all its members match the representative
-    bad_group = np.zeros(int(group[-1]) + 1, bool)
+    bad_group = np.zeros(len(starts), bool)
     bad_group[group[~same]] = True
-    merge = ~bad_group[group]
-    target = np.where(merge, rep, order)
-    uniq, inv = np.unique(target, return_inverse=True)
-    counts = np.zeros(len(uniq), np.int64)
-    np.add.at(counts, inv, cnt[order])
-    return (*_take(ptr, el, np.zeros(n, np.int64), uniq)[:2], counts)
+    target = np.where(bad_group[group], order, rep)
+    kept = np.zeros(n, bool)  # the lists that stay, in their first order (no sort: they are positions)
+    kept[target] = True
+    counts = np.zeros(int(kept.sum()), np.int64)
+    np.add.at(counts, (np.cumsum(kept) - 1)[target], cnt[order])
+    return (*_take(ptr, el, np.zeros(n, np.int64), np.flatnonzero(kept))[:2], counts)
 
 
 def _take(ptr, el, cnt, idx):
