@@ -278,6 +278,13 @@ def _probe_side(rows, cols, side: str, limit: float):
     return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
 
 
+#: Scheduling priorities of the estimate tasks (higher first; the early union tables have 0): the longest
+#: first, so the shorter ones fill the other threads around it instead of leaving it to run alone at the
+#: end (a worker runs the tasks it holds in this order).  The class estimate is instant when the counts
+#: rule the classes out, else the longest; the family's profile walks the whole family, a side's only one side.
+PROBE_PRIORITY = {"classes": 3, "family": 2, "side": 1}
+
+
 def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list:
     """The plan's estimates as tasks that run beside each other (and beside the membership work).
 
@@ -286,9 +293,12 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list
     after the other while the other workers waited.  The plan made from
     them is the one made without them (:class:`~daskbicl.kernels.micro.planner.Estimates`).
     """
-    classes = task(estimate_classes)(rows, cols, coverage, bcubed)
-    family = task(_probe_family)(rows, cols, limit)
-    sides = [task(_probe_side)(rows, cols, side, limit) if bcubed else None for side in ("truth", "pred")]
+    with dask.annotate(priority=PROBE_PRIORITY["classes"]):
+        classes = task(estimate_classes)(rows, cols, coverage, bcubed)
+    with dask.annotate(priority=PROBE_PRIORITY["family"]):
+        family = task(_probe_family)(rows, cols, limit)
+    with dask.annotate(priority=PROBE_PRIORITY["side"]):
+        sides = [task(_probe_side)(rows, cols, side, limit) if bcubed else None for side in ("truth", "pred")]
     return [classes, family, *sides]
 
 
