@@ -80,6 +80,8 @@ def test_union_tables_are_one_task_per_side_and_start_beside_the_planner():
     early = _keys(graph, "_early_union_side")
     plans = _keys(graph, "_plan")
     assert all(not (set(deps[e]) & set(plans)) for e in early)  # they do not wait for the plan
+    sides = _keys(graph, "_probe_side")  # but for their side's estimate: the estimates run first, always
+    assert sorted(k for e in early for k in deps[e] if k in sides) == sorted(sides)
     assert not _keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="sample"), "_early_union_side")
 
 
