@@ -50,6 +50,7 @@ def test_membership_pass_has_one_task_per_block():
     rng = np.random.default_rng(0)
     n = 20 * micro_pass.SPREAD_MIN
     t, p = rng.random((3, n)) < 0.1, rng.random((4, n)) < 0.1
+    assert not micro_pass._shipped(t, p)  # no cluster: nothing travels, nothing is packed
     graph = micro_pass.memberships_graph(t, p)
     assert len(_keys(graph, "signature_counts")) == micro_pass.SPREAD_BLOCKS
     merged = dask.compute(graph, scheduler="sync")[0]
@@ -321,7 +322,9 @@ def test_in_memory_masks_travel_packed_to_a_cluster(client):
     rng = np.random.default_rng(5)
     n = 5 * micro_pass.SPREAD_MIN + 3  # not a whole number of bytes
     t, p = rng.random((3, n)) < 0.1, rng.random((4, n)) < 0.1
-    assert micro_pass._shipped(t, p) and not micro_pass._shipped(dask.array.from_array(t), p)
+    from dask.array import from_array
+
+    assert micro_pass._shipped(t, p) and not micro_pass._shipped(from_array(t), p)
     graph = micro_pass.memberships_graph(t, p)
     counts = [v for k, v in dict(graph.__dask_graph__()).items() if str(k).startswith("signature_counts")]
     assert len(counts) > 1
