@@ -83,6 +83,9 @@ def test_union_tables_are_one_task_per_side_and_start_beside_the_planner():
     assert all(not (set(deps[e]) & set(plans)) for e in early)  # they do not wait for the plan
     sides = _keys(graph, "_probe_side")  # but for their side's estimate: the estimates run first, always
     assert sorted(k for e in early for k in deps[e] if k in sides) == sorted(sides)
+    # and the sides' estimates are ready a moment after the family's (after the small shared-cell task)
+    overlap, family = _keys(graph, "bicluster_overlap"), _keys(graph, "_probe_family")
+    assert all(set(overlap) <= set(deps[s]) for s in sides) and not set(overlap) & set(deps[family[0]])
     assert not _keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="sample"), "_early_union_side")
 
 

@@ -273,7 +273,10 @@ def _probe_family(rows, cols, limit: float):
     return None if probe_limit is None else probe_family(rows, cols, max_work=probe_limit)
 
 
-def _probe_side(rows, cols, side: str, limit: float):
+def _probe_side(rows, cols, side: str, limit: float, after=None):
+    """One side's family estimate; ``after`` (unused: the shared-cell table) makes it ready a moment after
+    the family's profile, so an idle worker, which starts the first task that reaches it, starts the longest
+    estimate first (priorities order only the tasks a worker already holds)."""
     probe_limit = _probe_limit(rows, cols, limit)
     return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
 
@@ -285,7 +288,7 @@ def _probe_side(rows, cols, side: str, limit: float):
 PROBE_PRIORITY = {"classes": 3, "family": 2, "side": 1}
 
 
-def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list:
+def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, after=None) -> list:
     """The plan's estimates as tasks that run beside each other (and beside the membership work).
 
     The class estimate, the family's profile and, for MOCICE-BCubed, the
@@ -298,7 +301,7 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list
     with dask.annotate(priority=PROBE_PRIORITY["family"]):
         family = task(_probe_family)(rows, cols, limit)
     with dask.annotate(priority=PROBE_PRIORITY["side"]):
-        sides = [task(_probe_side)(rows, cols, side, limit) if bcubed else None for side in ("truth", "pred")]
+        sides = [task(_probe_side)(rows, cols, side, limit, after) if bcubed else None for side in ("truth", "pred")]
     return [classes, family, *sides]
 
 
@@ -572,7 +575,7 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
     coverage = bcubed = error = None
     plan = None
     if method != "sample" and (want_coverage or want_bcubed):
-        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit)
+        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, overlap)
         plan = task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed, limit,
                                                                size, n_tasks, *probes)
     if plan is not None:
