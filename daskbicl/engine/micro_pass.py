@@ -314,11 +314,12 @@ def _early_union_side(rows, cols, size: int, side: str, after=None):
     """One side's union tables computed while the planner runs (seed 0, the plan's); None if too large.
 
     The planner is one task; this keeps another worker busy meanwhile with
-    work the family walk will need.  ``after`` (the estimate of the same
-    side's family, unused here) makes it wait for that estimate: the plan
-    waits for the estimates and not for this, so the estimates run first
-    and this fills the threads they leave (a dependency, which no scheduler
-    and no priority rule reorders).  Holding at most ``min(size, EARLY_UNION)``
+    work the family walk will need.  ``after`` (the estimates of both
+    sides' families, unused here) makes it wait for them: the plan waits for
+    the estimates and not for this, so the estimates run first and this
+    fills the threads they leave (a dependency, which no scheduler and no
+    priority rule reorders; waiting for its own side only, it was picked
+    before the other side's estimate on the same worker).  Holding at most ``min(size, EARLY_UNION)``
     sets, it either finishes or gives up (None) and the side is computed after
     the plan, as before; its result is the same either way.  Not on a small
     input (:func:`~daskbicl.kernels.micro.planner.small_input`), which plans
@@ -582,8 +583,7 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            early = {side: task(_early_union_side)(rows, cols, size, side, probes[2 + i])
-                     for i, side in enumerate(("truth", "pred"))}
+            early = {side: task(_early_union_side)(rows, cols, size, side, probes[2:4]) for side in ("truth", "pred")}
             tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
                                            for side in ("pred", "truth")))
         results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)
