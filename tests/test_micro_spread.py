@@ -50,6 +50,7 @@ def test_membership_pass_has_one_task_per_block():
     rng = np.random.default_rng(0)
     n = 20 * micro_pass.SPREAD_MIN
     t, p = rng.random((3, n)) < 0.1, rng.random((4, n)) < 0.1
+    assert not micro_pass._shipped(t, p)  # no cluster: nothing travels, nothing is packed
     graph = micro_pass.memberships_graph(t, p)
     assert len(_keys(graph, "signature_counts")) == micro_pass.SPREAD_BLOCKS
     merged = dask.compute(graph, scheduler="sync")[0]
@@ -80,6 +81,16 @@ def test_union_tables_are_one_task_per_side_and_start_beside_the_planner():
     early = _keys(graph, "_early_union_side")
     plans = _keys(graph, "_plan")
     assert all(not (set(deps[e]) & set(plans)) for e in early)  # they do not wait for the plan
+    from dask.core import get_dependencies
+
+    flat = dict(graph.__dask_graph__())
+    sides = _keys(graph, "_probe_side")  # but for both sides' estimates: the estimates run first, always
+    assert len(sides) == 2 and all(set(sides) <= get_dependencies(flat, e) for e in early)
+    # and the sides' estimates are ready a moment after the family's (after the small shared-cell task)
+    overlap, family = _keys(graph, "bicluster_overlap"), _keys(graph, "_probe_family")
+    assert len(overlap) == len(family) == 1
+    assert all(set(overlap) <= get_dependencies(flat, s) for s in sides)
+    assert not set(overlap) & get_dependencies(flat, family[0])
     assert not _keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="sample"), "_early_union_side")
 
 
@@ -287,3 +298,122 @@ def test_the_shorter_axis_pass_is_queued_behind_the_longer_one():
             prio[str(key[0] if isinstance(key, tuple) else key)] = (layer.annotations or {}).get("priority", 0)
     counts = [k for k in prio if k.startswith("signature_counts")]
     assert sorted(prio[k] for k in counts) == [-1] + [0] * (len(counts) - 1)  # 4 row blocks, 1 column block
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_packed_masks_count_the_same_signatures_for_any_byte_cut(seed):
+    from daskbicl.kernels.micro.memberships import merge_memberships, pack_masks
+
+    rng = np.random.default_rng(seed)
+    for m in (1, 7, 8, 9, 63, 1001):
+        k, l_ = int(rng.integers(0, 5)), int(rng.integers(1, 6))
+        t, p = rng.random((k, m)) < rng.random(), rng.random((l_, m)) < rng.random()
+        tp, pp, items = pack_masks(t, p)
+        assert tp.dtype == pp.dtype == np.uint8 and tp.shape[1] == pp.shape[1] == len(items) == -(-m // 8)
+        assert int(items.sum()) == m
+        cuts = sorted({0, len(items), *rng.integers(0, len(items) + 1, 3).tolist()})
+        parts = [signature_counts(tp[:, a:b], pp[:, a:b], items[a:b]) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+        merged, whole = merge_memberships(*parts), signature_counts(t, p)
+        assert merged.lists() == whole.lists() and merged.cnt.tolist() == whole.cnt.tolist()
+        assert np.array_equal(merged.gram, whole.gram) and merged.n_items == whole.n_items == m
+
+
+def test_packed_blocks_of_another_dtype_are_refused():
+    from daskbicl.errors import InputError
+
+    with pytest.raises(InputError, match="uint8 array of packed bits"):
+        signature_counts(np.zeros((2, 3), bool), np.zeros((1, 3), np.uint8), np.full(3, 8, np.uint8))
+
+
+@pytest.mark.slow
+def test_in_memory_masks_travel_packed_to_a_cluster(client):
+    rng = np.random.default_rng(5)
+    n = 5 * micro_pass.SPREAD_MIN + 3  # not a whole number of bytes
+    t, p = rng.random((3, n)) < 0.1, rng.random((4, n)) < 0.1
+    from dask.array import from_array
+
+    assert micro_pass._shipped(t, p) and not micro_pass._shipped(from_array(t), p)
+    graph = micro_pass.memberships_graph(t, p)
+    counts = [v for k, v in dict(graph.__dask_graph__()).items() if str(k).startswith("signature_counts")]
+    assert len(counts) > 1
+    for block in counts:  # what each counting task is given: the two packed masks and the items per byte
+        args = [getattr(a, "value", a) for a in block.args]
+        assert [np.asarray(a).dtype for a in args] == [np.uint8] * 3
+    merged, whole = client.compute(graph).result(), signature_counts(t, p)
+    assert merged.lists() == whole.lists() and merged.cnt.tolist() == whole.cnt.tolist()
+    assert np.array_equal(merged.gram, whole.gram) and merged.n_items == whole.n_items == n
+
+
+def _lists_in(ptr, el, cnt):
+    return [(tuple(el[a:b].tolist()), int(c)) for a, b, c in zip(ptr[:-1], ptr[1:], cnt)]
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_merging_identical_lists_keeps_the_first_order_and_every_count(collide, monkeypatch):
+    """The merge of every membership pass, against a dict of the lists (brute force); with hashes that
+    collide (every list of a length hashed alike), lists stay apart but no count is lost or moved."""
+    from daskbicl.kernels.micro import memberships
+
+    if collide:
+        monkeypatch.setattr(memberships, "_words", lambda n: np.zeros(n, np.uint64))
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(0, 80))
+        lengths = rng.integers(0, 4, n)
+        el = [np.sort(rng.choice(5, k, replace=False)) for k in lengths]
+        ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        flat = np.concatenate(el).astype(np.int32) if n else np.zeros(0, np.int32)
+        cnt = rng.integers(1, 9, n).astype(np.int64)
+        got = _lists_in(*memberships._dedupe(ptr, flat, cnt, 5))
+        want: dict = {}
+        for lst, c in _lists_in(ptr, flat, cnt):
+            if lst:
+                want[lst] = want.get(lst, 0) + c
+        if not collide:
+            assert got == list(want.items())  # first-occurrence order, counts summed
+        else:
+            merged: dict = {}
+            for lst, c in got:
+                merged[lst] = merged.get(lst, 0) + c
+            assert merged == want and all(lst for lst, _ in got)
+
+
+def _priorities(graph) -> dict:
+    """key -> its priority annotation (a layer may hold it per key, as a callable of the key)."""
+    prio = {}
+    for layer in graph.__dask_graph__().layers.values():
+        for key in layer:
+            value = (layer.annotations or {}).get("priority", 0)
+            value = value(key) if callable(value) else value
+            name = str(key[0] if isinstance(key, tuple) else key)
+            prio[name] = max(prio.get(name, -99), value if isinstance(value, int) else 0)
+    return prio
+
+
+@pytest.mark.slow
+def test_a_worker_runs_the_longest_estimate_first():
+    """On one worker thread the estimate tasks of the micro graph run in the order of their priorities (the
+    longest first), whatever order the graph lists them in; the values are those of the plain run.
+
+    The micro graph as the engine builds it (``score`` passes every graph through
+    ``provider_graph.read_first``, which today replaces these priorities: see the round-4 note)."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    order = ["estimate_classes", "_probe_family", "_probe_side", "_early_union_side"]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        for seed in (0, 2, 3):  # without the priorities, a side's probe ran before the family's on these draws
+            t, p = _pair(seed, 3000, 400, 12, 0.2)
+            graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method="exact")
+            prio = _priorities(graph)
+            assert [max(v for k, v in prio.items() if k.startswith(name + "-")) for name in order] == [3, 2, 1, 0]
+            with get_task_stream() as ts:
+                got = client.compute(graph).result()
+            started = sorted((s["start"], str(r["key"])) for r in ts.data for s in r["startstops"]
+                             if s["action"] == "compute")
+            ran = [next(name for name in order if key.startswith(name + "-")) for _, key in started
+                   if any(key.startswith(name + "-") for name in order)]
+            assert ran == sorted(ran, key=order.index) and len(ran) == 6  # classes, family, 2 sides, 2 early
+            plain = dask.compute(micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method="exact"),
+                                 scheduler="sync")[0]
+            assert repr(got) == repr(plain)

@@ -74,7 +74,7 @@ from ..kernels.micro import estimates, family_tasks, micro_scores
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
-from ..kernels.micro.memberships import merge_memberships, signature_counts
+from ..kernels.micro.memberships import merge_memberships, pack_masks, signature_counts
 from ..kernels.micro.planner import (
     Estimates,
     classes_ruled_out,
@@ -84,6 +84,7 @@ from ..kernels.micro.planner import (
     probe_side,
     small_input,
 )
+from ..scheduling import active_client
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import ChunkPass, counting_pass, shared_pass, task, task_map
@@ -199,16 +200,28 @@ def _spread(truth_mask, pred_mask, blocks: int):
 COUNT_MEMBERSHIPS = ChunkPass("memberships", chunk=signature_counts, combine=merge_memberships)
 
 
+def _shipped(truth_mask, pred_mask) -> bool:
+    """Whether the two masks are in this process's memory and a cluster's workers will count them."""
+    return not isinstance(truth_mask, da.Array) and not isinstance(pred_mask, da.Array) and active_client() is not None
+
+
 def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
     """Delayed merged :class:`~daskbicl.kernels.micro.memberships.Memberships` of one axis.
 
     The items are cut into :func:`spread_blocks` blocks where the axis is
     long enough (:func:`spread_chunk`), counted as tasks and merged in a
-    tree: the merged lists are the same for any cut.
+    tree: the merged lists are the same for any cut.  In-memory masks
+    counted on a cluster are packed eight items to a byte first
+    (:func:`~daskbicl.kernels.micro.memberships.pack_masks`): they are sent
+    to the workers, and an eighth of the bytes travels (10^6 x 200 bools:
+    25 MB instead of 200 MB per side).
     """
     def build():
         n_blocks = spread_blocks()
         chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")), n_blocks)
+        if _shipped(truth_mask, pred_mask):  # eight items a byte: an eighth of the bytes to send
+            return counting_pass(COUNT_MEMBERSHIPS, pack_masks(truth_mask, pred_mask), split_every=split_every,
+                                 chunk=-(-chunk // 8))
         return counting_pass(COUNT_MEMBERSHIPS, _spread(truth_mask, pred_mask, n_blocks), split_every=split_every,
                              chunk=chunk)
 
@@ -260,12 +273,22 @@ def _probe_family(rows, cols, limit: float):
     return None if probe_limit is None else probe_family(rows, cols, max_work=probe_limit)
 
 
-def _probe_side(rows, cols, side: str, limit: float):
+def _probe_side(rows, cols, side: str, limit: float, after=None):
+    """One side's family estimate; ``after`` (unused: the shared-cell table) makes it ready a moment after
+    the family's profile, so an idle worker, which starts the first task that reaches it, starts the longest
+    estimate first (priorities order only the tasks a worker already holds)."""
     probe_limit = _probe_limit(rows, cols, limit)
     return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
 
 
-def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list:
+#: Scheduling priorities of the estimate tasks (higher first; the early union tables have 0): the longest
+#: first, so the shorter ones fill the other threads around it instead of leaving it to run alone at the
+#: end (a worker runs the tasks it holds in this order).  The class estimate is instant when the counts
+#: rule the classes out, else the longest; the family's profile walks the whole family, a side's only one side.
+PROBE_PRIORITY = {"classes": 3, "family": 2, "side": 1}
+
+
+def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, after=None) -> list:
     """The plan's estimates as tasks that run beside each other (and beside the membership work).
 
     The class estimate, the family's profile and, for MOCICE-BCubed, the
@@ -273,9 +296,12 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list
     after the other while the other workers waited.  The plan made from
     them is the one made without them (:class:`~daskbicl.kernels.micro.planner.Estimates`).
     """
-    classes = task(estimate_classes)(rows, cols, coverage, bcubed)
-    family = task(_probe_family)(rows, cols, limit)
-    sides = [task(_probe_side)(rows, cols, side, limit) if bcubed else None for side in ("truth", "pred")]
+    with dask.annotate(priority=PROBE_PRIORITY["classes"]):
+        classes = task(estimate_classes)(rows, cols, coverage, bcubed)
+    with dask.annotate(priority=PROBE_PRIORITY["family"]):
+        family = task(_probe_family)(rows, cols, limit)
+    with dask.annotate(priority=PROBE_PRIORITY["side"]):
+        sides = [task(_probe_side)(rows, cols, side, limit, after) if bcubed else None for side in ("truth", "pred")]
     return [classes, family, *sides]
 
 
@@ -284,11 +310,16 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list
 EARLY_UNION = 1 << 20
 
 
-def _early_union_side(rows, cols, size: int, side: str):
+def _early_union_side(rows, cols, size: int, side: str, after=None):
     """One side's union tables computed while the planner runs (seed 0, the plan's); None if too large.
 
     The planner is one task; this keeps another worker busy meanwhile with
-    work the family walk will need.  Holding at most ``min(size, EARLY_UNION)``
+    work the family walk will need.  ``after`` (the estimates of both
+    sides' families, unused here) makes it wait for them: the plan waits for
+    the estimates and not for this, so the estimates run first and this
+    fills the threads they leave (a dependency, which no scheduler and no
+    priority rule reorders; waiting for its own side only, it was picked
+    before the other side's estimate on the same worker).  Holding at most ``min(size, EARLY_UNION)``
     sets, it either finishes or gives up (None) and the side is computed after
     the plan, as before; its result is the same either way.  Not on a small
     input (:func:`~daskbicl.kernels.micro.planner.small_input`), which plans
@@ -545,14 +576,14 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
     coverage = bcubed = error = None
     plan = None
     if method != "sample" and (want_coverage or want_bcubed):
-        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit)
+        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, overlap)
         plan = task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed, limit,
                                                                size, n_tasks, *probes)
     if plan is not None:
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            early = {side: task(_early_union_side)(rows, cols, size, side) for side in ("pred", "truth")}
+            early = {side: task(_early_union_side)(rows, cols, size, side, probes[2:4]) for side in ("truth", "pred")}
             tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
                                            for side in ("pred", "truth")))
         results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)

@@ -31,7 +31,8 @@ import numpy as np
 
 from ...errors import InputError
 
-__all__ = ["Memberships", "memberships_of_table", "merge_memberships", "one_side", "signature_counts", "subproblem"]
+__all__ = ["Memberships", "memberships_of_table", "merge_memberships", "one_side", "pack_masks", "signature_counts",
+           "subproblem"]
 
 # Columns of a mask block turned into lists at once (bounds the temporaries).
 _SUB = 1 << 17
@@ -136,11 +137,12 @@ def _dedupe(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
         return ptr, el, cnt
     words = _words(n_elem)
     h = np.add.reduceat(words[el], ptr[:-1]) + lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    order = np.argsort(h, kind="stable")
+    order = np.argsort(h)  # equal hashes in any order: a group's representative is its first list
     hs = h[order]
     first = np.concatenate([[True], hs[1:] != hs[:-1]])
+    starts = np.flatnonzero(first)
     group = np.cumsum(first) - 1
-    rep = order[np.flatnonzero(first)][group]  # representative of each item's group
+    rep = np.minimum.reduceat(order, starts)[group]  # representative of each item's group
     # verify: same length and same elements as the representative
     same = lengths[order] == lengths[rep]
     pos = np.flatnonzero(same)
@@ -155,14 +157,14 @@ def _dedupe(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
             ok[np.searchsorted(np.cumsum(ln), bad, side="right")] = False
         same[pos] = ok
     # a group merges only if all its members match the representative
-    bad_group = np.zeros(int(group[-1]) + 1, bool)
+    bad_group = np.zeros(len(starts), bool)
     bad_group[group[~same]] = True
-    merge = ~bad_group[group]
-    target = np.where(merge, rep, order)
-    uniq, inv = np.unique(target, return_inverse=True)
-    counts = np.zeros(len(uniq), np.int64)
-    np.add.at(counts, inv, cnt[order])
-    return (*_take(ptr, el, np.zeros(n, np.int64), uniq)[:2], counts)
+    target = np.where(bad_group[group], order, rep)
+    kept = np.zeros(n, bool)  # the lists that stay, in their first order (no sort: they are positions)
+    kept[target] = True
+    counts = np.zeros(int(kept.sum()), np.int64)
+    np.add.at(counts, (np.cumsum(kept) - 1)[target], cnt[order])
+    return (*_take(ptr, el, np.zeros(n, np.int64), np.flatnonzero(kept))[:2], counts)
 
 
 def _take(ptr, el, cnt, idx):
@@ -221,7 +223,41 @@ def _gram_of_lists(ptr, el, cnt, n_elem: int) -> np.ndarray:
     return out
 
 
-def signature_counts(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray) -> Memberships:
+def pack_masks(truth_mask: np.ndarray, pred_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two (biclusters x items) bool masks packed eight items to a byte, and each byte's number of items.
+
+    What :func:`signature_counts` takes as ``(truth, pred, items)``: a
+    cluster ships an eighth of the bytes (in-memory masks are sent to the
+    workers).  Cut the three arrays along their last axis at the same byte
+    positions; every byte holds 8 items but the last one.
+
+    Examples
+    --------
+    >>> t, p = np.array([[1, 0, 1]], bool), np.array([[0, 1, 1]], bool)
+    >>> m = signature_counts(*pack_masks(t, p))
+    >>> m.lists() == signature_counts(t, p).lists(), m.n_items
+    (True, 3)
+    """
+    t = _check_mask(truth_mask, "truth_mask")
+    p = _check_mask(pred_mask, "pred_mask")
+    if t.shape[1] != p.shape[1]:
+        raise InputError(f"truth_mask covers {t.shape[1]} items but pred_mask covers {p.shape[1]}")
+    items = np.full(-(-t.shape[1] // 8), 8, np.uint8)
+    if t.shape[1] % 8:
+        items[-1] = t.shape[1] % 8
+    return np.packbits(t, axis=1), np.packbits(p, axis=1), items
+
+
+def _unpacked(block: np.ndarray, n: int, name: str) -> np.ndarray:
+    block = np.asarray(block)
+    if block.ndim != 2 or block.dtype != np.uint8:
+        raise InputError(f"{name} must be a 2-D uint8 array of packed bits (pack_masks) when the items per byte "
+                         f"are given; got dtype {block.dtype} with shape {block.shape}")
+    return np.unpackbits(block, axis=1, count=n).view(np.bool_)
+
+
+def signature_counts(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray,
+                     items: np.ndarray | None = None) -> Memberships:
     """The signatures of one chunk of rows (or columns) and its Gram table.
 
     Parameters
@@ -230,6 +266,9 @@ def signature_counts(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray) 
         ``truth_mask_block[k, i]``: item i of the chunk is in truth bicluster k.
     pred_mask_block : ndarray of bool, shape (L, m)
         The same for the predicted biclusters.
+    items : ndarray of uint8, optional
+        With it, both blocks are packed bits (:func:`pack_masks`: uint8,
+        eight items a byte) and ``items`` holds each byte's number of items.
 
     Examples
     --------
@@ -239,6 +278,10 @@ def signature_counts(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray) 
     >>> m.lists(), m.cnt.tolist(), m.n_items
     ([[0, 1], [1]], [2, 1], 4)
     """
+    if items is not None:
+        n = int(np.sum(items, dtype=np.int64))
+        truth_mask_block = _unpacked(truth_mask_block, n, "truth_mask_block")
+        pred_mask_block = _unpacked(pred_mask_block, n, "pred_mask_block")
     t = _check_mask(truth_mask_block, "truth_mask_block")
     p = _check_mask(pred_mask_block, "pred_mask_block")
     if t.shape[1] != p.shape[1]:
