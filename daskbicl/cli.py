@@ -62,7 +62,6 @@ def cmd_score(args) -> int:
     plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **params)
     if args.null is not None:
         return _score_null(args, plan)
-    _compile_notice(plan)
     with cluster(args.scheduler, args.workers, default="threads"):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
@@ -74,23 +73,6 @@ def cmd_score(args) -> int:
         print(format_table(results))
         print(f"\nscored in {elapsed:.2f} s", file=sys.stderr)
     return EXIT_OK
-
-
-def _compile_notice(plan) -> None:
-    """One line on stderr before the micro-object kernels are compiled for the first time (a silent minute otherwise).
-
-    Asks numba where it will look (``NUMBA_CACHE_DIR`` included); said once:
-    the same process does not announce that compile again.
-    """
-    from .kernels import compiled
-
-    kinds = {plan.truth.attrs.get("daskbicl_kind"), plan.pred.attrs.get("daskbicl_kind")}
-    group = "the micro-object kernels"
-    if "biclustering" in kinds and any(m.compiled for m in plan.measures):
-        compiled.announce_compiles()
-        if not compiled.ready(group):
-            print(compiled.message(group), file=sys.stderr)
-            compiled.mark_announced(group)
 
 
 def _show_compiles() -> None:

@@ -141,8 +141,9 @@ def read_first(graph):
     :func:`daskbicl.tradeoff`, the batch runner), and every graph
     :func:`compute` sends to a cluster (the checks run while an input is
     opened).  The annotation is read by ``distributed``'s scheduler (the
-    local schedulers ignore it).  A graph whose every layer already carries
-    it is returned unchanged.
+    local schedulers ignore it).  A layer that carries a priority of its own
+    keeps it (the micro-object planning orders its estimates so); a graph
+    whose every layer has a priority is returned unchanged.
     """
     from dask.base import is_dask_collection
     from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
@@ -150,9 +151,10 @@ def read_first(graph):
     if not is_dask_collection(graph) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
         return graph
     hlg = graph.__dask_graph__()
-    if all((layer.annotations or {}).get("priority") is _chunk_first for layer in hlg.layers.values()):
+    if all((layer.annotations or {}).get("priority") is not None for layer in hlg.layers.values()):
         return graph
-    layers = {name: MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
+    layers = {name: layer if (layer.annotations or {}).get("priority") is not None
+              else MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
               for name, layer in hlg.layers.items()}
     rebuild, args = graph.__dask_postpersist__()
     return rebuild(HighLevelGraph(layers, hlg.dependencies), *args)

@@ -368,30 +368,3 @@ def test_numba_cache_is_found_where_numba_writes_it(tmp_path, monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba-here"))
     assert tmp_path / "numba-here" in compiled._cache_folders()
-
-
-def test_cli_says_it_compiles_before_a_first_micro_score(tmp_path):
-    import subprocess
-    import sys
-
-    rng = np.random.default_rng(0)
-    truth = daskbicl.biclustering(rng.random((3, 40)) < 0.3, rng.random((3, 30)) < 0.3)
-    pred = daskbicl.biclustering(rng.random((2, 40)) < 0.3, rng.random((2, 30)) < 0.3)
-    daskbicl.save(truth, tmp_path / "t.zarr")
-    daskbicl.save(pred, tmp_path / "p.zarr")
-    script = ("import sys\nfrom daskbicl.kernels import compiled\n"
-              "compiled.ready = lambda group: False\n"  # as on a fresh install (numba finds no cache)
-              "from daskbicl.cli import main\nsys.exit(main(sys.argv[1:]))\n")
-
-    def run(*measures):
-        args = [sys.executable, "-c", script, "score", str(tmp_path / "t.zarr"), str(tmp_path / "p.zarr")]
-        for m in measures:
-            args += ["--measure", m]
-        return subprocess.run(args, capture_output=True, text=True, timeout=300)
-
-    proc = run("micro_ce")
-    assert proc.returncode == 0, proc.stderr
-    assert "compiling the micro-object kernels" in proc.stderr
-    proc = run("e4sc", "fmeasure")  # no compiled kernel needed: nothing said
-    assert proc.returncode == 0, proc.stderr
-    assert "compiling" not in proc.stderr

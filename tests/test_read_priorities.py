@@ -160,3 +160,19 @@ def test_the_benchmark_runs_quick():
                          text=True, timeout=600, env=env, cwd=root)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "ratio annotated / plain" in out.stdout
+
+
+def test_a_layer_with_its_own_priority_keeps_it():
+    """The micro-object planning annotates its estimates (longest first); read_first must not overwrite them."""
+    import dask
+    import dask.array as da
+
+    x = da.ones(40, chunks=10)
+    with dask.annotate(priority=7):
+        y = (x + 1).sum()
+    graph = read_first(y).__dask_graph__()
+    own = [name for name, layer in graph.layers.items() if (layer.annotations or {}).get("priority") == 7]
+    assert own and all(graph.layers[name].annotations["priority"] == 7 for name in own)
+    others = [layer for name, layer in graph.layers.items() if name not in own]
+    assert others and all(callable(layer.annotations["priority"]) for layer in others)
+    assert read_first(y).compute() == y.compute() == 80

@@ -99,19 +99,31 @@ def test_an_empty_numba_cache_dir_is_not_ready_even_with_the_package_cache_warm(
     assert out.stdout.split() == ["False", "False", "False"]
 
 
-def test_the_cli_notice_is_said_when_numba_cache_dir_is_empty(tmp_path, warmed):
+def test_the_cli_says_a_compile_once_as_it_happens_and_nothing_when_none_does(tmp_path):
+    """No up-front notice: a small micro score compiles nothing (the plain-Python twins), a real compile is said once."""
+    import numpy as np
+
     truth, pred = tmp_path / "t.zarr", tmp_path / "p.zarr"
-    daskbicl.save(daskbicl.biclustering([[1, 1, 0, 0], [0, 1, 1, 1]], [[1, 0, 1], [0, 1, 1]]), truth)
-    daskbicl.save(daskbicl.biclustering([[1, 0, 0, 1]], [[1, 1, 1]]), pred)
-    code = (f"from daskbicl.cli import _compile_notice\nfrom daskbicl.measures import ScorePlan\n"
-            f"_compile_notice(ScorePlan.build({str(truth)!r}, {str(pred)!r}, {{measures!r}}))\n")
-    fresh = _python(code.format(measures=["micro_ce"]), tmp_path / "empty")
-    assert fresh.returncode == 0, fresh.stderr
-    assert fresh.stderr.strip() == compiled.message(MICRO)
-    for measures, cache in ((["micro_ce"], None), (["prelic_recovery"], tmp_path / "empty")):
-        quiet = _python(code.format(measures=measures), cache)  # cached, or no compiled measure asked
-        assert quiet.returncode == 0, quiet.stderr
-        assert quiet.stderr == ""
+    rng = np.random.default_rng(0)
+    daskbicl.save(daskbicl.biclustering(rng.random((3, 40)) < 0.3, rng.random((3, 30)) < 0.3), truth)
+    daskbicl.save(daskbicl.biclustering(rng.random((2, 40)) < 0.3, rng.random((2, 30)) < 0.3), pred)
+    score = "import sys\nfrom daskbicl.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+
+    def cli(cache, *args):
+        env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(cache))
+        return subprocess.run([sys.executable, "-c", score, *map(str, args)], capture_output=True, text=True,
+                              timeout=600, env=env, cwd=ROOT)
+
+    small = cli(tmp_path / "empty", "score", truth, pred, "--measure", "micro_ce", "--measure", "mocice_bcubed")
+    assert small.returncode == 0, small.stderr
+    assert "compiling" not in small.stderr
+    n = 70_000  # one chunk of one-byte codes large enough for the compiled counter
+    daskbicl.save((rng.integers(0, 7, n), rng.integers(0, 3, 40)), tmp_path / "a.zarr")
+    daskbicl.save((rng.integers(0, 5, n), rng.integers(0, 3, 40)), tmp_path / "b.zarr")
+    large = cli(tmp_path / "empty2", "score", tmp_path / "a.zarr", tmp_path / "b.zarr", "--measure", "ari_rows")
+    assert large.returncode == 0, large.stderr
+    said = [line for line in large.stderr.splitlines() if "compiling" in line]
+    assert said == [compiled.message("the one-byte code counter")], large.stderr
 
 
 def _signatures() -> dict[tuple[str, str], int]:

@@ -159,11 +159,6 @@ def message(group: str) -> str:
             "`daskbicl warm` compiles every kernel ahead)")
 
 
-def mark_announced(group: str) -> None:
-    """Count ``group`` as announced in this process (the command line said it already)."""
-    _STATE.announced.add(group)
-
-
 def announce_compiles() -> None:
     """Listen (once per process) to numba's compile events: see the module docstring."""
     with _STATE.lock:
