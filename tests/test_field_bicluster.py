@@ -508,14 +508,15 @@ COVER_OPTIONS = [
 @pytest.mark.parametrize("truth_kind, pred_kind", list(itertools.product(("partition", "biclustering"), repeat=2)))
 def test_the_cover_record_builds_the_tables_its_engine_built(client, truth_kind, pred_kind):
     """The engine builds the cover provider from its record (reads, finalize, bind): the same tables, in every
-    array and dtype, as the cover engine's own builder (membership_pass.cover_tables), in process and on the
+    array and dtype, as the cover engine's own builder (tests/cover_reference.py), in process and on the
     LocalCluster, chunked, for every kind pair and the options the measures ask for."""
     import dask
 
     from daskbicl.engine.core import eager
-    from daskbicl.engine.membership_pass import cover_tables
     from daskbicl.engine.provider_graph import provider_graph
     from daskbicl.measures.registry import PROVIDERS
+
+    from .cover_reference import cover_tables
 
     record = PROVIDERS["cover"]
     assert record.graph is None and record.reads is not None

@@ -43,6 +43,7 @@ ENTRIES = [("daskbicl.kernels.micro.family_walk", "enumerate_family"), ("daskbic
            ("daskbicl.kernels.bicluster.mask_pairs", "_add_pairs"),
            ("daskbicl.kernels.bicluster.mask_positions", "_by_element"),
            ("daskbicl.kernels.bicluster.mask_positions", "_add_pairs"),
+           ("daskbicl.kernels.bicluster.mask_positions", "_positions"),
            ("daskbicl.kernels.coclustering.string_codes", "pack_narrow"),
            ("daskbicl.kernels.coclustering.string_codes", "narrow_slot_ranks"),
            ("daskbicl.kernels.coclustering.slot_lookup", "slot_ranks")]

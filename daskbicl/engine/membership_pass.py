@@ -18,17 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import xarray as xr
 
 from ..kernels.bicluster.cell_pairs import cell_histogram, cell_pair_histogram, cell_signatures
 from ..kernels.bicluster.omega_index import pair_histogram
-from ..kernels.micro.memberships import Memberships, memberships_of_table
-from .blocks import as_biclustering
-from .contingency_pass import partition_tables
-from .core import task
-from .micro_pass import max_work, memberships_graph
+from ..kernels.micro.memberships import Memberships
 
-__all__ = ["AXES", "CellCounts", "CoverCounts", "CoverTables", "cell_counts", "cover_counts", "cover_tables"]
+__all__ = ["AXES", "CellCounts", "CoverCounts", "CoverTables", "cell_counts", "cover_counts"]
 
 #: The axes a cover can be taken on.
 AXES = frozenset({"rows", "cols"})
@@ -82,53 +77,3 @@ def cell_counts(rows: Memberships, cols: Memberships, limit: float) -> CellCount
     ptr, el, cnt = cell_signatures((rows.ptr, rows.el, rows.cnt), (cols.ptr, cols.el, cols.cnt), max_work=limit)
     pairs = cell_pair_histogram(ptr, el, cnt, n_cells, rows.n_truth, rows.n_pred, max_work=limit)
     return CellCounts(n_cells, cell_histogram(ptr, el, cnt, n_cells, rows.n_truth), pairs)
-
-
-def _one_axis_masks(ds: xr.Dataset, axis: str, role: str):
-    """(clusters, items) bool mask of the cover of ``axis``: bicluster sets, or each label once."""
-    mask, other = ("row_mask", "col_labels") if axis == "rows" else ("col_mask", "row_labels")
-    if ds.attrs["daskbicl_kind"] == "biclustering":
-        return ds[mask].data
-    # a constant label on the other axis: one bicluster per label of this axis
-    flat = ds.assign({other: xr.zeros_like(ds[other])})
-    return as_biclustering(flat, role)[mask].data
-
-
-def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=frozenset(), cells: bool = False,
-                 split_every: int = 8):
-    """Delayed :class:`CoverTables` of two aligned inputs.
-
-    Parameters
-    ----------
-    counts : set of {"rows", "cols"}
-        Axes whose cover counts are needed.
-    pairs : set of {"rows", "cols"}
-        Axes whose pair histogram is needed too (the omega index).
-    cells : bool
-        Count cells and pairs of cells by the biclusters containing them
-        (each block of a co-clustering is a bicluster here).
-    """
-    counts, pairs = frozenset(counts), frozenset(pairs)
-    unknown = (counts | pairs) - AXES
-    if unknown:
-        raise ValueError(f"unknown axis {sorted(unknown)}; expected some of {sorted(AXES)}")
-    limit = max_work()
-    out = {}
-    kinds = {truth.attrs["daskbicl_kind"], pred.attrs["daskbicl_kind"]}
-    # two co-clusterings: each axis's signatures are the cells of its contingency table (the pass the
-    # co-clustering measures count anyway), never one-hot masks
-    tables = partition_tables(truth, pred, split_every=split_every) if kinds == {"partition"} else None
-    for axis in sorted(counts | pairs):
-        if tables is not None:
-            graph = task(memberships_of_table)(tables[0 if axis == "rows" else 1])
-        else:
-            graph = memberships_graph(_one_axis_masks(truth, axis, "truth"), _one_axis_masks(pred, axis, "pred"),
-                                      split_every=split_every)
-        out[axis] = task(cover_counts)(graph, axis in pairs, limit)
-    cell = None
-    if cells:
-        t, p = as_biclustering(truth, "truth"), as_biclustering(pred, "pred")
-        rows = memberships_graph(t.row_mask.data, p.row_mask.data, split_every=split_every)
-        cols = memberships_graph(t.col_mask.data, p.col_mask.data, split_every=split_every)
-        cell = task(cell_counts)(rows, cols, limit)
-    return task(CoverTables)(out.get("rows"), out.get("cols"), cell)
