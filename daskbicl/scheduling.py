@@ -132,6 +132,30 @@ def _chunk_first(key) -> int:
     return 0
 
 
+class _OwnPriority:
+    """The priority of a layer that declares its own: -k for the task of chunk k, the layer's number otherwise."""
+
+    __slots__ = ("own",)
+
+    def __init__(self, own):
+        self.own = own
+
+    def __call__(self, key):
+        return _chunk_first(key) if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int) else self.own
+
+    def __reduce__(self):
+        return _OwnPriority, (self.own,)
+
+
+def _is_read_first(priority) -> bool:
+    return priority is _chunk_first or isinstance(priority, _OwnPriority)
+
+
+def _read_priority(annotations):
+    own = (annotations or {}).get("priority")
+    return _chunk_first if own is None or callable(own) else _OwnPriority(own)
+
+
 def read_first(graph):
     """``graph`` (a dask collection, else returned unchanged) with every task annotated with its read priority.
 
@@ -141,9 +165,10 @@ def read_first(graph):
     :func:`daskbicl.tradeoff`, the batch runner), and every graph
     :func:`compute` sends to a cluster (the checks run while an input is
     opened).  The annotation is read by ``distributed``'s scheduler (the
-    local schedulers ignore it).  A layer that carries a priority of its own
-    keeps it (the micro-object planning orders its estimates so); a graph
-    whose every layer has a priority is returned unchanged.
+    local schedulers ignore it).  A layer that carries a number as its own
+    priority keeps it for its single tasks (the micro-object planning orders
+    its estimates so), while its chunk tasks still get -k; a graph already
+    annotated is returned unchanged.
     """
     from dask.base import is_dask_collection
     from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
@@ -151,10 +176,11 @@ def read_first(graph):
     if not is_dask_collection(graph) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
         return graph
     hlg = graph.__dask_graph__()
-    if all((layer.annotations or {}).get("priority") is not None for layer in hlg.layers.values()):
+    if all(_is_read_first((layer.annotations or {}).get("priority")) for layer in hlg.layers.values()):
         return graph
-    layers = {name: layer if (layer.annotations or {}).get("priority") is not None
-              else MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}), "priority": _chunk_first})
+    layers = {name: layer if _is_read_first((layer.annotations or {}).get("priority"))
+              else MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}),
+                                                               "priority": _read_priority(layer.annotations)})
               for name, layer in hlg.layers.items()}
     rebuild, args = graph.__dask_postpersist__()
     return rebuild(HighLevelGraph(layers, hlg.dependencies), *args)

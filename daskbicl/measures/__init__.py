@@ -29,7 +29,7 @@ from .request import check_options, check_params, check_request, resolve_params,
 from .tables import Contingency
 
 #: Modules of this package that are machinery, not measure records.
-_MACHINERY = frozenset({"api", "functions", "null", "plan", "registry", "request", "tables"})
+_MACHINERY = frozenset({"api", "functions", "null", "plan", "registry", "request", "tables", "weighted_indices"})
 
 # Every other module holds records and registers them when imported: all are imported here, in name
 # order, so a measure in a new file registers without any other edit and in the same order every time.
