@@ -33,6 +33,10 @@ its labels redrawn uniformly ("redrawn" column; 1.0 = independent).
    of two larger biclusterings (16 + 16 biclusters over 3000 x 2000), where
    the compiled kernels are chosen, on an empty and a filled cache; and the
    numba compiles of the small first scores (none expected).
+8. The README's first command (``--only install``, not in the default run):
+   a new virtual environment that sees this interpreter's packages, ``pip
+   install --no-deps -e .`` of this checkout, then ``daskbicl demo`` with an
+   empty ``NUMBA_CACHE_DIR``, each step timed, against a fresh import there.
 
 The 5·10^7-label bincount-floor rows of issue 13 are counting (issue 15):
 ``benchmarks/partition.py``.
@@ -41,6 +45,7 @@ Run:  python benchmarks/latency.py            (the issue's sizes, a few minutes)
       python benchmarks/latency.py --quick    (seconds; the test suite runs this; no section 7)
       python benchmarks/latency.py --only first-use   (section 7: two rounds, each compiling twice; minutes)
       python benchmarks/latency.py --only first-use --quick   (section 7, one round)
+      python benchmarks/latency.py --only install   (section 8: the README's install-and-demo line, timed)
 """
 
 from __future__ import annotations
@@ -422,11 +427,53 @@ def first_use(rounds: int, seed: int = 7) -> None:
         sys.stdout.flush()
 
 
+def install_and_demo() -> None:
+    """The README's first command on a machine that never ran daskbicl, and a fresh import to compare with.
+
+    A new virtual environment that sees this interpreter's packages (the
+    dependencies: downloading them is the network's time, not daskbicl's),
+    ``pip install --no-deps -e`` of this checkout into it, then ``daskbicl
+    demo`` from it with an empty ``NUMBA_CACHE_DIR``; each step timed.
+    """
+    import shutil
+    import venv
+
+    root = os.path.dirname(HERE)
+    with tempfile.TemporaryDirectory(prefix="daskbicl-install-") as tmp:
+        env_dir, cache = os.path.join(tmp, "venv"), os.path.join(tmp, "numba-cache")
+        start = time.perf_counter()
+        venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+        made = time.perf_counter() - start
+        py = os.path.join(env_dir, "bin", "python")
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": ""}
+        pip = [sys.executable, "-m", "pip", "--python", py, "install", "--quiet", "--no-deps", "-e", root]
+        start = time.perf_counter()
+        subprocess.run(pip, check=True, capture_output=True, env=env, cwd=tmp)
+        installed = time.perf_counter() - start
+        script = os.path.join(env_dir, "bin", "daskbicl")
+        start = time.perf_counter()
+        demo = subprocess.run([script, "demo"], capture_output=True, text=True, env=env, cwd=tmp)
+        demoed = time.perf_counter() - start
+        if demo.returncode:
+            raise SystemExit(f"daskbicl demo failed:\n{demo.stderr}")
+        imported = min(wall([py, "-c", "import daskbicl"]) for _ in range(3))
+        compiled_now = os.path.isdir(cache) and any(name.endswith(".nbi") for _, _, names in os.walk(cache)
+                                                    for name in names)
+        shutil.rmtree(cache, ignore_errors=True)
+    print_table([{"step": "create a virtual environment (sees the installed dependencies)", "s": f"{made:.2f}"},
+                 {"step": "pip install --no-deps -e . (daskbicl itself)", "s": f"{installed:.2f}"},
+                 {"step": "daskbicl demo (empty numba cache; local cluster, 2e6 x 2e5, generate + score)",
+                  "s": f"{demoed:.2f}"},
+                 {"step": "python -c 'import daskbicl' in that environment (best of 3)", "s": f"{imported:.2f}"},
+                 {"step": "numba compiled during the demo", "s": "yes" if compiled_now else "no"}], ["step", "s"])
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="tiny sizes: seconds (the test suite runs this)")
     ap.add_argument("--only", nargs="+",
-                    choices=["import", "shell", "memory", "client", "process", "finalize", "first-use"],
+                    choices=["import", "shell", "memory", "client", "process", "finalize", "first-use",
+                             "install"],
                     help="run these sections only")
     ap.add_argument("--seed", type=int, default=7, help="first-use inputs' seed (round r uses seed + r)")
     args = ap.parse_args(argv)
@@ -463,6 +510,9 @@ def main(argv=None) -> None:
     if "first-use" in run:
         print("\n## 7. first use: fresh interpreters, an empty NUMBA_CACHE_DIR, the filled cache, after warm")
         first_use(1 if quick else 2, args.seed)
+    if "install" in run:
+        print("\n## 8. the README's first command: install daskbicl into a new environment, then daskbicl demo")
+        install_and_demo()
     print(f"\n# {load()} at the end")
 
 

@@ -323,6 +323,15 @@ def test_latency_benchmark_runs_quick():
         assert section in proc.stdout
 
 
+@pytest.mark.slow
+def test_the_install_and_demo_benchmark_runs():
+    """Section 8 installs this checkout into a new environment and runs the README's demo there."""
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "latency.py"), "--only", "install"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "## 8." in proc.stdout and "daskbicl demo (empty numba cache" in proc.stdout, proc.stdout
+
+
 def test_errors_are_daskbicl_errors_in_process():
     with pytest.raises(DaskbiclError):
         daskbicl.score(([0, 1], [0]), ([0, 1, 2], [0]))
