@@ -9,22 +9,12 @@ from __future__ import annotations
 
 import xarray as xr
 
-from daskbicl.engine.blocks import as_biclustering
+from daskbicl.engine.blocks import as_biclustering, cover_mask
 from daskbicl.engine.contingency_pass import partition_tables
 from daskbicl.engine.core import task
 from daskbicl.engine.membership_pass import AXES, CoverTables, cell_counts, cover_counts
 from daskbicl.engine.micro_pass import max_work, memberships_graph
 from daskbicl.kernels.micro.memberships import memberships_of_table
-
-
-def _one_axis_masks(ds: xr.Dataset, axis: str, role: str):
-    """(clusters, items) bool mask of the cover of ``axis``: bicluster sets, or each label once."""
-    mask, other = ("row_mask", "col_labels") if axis == "rows" else ("col_mask", "row_labels")
-    if ds.attrs["daskbicl_kind"] == "biclustering":
-        return ds[mask].data
-    # a constant label on the other axis: one bicluster per label of this axis
-    flat = ds.assign({other: xr.zeros_like(ds[other])})
-    return as_biclustering(flat, role)[mask].data
 
 
 def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=frozenset(), cells: bool = False,
@@ -55,7 +45,7 @@ def cover_tables(truth: xr.Dataset, pred: xr.Dataset, *, counts=AXES, pairs=froz
         if tables is not None:
             graph = task(memberships_of_table)(tables[0 if axis == "rows" else 1])
         else:
-            graph = memberships_graph(_one_axis_masks(truth, axis, "truth"), _one_axis_masks(pred, axis, "pred"),
+            graph = memberships_graph(cover_mask(truth, axis, "truth"), cover_mask(pred, axis, "pred"),
                                       split_every=split_every)
         out[axis] = task(cover_counts)(graph, axis in pairs, limit)
     cell = None
