@@ -164,6 +164,15 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
                          "(or leave out --scheduler to compute in this process)")
     from distributed import Client, LocalCluster
 
+    # Errors reach the user once, as daskbicl's one-line message: the
+    # workers' "Compute Failed ... Traceback" logs (local cluster) and the
+    # client's own records when the scheduler goes away (``distributed.batched``
+    # logs "Batched Comm Closed" with a traceback, at INFO) are noise.  Set after
+    # ``import distributed``, which sets these levels from dask's config.
+    level = logging.CRITICAL if quiet else logging.WARNING
+    for name in ("distributed", "distributed.client", "distributed.nanny", "distributed.scheduler",
+                 "distributed.worker"):
+        logging.getLogger(name).setLevel(level)
     if choice != "local":
         try:
             client = Client(choice, timeout=config.get("connect_timeout"))
@@ -180,11 +189,6 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
         with client:
             yield client
         return
-    # Errors raised by a task reach the user once, as daskbicl's one-line
-    # message; the workers' own "Compute Failed ... Traceback" logs are noise.
-    level = logging.CRITICAL if quiet else logging.WARNING
-    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker"):
-        logging.getLogger(name).setLevel(level)
     n = workers or min(os.cpu_count() or 1, 4)
     try:
         with LocalCluster(

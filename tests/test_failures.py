@@ -453,6 +453,23 @@ def test_scheduler_lost_during_score(pairs, tmp_path):
     one_error_line(err, f"lost the connection to the Dask scheduler at {address}")
 
 
+def test_a_commands_client_keeps_distributed_quiet_on_a_remote_scheduler(local_cluster):
+    # When the scheduler goes, distributed's client logs "Batched Comm Closed"
+    # with a traceback (INFO, `distributed.batched`) before daskbicl's one line:
+    # seen once in CI, timing-dependent, so here is its cause held directly.
+    from daskbicl.clitools import cluster
+
+    names = ("distributed", "distributed.client", "distributed.batched", "distributed.core")
+    before = {name: logging.getLogger(name).level for name in names}
+    try:
+        with cluster(local_cluster.scheduler_address, quiet=True):
+            for name in names:
+                assert not logging.getLogger(name).isEnabledFor(logging.ERROR), name
+    finally:
+        for name, level in before.items():
+            logging.getLogger(name).setLevel(level)
+
+
 def _has_output(proc) -> bool:
     import select
 
