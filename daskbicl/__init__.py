@@ -56,15 +56,10 @@ from .measures.functions import __all__ as _measure_names
 
 if TYPE_CHECKING:  # loaded on first use at run time (see _LAZY); named here for type checkers and linters
     from .io.synthetic import perturb, random_partition
-    from .kernels.tradeoff.indices import (
-        R_from_lambda,
-        beta_from_lambda,
-        lambda_from_beta,
-        lambda_from_R,
-        weighted_index,
-    )
+    from .kernels.tradeoff.indices import R_from_lambda, beta_from_lambda, lambda_from_beta, lambda_from_R
     from .measures.field_cells import element_scores
     from .measures.null import NullResult, null
+    from .measures.weighted_indices import weighted_index
     from .tradeoffs.space import (
         application_domain,
         compare_algorithms,
@@ -83,8 +78,9 @@ _LAZY = {
     **dict.fromkeys(["SweepTradeoff", "tradeoff"], ".tradeoffs.sweep"),
     **dict.fromkeys(["application_domain", "compare_algorithms", "optimal_tradeoff", "tradeoff_curves"],
                     ".tradeoffs.space"),
-    **dict.fromkeys(["R_from_lambda", "beta_from_lambda", "lambda_from_beta", "lambda_from_R", "weighted_index"],
+    **dict.fromkeys(["R_from_lambda", "beta_from_lambda", "lambda_from_beta", "lambda_from_R"],
                     ".kernels.tradeoff.indices"),
+    "weighted_index": ".measures.weighted_indices",
     **dict.fromkeys(["perturb", "random_partition"], ".io.synthetic"),
     "element_scores": ".measures.field_cells",
 }

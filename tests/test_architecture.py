@@ -11,8 +11,8 @@
   ``daskbicl.scheduling``; io never imports engine;
 * no module is longer than the size one reads in a sitting (700 lines), no
   function longer than 120 lines (an explicit allow-list, to be emptied);
-* no module outside ``daskbicl/measures/`` names a measure (an explicit,
-  commented allow-list).
+* no module outside ``daskbicl/measures/`` names a measure or a tradeoff
+  index (no exceptions).
 """
 
 from __future__ import annotations
@@ -220,15 +220,6 @@ def _measure_name_literals(path: Path, names: set[str]) -> list[str]:
             and node.value.strip().lower() in names]
 
 
-#: Modules outside ``daskbicl/measures/`` still allowed to write a measure's name, each with its reason.
-#: Kernels return plain arrays, tuples or NamedTuples (``PairScores``); the records name what is scored.
-NAMES_A_MEASURE = {
-    # The tradeoff indices' own records: the index names "fmeasure" and "jaccard" are the names of weighted
-    # indices of docs/measures/tradeoff.md that happen to equal bicluster measures' names; not a measure.
-    "daskbicl.kernels.tradeoff.indices",
-}
-
-
 def test_no_module_outside_the_registry_names_a_measure():
     """Which measures exist, and what they need, is said by their records only.
 
@@ -237,29 +228,24 @@ def test_no_module_outside_the_registry_names_a_measure():
     measures``, the docs' tables), capability facts are fields of the record
     (``Measure.compiled``), defaults are constants of their records
     (``DEFAULT_INDEX`` of the tradeoff indices), kernels return arrays and
-    NamedTuples named after the formulas they compute. The few exceptions
-    are :data:`NAMES_A_MEASURE`, and that list holds no module that does not
-    need it.
+    NamedTuples named after the formulas they compute. No exceptions: the
+    tradeoff kernel's formula records are nameless (two index names,
+    "fmeasure" and "jaccard", are also bicluster measures' names).
     """
     from daskbicl.measures import REGISTRY
 
     names = set(REGISTRY)
-    hits = {module: _measure_name_literals(path, names) for module, path in MODULES.items()
-            if module.split(".")[1:2] != ["measures"]}
-    found = [hit for module, found in hits.items() if module not in NAMES_A_MEASURE for hit in found]
+    found = [hit for module, path in MODULES.items() if module.split(".")[1:2] != ["measures"]
+             for hit in _measure_name_literals(path, names)]
     assert not found, "\n".join(found)
-    assert not [m for m in NAMES_A_MEASURE if not hits.get(m)], "take modules that no longer name a measure off the list"
 
 
-#: The names of the tradeoff indices a user types (``index=``, ``--index``): read from the registry layer.
-INDEX_NAMES = {"DEFAULT_INDEX", "INDICES", "INDEX_RECORDS", "get_index"}
-#: Modules that still take them from the maths module, each with its reason.
-INDEX_NAMES_FROM_KERNELS = {
-    # the one door between the two: it re-exports the records for every interface
-    "daskbicl.measures.weighted_indices",
-    # not yet moved (round 4: files of other engineers); see the r4 contract note
-    "daskbicl.plot._common", "daskbicl.plot.tradeoff_figures",
-}
+#: The names of the tradeoff indices a user types (``index=``, ``--index``) and the lookups by name.
+INDEX_NAMES = {"DEFAULT_INDEX", "INDICES", "INDEX_RECORDS", "WeightedIndex", "get_index", "canonical_index",
+               "weighted_index"}
+#: The modules that name an index for the user: they take the names from the registry layer.
+INDEX_READERS = ("daskbicl.cli", "daskbicl.plot._common", "daskbicl.plot.prspace", "daskbicl.plot.tradeoff_figures",
+                 "daskbicl.tradeoffs.space", "daskbicl.tradeoffs.sweep")
 
 
 def _names_from(path: Path, module: str) -> set[str]:
@@ -271,14 +257,25 @@ def _names_from(path: Path, module: str) -> set[str]:
     return out
 
 
-def test_interfaces_read_the_index_names_from_the_registry_layer():
-    """The CLI, the figures and the tradeoff functions take the index names from measures.weighted_indices."""
-    found = {module: sorted(_names_from(path, "daskbicl.kernels.tradeoff.indices") & INDEX_NAMES)
-             for module, path in MODULES.items() if not module.startswith("daskbicl.kernels")}
-    found = {module: names for module, names in found.items() if names and module not in INDEX_NAMES_FROM_KERNELS}
-    assert not found, found
-    for module in ("daskbicl.cli", "daskbicl.plot.prspace", "daskbicl.tradeoffs.space", "daskbicl.tradeoffs.sweep"):
+def test_the_index_names_live_in_the_registry_layer_only():
+    """The tradeoff kernel is the maths (nameless formula records); the names users type are records of
+    measures.weighted_indices, and the CLI, the figures and the tradeoff functions read them there."""
+    from daskbicl.kernels.tradeoff import indices
+    from daskbicl.measures.weighted_indices import INDICES
+
+    assert not INDEX_NAMES & set(vars(indices)), "the kernel defines index names or lookups by name"
+    written = [hit for module, path in MODULES.items() if module.split(".")[1:2] != ["measures"]
+               for hit in _measure_name_literals(path, set(INDICES))]
+    assert not written, "\n".join(written)
+    for module in INDEX_READERS:
         assert _names_from(MODULES[module], "daskbicl.measures.weighted_indices") & INDEX_NAMES, module
+
+
+def test_the_index_name_check_finds_a_name_in_a_kernel(tmp_path):
+    """The literal check above sees an index name written as a record's field (what the kernel used to do)."""
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""Folke."""\nFOLKE = dict(name="folke", label="Folke")\n')
+    assert len(_measure_name_literals(probe, {"folke"})) == 2
 
 
 #: Longest function (lines from ``def`` to its last line, docstring included) one reads in a sitting.

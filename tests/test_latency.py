@@ -256,6 +256,7 @@ def test_batch_still_needs_worker_processes(tmp_path):
 def test_import_loads_only_what_scoring_needs():
     heavy = ["distributed", "matplotlib", "sklearn", "scipy.optimize", "daskbicl.batch", "daskbicl.plot",
              "daskbicl.tradeoffs.sweep", "daskbicl.tradeoffs.space", "daskbicl.measures.null", "daskbicl.kernels.tradeoff.indices",
+             "daskbicl.measures.weighted_indices",
              "daskbicl.io.synthetic", "daskbicl.cli"]
     code = ("import sys, daskbicl\n"
             f"print([m for m in {heavy!r} if m in sys.modules])\n"

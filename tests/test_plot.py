@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 from daskbicl.errors import InputError  # noqa: E402
 from daskbicl.kernels.bicluster.precision_recall import corrected_precision_recall  # noqa: E402
-from daskbicl.kernels.tradeoff.indices import weighted_index  # noqa: E402
+from daskbicl.measures.weighted_indices import weighted_index  # noqa: E402
 from daskbicl.plot import (  # noqa: E402
     plot_comparison,
     plot_corrected_pr_space,

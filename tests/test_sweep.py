@@ -12,7 +12,7 @@ import pytest
 
 import daskbicl
 from daskbicl.errors import InputError
-from daskbicl.kernels.tradeoff.indices import weighted_index
+from daskbicl.measures.weighted_indices import weighted_index
 
 I, J = 120, 30
 

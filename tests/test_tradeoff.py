@@ -1,4 +1,4 @@
-"""Tests of daskbicl.kernels.tradeoff.indices: weighted indices and the tradeoff space."""
+"""Tests of the weighted indices (daskbicl.kernels.tradeoff.indices, named by daskbicl.measures.weighted_indices) and the tradeoff space."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ from scipy.optimize import brentq
 
 from daskbicl.errors import InputError, MeasureError
 from daskbicl.kernels.tradeoff.indices import (
-    INDICES,
     R_from_lambda,
     beta_from_lambda,
     lambda_from_beta,
     lambda_from_R,
-    weighted_index,
 )
+from daskbicl.measures.weighted_indices import INDICES, weighted_index
 from daskbicl.tradeoffs.space import (
     Tradeoff,
     application_domain,

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, store_failure
-from ..kernels.tradeoff.indices import INDEX_RECORDS
+from ..measures.weighted_indices import INDEX_RECORDS
 
 __all__ = ["GREY", "identity_colors", "legend_below", "new_axes", "panel_grid", "panel_rows", "place_labels", "save"]
 

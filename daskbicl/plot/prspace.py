@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..kernels.tradeoff.indices import weighted_index
-from ..measures.weighted_indices import DEFAULT_INDEX, get_index
+from ..measures.weighted_indices import DEFAULT_INDEX, get_index, weighted_index
 from ._common import GREY, legend_below, new_axes, place_labels
 from ._common import LABELS as _LABELS
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..kernels.tradeoff.indices import DEFAULT_INDEX
+from ..measures.weighted_indices import DEFAULT_INDEX
 from ..tradeoffs.space import (
     ApplicationDomain,
     Comparison,

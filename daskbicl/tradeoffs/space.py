@@ -1,8 +1,9 @@
 """The tradeoff space as pandas objects: curves, optimal tradeoffs, application domains, comparisons.
 
 The maths (the weighted indices, their exact upper envelope and its
-closed-form areas) lives in :mod:`daskbicl.kernels.tradeoff.indices`, numpy only;
-this module turns it into the labelled tables users read:
+closed-form areas) lives in :mod:`daskbicl.kernels.tradeoff.indices`, numpy only,
+and takes the nameless formula records; the indices' names are those of
+:mod:`daskbicl.measures.weighted_indices`.  This module turns it into the labelled tables users read:
 :func:`tradeoff_curves`, :func:`optimal_tradeoff` (a :class:`Tradeoff`),
 :func:`application_domain` and :func:`compare_algorithms`.
 """
@@ -17,16 +18,16 @@ import pandas as pd
 
 from ..errors import InputError
 from ..kernels.tradeoff.indices import (
+    IndexFormula,
     below_segments,
     envelope_segments,
     index_integral,
     index_scalar,
     regular,
     unit,
-    weighted_index,
 )
 from ..measures.request import check_options
-from ..measures.weighted_indices import DEFAULT_INDEX, get_index
+from ..measures.weighted_indices import DEFAULT_INDEX, get_index, weighted_index
 
 __all__ = [
     "ApplicationDomain",
@@ -66,7 +67,7 @@ def tradeoff_curves(pre, rec, lam=None, *, names=None, index: str = DEFAULT_INDE
     names : sequence of hashable, optional
         Column labels (default 0..n-1).
     index : str
-        One of :data:`INDICES`.
+        One of :data:`daskbicl.measures.weighted_indices.INDICES`.
 
     Returns
     -------
@@ -87,7 +88,13 @@ def tradeoff_curves(pre, rec, lam=None, *, names=None, index: str = DEFAULT_INDE
     return pd.DataFrame(values, index=pd.Index(lam, name="lam"), columns=list(res["name"]))
 
 
+def _formula(index) -> IndexFormula:
+    """The maths of the index ``index`` names."""
+    return get_index(index).formula
+
+
 def _intervals_frame(res: pd.DataFrame, segs, index: str, label=None) -> pd.DataFrame:
+    formula = _formula(index)
     rows = []
     for lo, hi, k in segs:
         p, r = float(res["pre"].iat[k]), float(res["rec"].iat[k])
@@ -98,7 +105,7 @@ def _intervals_frame(res: pd.DataFrame, segs, index: str, label=None) -> pd.Data
                 "winner": res["name"].iat[k],
                 "pre": p,
                 "rec": r,
-                "area": index_integral(p, r, index, lo, hi),
+                "area": index_integral(p, r, formula, lo, hi),
             }
         )
     df = pd.DataFrame(rows, columns=["lam_lo", "lam_hi", "winner", "pre", "rec", "area"])
@@ -183,7 +190,7 @@ class Tradeoff:
         k = np.minimum(np.searchsorted(iv["lam_hi"].to_numpy(), lam, side="left"), len(iv) - 1)
         p, r = iv["pre"].to_numpy()[k], iv["rec"].to_numpy()[k]
         out = weighted_index(p, r, lam, self.index)
-        return np.where(regular(p, r, self.index), out, 0.0)
+        return np.where(regular(p, r, _formula(self.index)), out, 0.0)
 
     def curves(self, lam=None) -> pd.DataFrame:
         """Every kept result's curve (see :func:`tradeoff_curves`)."""
@@ -195,8 +202,9 @@ class Tradeoff:
         """:math:`\\int_a^b \\max_i I_\\lambda\\,d\\lambda` (divided by b - a if ``normalize``)."""
         if not (0 <= a < b <= 1):
             raise InputError(f"need 0 <= a < b <= 1, got a={a}, b={b}")
+        formula = _formula(self.index)
         total = sum(
-            index_integral(p, r, self.index, max(lo, a), min(hi, b))
+            index_integral(p, r, formula, max(lo, a), min(hi, b))
             for lo, hi, p, r in self.intervals[["lam_lo", "lam_hi", "pre", "rec"]].itertuples(index=False)
         )
         return total / (b - a) if normalize else total
@@ -219,10 +227,11 @@ def _weighted_auc(t: Tradeoff, density, grid) -> float:
 
         num = den = 0.0
         opts = {"limit": 200, "epsabs": 1e-13, "epsrel": 1e-11}
+        formula = _formula(t.index)
         for lo, hi, p, r in t.intervals[["lam_lo", "lam_hi", "pre", "rec"]].itertuples(index=False):
-            kink = [k for k in get_index(t.index).kinks if lo < k < hi] or None  # e.g. Jaccard at 1/2
+            kink = [k for k in formula.kinks if lo < k < hi] or None  # e.g. Jaccard at 1/2
             num += quad(
-                lambda x, p=p, r=r: index_scalar(p, r, x, t.index) * float(density(x)),
+                lambda x, p=p, r=r: index_scalar(p, r, x, formula) * float(density(x)),
                 lo,
                 hi,
                 points=kink,
@@ -317,7 +326,7 @@ def optimal_tradeoff(
     bounds = check_options(pre_min=pre_min, rec_min=rec_min)
     pre_min, rec_min = bounds["pre_min"], bounds["rec_min"]
     res, excluded = _constrain(_results(pre, rec, names), pre_min, rec_min)
-    segs = envelope_segments(res["pre"].to_numpy(), res["rec"].to_numpy(), index)
+    segs = envelope_segments(res["pre"].to_numpy(), res["rec"].to_numpy(), _formula(index))
     iv = _intervals_frame(res, segs, index)
     return Tradeoff(index, res, iv, float(iv["area"].sum()), excluded)
 
@@ -401,10 +410,11 @@ def application_domain(
     if b < 1 or D < b:
         raise InputError(f"need 1 <= truth_size <= n_cells, got {b} and {D}")
     maximal, minimal = (b / D, 1.0), (1.0, 1.0 / b)
+    formula = _formula(index)
     rows = [
         (name, lo, hi)
         for name, p, r in res.itertuples(index=False)
-        for lo, hi in below_segments(p, r, maximal, index)
+        for lo, hi in below_segments(p, r, maximal, formula)
     ]
     unin = pd.DataFrame(rows, columns=["result", "lam_lo", "lam_hi"])
     frac = (unin["lam_hi"] - unin["lam_lo"]).groupby(unin["result"]).sum()
@@ -515,7 +525,7 @@ def compare_algorithms(
     res = pd.concat(frames, ignore_index=True)
     label = res["algorithm"].tolist()
     segments = _intervals_frame(
-        res, envelope_segments(res["pre"].to_numpy(), res["rec"].to_numpy(), index), index, label
+        res, envelope_segments(res["pre"].to_numpy(), res["rec"].to_numpy(), _formula(index)), index, label
     )
     # an algorithm keeps its interval across its own internal breakpoints
     block = (segments["algorithm"] != segments["algorithm"].shift()).cumsum()

@@ -1,5 +1,12 @@
 """Weighted precision–recall indices and the tradeoff-space maths (numpy only).
 
+The maths only: each index is a nameless :class:`IndexFormula` record
+(:data:`KULCZYNSKI`, :data:`FMEASURE`, :data:`FOLKE`, :data:`JACCARD`) and
+every function takes the record.  The names a user types (``index=``,
+``daskbicl tradeoff --index``), the display names and the default index are
+records of the registry layer, :mod:`daskbicl.measures.weighted_indices`,
+which also holds the by-name :func:`~daskbicl.measures.weighted_indices.weighted_index`.
+
 Every weighted index :math:`I_\\lambda(pre, rec)` with :math:`\\lambda \\in
 [0, 1]` the importance of recall becomes *linear in* :math:`\\lambda` after a
 monotone transform :math:`g`, on at most two pieces:
@@ -45,22 +52,22 @@ import numpy as np
 from ...errors import InputError, MeasureError
 
 __all__ = [
-    "DEFAULT_INDEX",
-    "INDEX_RECORDS",
-    "INDICES",
+    "FMEASURE",
+    "FOLKE",
+    "JACCARD",
+    "KULCZYNSKI",
+    "IndexFormula",
     "R_from_lambda",
-    "WeightedIndex",
     "below_segments",
     "beta_from_lambda",
     "envelope_segments",
-    "get_index",
     "index_integral",
     "index_scalar",
+    "index_values",
     "lambda_from_R",
     "lambda_from_beta",
     "regular",
     "unit",
-    "weighted_index",
 ]
 
 _EPS = 1e-12  # segments shorter than this are absorbed by their neighbour
@@ -71,13 +78,14 @@ _TINY = 1e-300
 
 
 @dataclass(frozen=True)
-class WeightedIndex:
-    """One weighted index: its formula and the pieces of the envelope algorithm.
+class IndexFormula:
+    """One weighted index as maths: its formula and the pieces of the envelope algorithm.
+
+    Nameless: the name a user types and the display name are the registry
+    layer's (:class:`daskbicl.measures.weighted_indices.WeightedIndex`).
 
     Attributes
     ----------
-    name, label : str
-        Key (``"fmeasure"``) and display name (``"F-measure"``).
     pieces : tuple of (float, float)
         Intervals of λ on which ``g(I_λ)`` is linear in λ.
     value : callable
@@ -96,8 +104,6 @@ class WeightedIndex:
         ``integral(p, r, a, b)``: closed-form ∫_a^b I_λ dλ within one piece.
     """
 
-    name: str
-    label: str
     pieces: tuple[tuple[float, float], ...]
     value: Callable
     scalar: Callable
@@ -152,8 +158,8 @@ def _k_integral(p: float, r: float, a: float, b: float, piece: int = 0) -> float
     return (b - a) * (p + (r - p) * (a + b) / 2)
 
 
-KULCZYNSKI = WeightedIndex(
-    name="kulczynski", label="Kulczynski", pieces=((0.0, 1.0),),
+KULCZYNSKI = IndexFormula(
+    pieces=((0.0, 1.0),),
     value=_k_value, scalar=_k_value, regular=_all_regular,
     slope=lambda p, r, piece: r - p,
     transformed=lambda p, r, t: (1 - t) * p + t * r,
@@ -180,8 +186,8 @@ def _f_g(p, r, t):
     return t / r + (1 - t) / p
 
 
-FMEASURE = WeightedIndex(
-    name="fmeasure", label="F-measure", pieces=((0.0, 1.0),),
+FMEASURE = IndexFormula(
+    pieces=((0.0, 1.0),),
     value=_f_value, scalar=_f_scalar, regular=_positive, slope=_f_slope,
     transformed=lambda p, r, t: -_f_g(np.maximum(p, _TINY), np.maximum(r, _TINY), t),
     integral=_reciprocal_integral(_f_g, _f_slope),
@@ -208,8 +214,8 @@ def _fo_integral(p: float, r: float, a: float, b: float, piece: int = 0) -> floa
     return (_fo_value(p, r, b) - ia) / sigma
 
 
-FOLKE = WeightedIndex(
-    name="folke", label="Folke", pieces=((0.0, 1.0),),
+FOLKE = IndexFormula(
+    pieces=((0.0, 1.0),),
     value=_fo_value, scalar=_fo_value, regular=_positive, slope=_fo_slope,
     transformed=lambda p, r, t: (1 - t) * np.log(p) + t * np.log(r),
     integral=_fo_integral,
@@ -243,29 +249,12 @@ def _j_g(p, r, t):
     return 1 / r + 2 * (1 - t) * (1 / p - 1)
 
 
-JACCARD = WeightedIndex(
-    name="jaccard", label="Jaccard", pieces=((0.0, 0.5), (0.5, 1.0)),
+JACCARD = IndexFormula(
+    pieces=((0.0, 0.5), (0.5, 1.0)),
     value=_j_value, scalar=_j_scalar, regular=_positive, slope=_j_slope,
     transformed=lambda p, r, t: -_j_g(np.maximum(p, _TINY), np.maximum(r, _TINY), t),
     integral=_reciprocal_integral(_j_g, _j_slope),
 )
-
-#: The weighted indices by name.
-INDEX_RECORDS: dict[str, WeightedIndex] = {x.name: x for x in (KULCZYNSKI, FMEASURE, FOLKE, JACCARD)}
-INDICES: tuple[str, ...] = tuple(INDEX_RECORDS)
-#: The index used when none is named (the tradeoff functions, figures and ``daskbicl tradeoff --index``).
-DEFAULT_INDEX: str = FMEASURE.name
-
-
-def get_index(index) -> WeightedIndex:
-    """The record of ``index`` (a name or a record); an unknown name lists the valid ones."""
-    if isinstance(index, WeightedIndex):
-        return index
-    try:
-        return INDEX_RECORDS[index]
-    except (KeyError, TypeError):
-        raise MeasureError(f"unknown index {index!r}; choose one of {', '.join(INDICES)}") from None
-
 
 def unit(name: str, value) -> np.ndarray:
     """``value`` as float64, checked finite and within [0, 1]."""
@@ -278,29 +267,17 @@ def unit(name: str, value) -> np.ndarray:
     return arr
 
 
-def weighted_index(pre, rec, lam, index: str = DEFAULT_INDEX):
-    """Weighted Kulczynski, F-measure, Folke or Jaccard index (docs/measures/tradeoff.md).
+def index_values(pre, rec, lam, formula: IndexFormula):
+    """The weighted index ``formula`` at (pre, rec, λ), broadcast; exact at λ = 0 (``pre``) and 1 (``rec``).
 
-    .. math::
-
-        K_\\lambda = (1-\\lambda)\\,pre + \\lambda\\,rec, \\qquad
-        F_\\lambda = \\frac{pre\\,rec}{\\lambda\\,pre + (1-\\lambda)\\,rec}, \\qquad
-        Fo_\\lambda = pre^{1-\\lambda}\\,rec^{\\lambda},
-
-        J_\\lambda = \\frac{pre\\,rec}{w(\\lambda)\\,pre + w(1-\\lambda)\\,rec
-        - v(\\lambda)\\,pre\\,rec}, \\quad w(t) = \\min(2t, 1), \\;
-        v(\\lambda) = 1 - |1 - 2\\lambda|.
-
-    Every index is ``pre`` at λ = 0, ``rec`` at λ = 1 and its unweighted
-    form at λ = 0.5.  A 0/0 inside (0, 1) (F-measure or Jaccard with
-    ``pre = 0`` or ``rec = 0``) gives 0, so ``pre = rec = 0`` gives 0 for
-    every λ.  The Folke exponents follow the erratum (docs/measures/tradeoff.md).
+    The formulas, the 0/0 convention and the by-name entry point are those of
+    :func:`daskbicl.measures.weighted_indices.weighted_index`.
 
     Parameters
     ----------
     pre, rec, lam : array_like of float in [0, 1]
         Broadcast together.
-    index : {"kulczynski", "fmeasure", "folke", "jaccard"}
+    formula : IndexFormula
 
     Returns
     -------
@@ -311,31 +288,30 @@ def weighted_index(pre, rec, lam, index: str = DEFAULT_INDEX):
     --------
     The check values (pre = 0.5, rec = 0.9, λ = 0.2):
 
-    >>> [round(float(weighted_index(0.5, 0.9, 0.2, i)), 3) for i in INDICES]
+    >>> [round(float(index_values(0.5, 0.9, 0.2, f)), 3) for f in (KULCZYNSKI, FMEASURE, FOLKE, JACCARD)]
     [0.58, 0.549, 0.562, 0.489]
-    >>> weighted_index([0.5, 0.5], 0.9, [0.0, 1.0], "jaccard").tolist()
+    >>> index_values([0.5, 0.5], 0.9, [0.0, 1.0], JACCARD).tolist()
     [0.5, 0.9]
     """
-    idx = get_index(index)
     p, r, lam = np.broadcast_arrays(unit("pre", pre), unit("rec", rec), unit("lam", lam))
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = idx.value(p, r, lam)
+        out = formula.value(p, r, lam)
     out = np.where(lam == 0, p, np.where(lam == 1, r, out))
     return out[()] if out.ndim == 0 else out
 
 
-def index_scalar(p: float, r: float, lam: float, index) -> float:
-    """Plain-Python :func:`weighted_index` for one point (fast inside ``quad``)."""
+def index_scalar(p: float, r: float, lam: float, formula: IndexFormula) -> float:
+    """Plain-Python :func:`index_values` for one point (fast inside ``quad``)."""
     if lam <= 0:
         return p
     if lam >= 1:
         return r
-    return get_index(index).scalar(p, r, lam)
+    return formula.scalar(p, r, lam)
 
 
-def regular(p: np.ndarray, r: np.ndarray, index) -> np.ndarray:
+def regular(p: np.ndarray, r: np.ndarray, formula: IndexFormula) -> np.ndarray:
     """Results whose curve is a proper line in g-space (not 0 on (0, 1))."""
-    return get_index(index).regular(p, r)
+    return formula.regular(p, r)
 
 
 def lambda_from_beta(beta):
@@ -446,9 +422,8 @@ def _upper_envelope(values, S, lo: float, hi: float) -> list[tuple[float, float,
     return segments
 
 
-def envelope_segments(p: np.ndarray, r: np.ndarray, index) -> list[tuple[float, float, int]]:
+def envelope_segments(p: np.ndarray, r: np.ndarray, idx: IndexFormula) -> list[tuple[float, float, int]]:
     """Winner intervals ``(lam_lo, lam_hi, position)`` of the upper envelope over [0, 1], merged."""
-    idx = get_index(index)
     ok = np.flatnonzero(idx.regular(p, r))
     if ok.size == 0:  # every curve is 0 on (0, 1)
         return [(0.0, 1.0, 0)]
@@ -465,9 +440,8 @@ def envelope_segments(p: np.ndarray, r: np.ndarray, index) -> list[tuple[float, 
     return segs
 
 
-def below_segments(p: float, r: float, ref: tuple[float, float], index) -> list[tuple[float, float]]:
+def below_segments(p: float, r: float, ref: tuple[float, float], idx: IndexFormula) -> list[tuple[float, float]]:
     """λ intervals where the curve of (p, r) is strictly under that of ``ref``."""
-    idx = get_index(index)
     if not idx.regular(np.array([p]), np.array([r]))[0]:
         return [(0.0, 1.0)]
     out: list[tuple[float, float]] = []
@@ -488,9 +462,8 @@ def below_segments(p: float, r: float, ref: tuple[float, float], index) -> list[
     return out
 
 
-def index_integral(p: float, r: float, index, a: float, b: float) -> float:
+def index_integral(p: float, r: float, idx: IndexFormula, a: float, b: float) -> float:
     """Closed-form :math:`\\int_a^b I_\\lambda(p, r)\\,d\\lambda`, split at the index's kinks."""
-    idx = get_index(index)
     if b <= a:
         return 0.0
     total = 0.0
