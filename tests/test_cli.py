@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -197,3 +198,14 @@ def test_score_defaults_to_threads_and_workers_start_a_cluster():
     assert choose_scheduler(None, 2, default="threads") == "local"
     assert choose_scheduler(None, 0) == "threads"
     assert choose_scheduler("synchronous", 2) == "synchronous"
+
+
+def test_the_module_docstring_lists_every_command():
+    """``daskbicl.cli``'s first line names the subcommands the parser has, no more, no fewer."""
+    import re
+
+    from daskbicl import cli
+
+    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    first = cli.__doc__.splitlines()[0]
+    assert set(re.findall(r"\b[a-z]+\b", first.split("``daskbicl", 1)[1])) == set(sub.choices)

@@ -483,3 +483,35 @@ def test_winner_at_end_points_specific_case():
     assert t.intervals["winner"].tolist() == ["b"]
     assert t.winner_at([0.0, 0.3, 1.0]).tolist() == ["r0", "b", "p0"]
     np.testing.assert_array_equal(t.envelope([0.0, 1.0]), [1.0, 1.0])
+
+
+# ---------------------------------------------------------------- index names, as users write them
+@pytest.mark.parametrize("spelled, name", [("Jaccard", "jaccard"), (" FMEASURE ", "fmeasure"), ("Folke\t", "folke")])
+def test_every_function_taking_an_index_ignores_its_case(spelled, name):
+    """As ``optimal_tradeoff`` and ``daskbicl tradeoff`` do: the same values, bit for bit, as the lower-case name."""
+    from daskbicl.plot import plot_pr_space
+
+    rng = np.random.default_rng(7)
+    p, r, lam = rng.uniform(0, 1, 9), rng.uniform(0, 1, 9), rng.uniform(0, 1, 30)
+    assert weighted_index(p[None], r[None], lam[:, None], spelled).tobytes() == \
+        weighted_index(p[None], r[None], lam[:, None], name).tobytes()
+    pd.testing.assert_frame_equal(tradeoff_curves(p, r, lam, index=spelled), tradeoff_curves(p, r, lam, index=name),
+                                  check_exact=True)
+    assert optimal_tradeoff(p, r, index=spelled).auc == optimal_tradeoff(p, r, index=name).auc
+    title = plot_pr_space(p, r, index=spelled).axes[0].get_title()
+    assert title == plot_pr_space(p, r, index=name).axes[0].get_title() and name not in title  # the display name
+
+
+def test_index_records_are_the_kernels_formulas_by_name():
+    """The registry layer names each of the kernel's (nameless) formulas once; the default is one of them."""
+    from daskbicl.kernels.tradeoff import indices as kernel
+    from daskbicl.measures.weighted_indices import DEFAULT_INDEX, INDEX_RECORDS, get_index
+
+    formulas = [v for v in vars(kernel).values() if isinstance(v, kernel.IndexFormula)]
+    assert sorted(map(id, formulas)) == sorted(id(r.formula) for r in INDEX_RECORDS.values())
+    assert INDICES == tuple(INDEX_RECORDS) and DEFAULT_INDEX in INDICES
+    assert len({r.label for r in INDEX_RECORDS.values()}) == len(INDICES)
+    for name, record in INDEX_RECORDS.items():
+        assert get_index(name) is record is get_index(record) and record.name == name
+    with pytest.raises(MeasureError, match=r"unknown index 'dice'; choose one of kulczynski, fmeasure, folke, jaccard"):
+        get_index("dice")

@@ -55,11 +55,19 @@ DEFAULT_INDEX: str = INDEX_RECORDS["fmeasure"].name
 
 
 def get_index(index) -> WeightedIndex:
-    """The record of ``index`` (a name or a record); an unknown name lists the valid ones."""
+    """The record of ``index`` (a record, or a name: case and surrounding spaces ignored, as for measures).
+
+    An unknown name is a :class:`~daskbicl.errors.MeasureError` that lists the valid ones.
+
+    Examples
+    --------
+    >>> get_index(" Jaccard ").label, get_index("FMEASURE").name
+    ('Jaccard', 'fmeasure')
+    """
     if isinstance(index, WeightedIndex):
         return index
     try:
-        return INDEX_RECORDS[index]
+        return INDEX_RECORDS[index.strip().lower() if isinstance(index, str) else index]
     except (KeyError, TypeError):
         raise MeasureError(f"unknown index {index!r}; choose one of {', '.join(INDICES)}") from None
 
@@ -100,6 +108,7 @@ def weighted_index(pre, rec, lam, index: str = DEFAULT_INDEX):
     pre, rec, lam : array_like of float in [0, 1]
         Broadcast together.
     index : {"kulczynski", "fmeasure", "folke", "jaccard"}
+        Case and surrounding spaces are ignored.
 
     Returns
     -------

@@ -178,7 +178,7 @@ def plot_pr_space(
     >>> sorted({a.get_gid() for a in ax.get_children() if a.get_gid()})
     ['isolines', 'isolines-key', 'point-label', 'random', 'results', 'unreachable']
     """
-    get_index(index)
+    index = get_index(index).name  # the canonical name (case ignored): the label's key
     p, r = _points(pre, rec, names, 0.0, groups)
     if (truth_size is None) != (n_cells is None):
         raise InputError("give both truth_size and n_cells, or neither")
@@ -270,7 +270,7 @@ def plot_corrected_pr_space(
     >>> fig.axes[0].get_xlabel()
     'corrected recall  rec$^c$'
     """
-    get_index(index)
+    index = get_index(index).name  # the canonical name (case ignored): the label's key
     p, r = _points(pre_c, rec_c, names, -np.inf, groups)
     fig, ax = new_axes(ax)
     lo = min(-0.1, 1.1 * float(min(p.min(), r.min())))
