@@ -343,3 +343,46 @@ def test_registration_does_not_depend_on_import_order():
     assert baseline
     for first in records:
         assert registered(f"import daskbicl.measures.{first}; ") == baseline, first
+
+
+# --------------------------------------------------------------------------- the generated functions, typed
+
+
+def test_the_generated_measure_functions_have_a_stub_from_the_registry():
+    """``measures/functions.pyi`` is what the registry generates today, and says what the runtime functions take."""
+    import inspect
+
+    import daskbicl
+    from daskbicl.measures import REGISTRY
+    from daskbicl.measures.api import function_stubs
+
+    path = PACKAGE / "measures" / "functions.pyi"
+    assert path.read_text(encoding="utf-8") == function_stubs(REGISTRY), (
+        "functions.pyi is stale: python3 -c 'from daskbicl.measures.api import write_function_stubs as w; w()'")
+    defs = {n.name: n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
+    assert list(defs) == list(REGISTRY)
+    kinds = {"args": inspect.Parameter.POSITIONAL_OR_KEYWORD, "kwonlyargs": inspect.Parameter.KEYWORD_ONLY}
+    for name, node in defs.items():
+        runtime = inspect.signature(getattr(daskbicl, name)).parameters
+        stub = [(a.arg, kind) for field, kind in kinds.items() for a in getattr(node.args, field)]
+        assert stub == [(p.name, p.kind) for p in runtime.values()], name
+        assert ast.unparse(node.returns) == ("float" if not REGISTRY[name].fields else "PRF"), name
+
+
+def test_mypy_sees_every_measure_function(tmp_path):
+    """A type checker knows ``daskbicl.cari`` & co.: it flags a misspelt parameter and types a record's fields."""
+    import os
+    import subprocess
+
+    (tmp_path / "use.py").write_text(
+        "import daskbicl\n\nvalue: float = daskbicl.cari('t.zarr', 'p.zarr')\n"
+        "reveal_type(daskbicl.mocice_bcubed('t.zarr', 'p.zarr', method='exact').precision)\n"
+        "daskbicl.nce('t.zarr', 'p.zarr', normaliser='printed')\n")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "cache"),
+                           "--follow-imports=silent", "--ignore-missing-imports", "use.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "MYPYPATH": str(PACKAGE.parent)})
+    out = proc.stdout
+    assert 'use.py:4: note: Revealed type is "float | fractions.Fraction"' in out, out
+    assert 'use.py:5: error: Unexpected keyword argument "normaliser" for "nce"' in out, out
+    assert "Found 1 error" in out, out

@@ -2,7 +2,10 @@
 
 ``daskbicl.cari(truth, pred)`` is ``daskbicl.score(truth, pred,
 measures=["cari"])["cari"]``, with the measure's parameters as keyword-only
-arguments and a docstring built from its registry record.
+arguments and a docstring built from its registry record.  Their
+signatures are also written out in ``functions.pyi`` (generated:
+:func:`daskbicl.measures.api.write_function_stubs`), so type checkers and IDEs see
+every one.
 """
 
 from __future__ import annotations
