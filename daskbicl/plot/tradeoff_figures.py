@@ -59,7 +59,7 @@ def plot_tradeoff(
     the breakpoints, a marker at each breakpoint and the name of each
     interval's winner on the optimal curve (``winner-label``; so the winners
     are named even when a large sweep's curves have no legend entry).  With
-    an :class:`~daskbicl.kernels.tradeoff.indices.ApplicationDomain` it also draws
+    an :class:`~daskbicl.tradeoffs.space.ApplicationDomain` it also draws
     the maximal (X = D, dashed) and minimal (one true cell, dotted) results'
     curves, shades the application domain between them
     (``application-domain``) and hatches the region *under the maximal
@@ -69,7 +69,7 @@ def plot_tradeoff(
     Parameters
     ----------
     tradeoff : Tradeoff
-        From :func:`daskbicl.kernels.tradeoff.indices.optimal_tradeoff`.
+        From :func:`daskbicl.tradeoffs.space.optimal_tradeoff`.
     domain : ApplicationDomain, optional
         Must use the same index.
     ax : matplotlib.axes.Axes, optional
@@ -206,9 +206,9 @@ def plot_tradeoff_space(
 ):
     """Tradeoff space of a set of results, one panel per index.
 
-    Computes :func:`~daskbicl.kernels.tradeoff.indices.optimal_tradeoff` (and, when
+    Computes :func:`~daskbicl.tradeoffs.space.optimal_tradeoff` (and, when
     ``truth_size`` and ``n_cells`` are given,
-    :func:`~daskbicl.kernels.tradeoff.indices.application_domain`) for each index and
+    :func:`~daskbicl.tradeoffs.space.application_domain`) for each index and
     draws it with :func:`plot_tradeoff`.
 
     Parameters
@@ -275,7 +275,7 @@ def plot_comparison(comparison: Comparison, *, ax=None, n_grid: int = 501, title
     Parameters
     ----------
     comparison : Comparison
-        From :func:`daskbicl.kernels.tradeoff.indices.compare_algorithms`.
+        From :func:`daskbicl.tradeoffs.space.compare_algorithms`.
     ax : matplotlib.axes.Axes, optional
     n_grid : int
     title : str, optional

@@ -49,11 +49,11 @@ class SweepTradeoff:
         ``rec_min``) and ``fraction_uninformative`` (share of λ ∈ [0, 1]
         where the result scores below predicting the whole matrix).
     optimal : dict
-        Algorithm -> :class:`~daskbicl.kernels.tradeoff.indices.Tradeoff` (intervals
+        Algorithm -> :class:`~daskbicl.tradeoffs.space.Tradeoff` (intervals
         with exact breakpoints and winners, AUC, partial and weighted AUC),
         for every algorithm not in :attr:`excluded`.
     domain : dict
-        Algorithm -> :class:`~daskbicl.kernels.tradeoff.indices.ApplicationDomain`.
+        Algorithm -> :class:`~daskbicl.tradeoffs.space.ApplicationDomain`.
     comparison : Comparison or None
         With two or more sweeps: the λ intervals on which each algorithm's
         optimal curve is highest.
