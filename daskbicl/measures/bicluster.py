@@ -106,8 +106,9 @@ def _aggregates(tables: BiclusterTables, *, aggregate: str, **params) -> dict:
     return precision_recall.best_match_mean(pairs, aggregate=aggregate)
 
 
-def pair_scores(truth, pred, *, R: float = 1.0, beta: float = 1.0, clip: bool = False,
-                drop_empty: bool = False, progress: bool = False) -> xr.Dataset:
+def pair_scores(truth, pred, *, R: float = R_PARAM.default, beta: float = BETA.default,  # type: ignore[assignment]
+                clip: bool = CLIP.default, drop_empty: bool = DROP_EMPTY.default,  # type: ignore[assignment]
+                progress: bool = False) -> xr.Dataset:
     """Every bicluster precision–recall measure for every (truth, pred) bicluster pair.
 
     Returns
