@@ -232,8 +232,13 @@ def _add_cluster_args(p, default: str = "start a local cluster", in_process: boo
                        help="worker processes of a local cluster (default: min(CPUs, 4))")
 
 
+def _word(text: str) -> str:
+    """A word option as Python takes it: case and surrounding spaces ignored (then checked against the choices)."""
+    return text.strip().lower()
+
+
 def _add_unassigned_arg(p):
-    p.add_argument("--unassigned", choices=POLICIES, default=None,
+    p.add_argument("--unassigned", type=_word, choices=POLICIES, default=None,
                    help="what unassigned labels (NaN, empty, negative integers) mean: error (default), "
                         "cluster (one extra cluster per side and axis) or singleton (a cluster each)")
 
@@ -329,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("truth", help="biclustering store with the target bicluster")
     p.add_argument("sweeps", nargs="+", metavar="SWEEP", help="biclustering stores: one algorithm's results each")
     p.add_argument(
-        "--index", action="append", choices=INDICES,
+        "--index", action="append", type=_word, choices=INDICES,
         help=f"weighted index (repeat for one report and one figure panel per index; default {DEFAULT_INDEX}; "
         "with several, --json prints {\"indices\": {NAME: report}})",
     )

@@ -209,3 +209,31 @@ def test_the_module_docstring_lists_every_command():
     sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     first = cli.__doc__.splitlines()[0]
     assert set(re.findall(r"\b[a-z]+\b", first.split("``daskbicl", 1)[1])) == set(sub.choices)
+
+
+def test_word_options_ignore_case_as_in_python(tmp_path, capsys):
+    """``--index Jaccard`` and ``--unassigned CLUSTER`` mean what ``index="Jaccard"`` and ``unassigned="CLUSTER"`` do."""
+    from daskbicl import cli
+
+    rng = np.random.default_rng(3)
+    rows, cols = np.zeros((1, 40), bool), np.zeros((1, 12), bool)
+    rows[0, :15], cols[0, :6] = True, True
+    truth = str(daskbicl.save(daskbicl.biclustering(rows, cols), tmp_path / "t.zarr"))
+    rows, cols = rng.random((4, 40)) < 0.4, rng.random((4, 12)) < 0.5
+    rows[:, 0] = cols[:, 0] = True
+    sweep = str(daskbicl.save(daskbicl.biclustering(rows, cols), tmp_path / "s.zarr"))
+    out = {}
+    for spelled in ("jaccard", " Jaccard ", "JACCARD"):
+        assert cli.main(["tradeoff", truth, sweep, "--index", spelled, "--json", "--workers", "0"]) == 0
+        out[spelled] = capsys.readouterr().out
+    assert out["jaccard"] == out[" Jaccard "] == out["JACCARD"] and '"index": "jaccard"' in out["jaccard"]
+    with pytest.raises(SystemExit) as exit_:  # argparse's own one-line error, as for any bad choice
+        cli.main(["tradeoff", truth, sweep, "--index", "Dice", "--workers", "0"])
+    assert exit_.value.code == 2 and "invalid choice: 'dice'" in capsys.readouterr().err
+    z = np.array([0, 0, 1, -1, 1, 2]), np.array([0, 1, 1, 0])
+    labels = str(daskbicl.save(daskbicl.partition(*z), tmp_path / "u.zarr"))
+    for spelled in ("cluster", "CLUSTER"):
+        assert cli.main(["score", labels, labels, "--measure", "cari", "--unassigned", spelled, "--json",
+                         "--workers", "0"]) == 0
+        out[spelled] = capsys.readouterr().out
+    assert out["cluster"] == out["CLUSTER"] and json.loads(out["cluster"]) == {"cari": 1.0}
