@@ -252,12 +252,8 @@ def _add_generate_args(p, rows, cols):
     p.add_argument("--seed", type=int, default=0)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="daskbicl", description="Score co-clusterings and biclusterings against a reference.")
-    parser.add_argument("--version", action="version", version=f"daskbicl {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-
+def _add_score_parser(sub) -> None:
+    """``daskbicl score``: one pair, any measures, optionally against a null model."""
     p = sub.add_parser("score", help="score PRED against TRUTH (Zarr stores)")
     p.add_argument("truth", help="truth store (path or URL)")
     p.add_argument("pred", help="pred store (path or URL)")
@@ -281,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_args(p, "threads (this process; see docs/guide/cluster.md)", in_process=True)
     p.set_defaults(func=cmd_score)
 
+
+def _add_generate_parser(sub) -> None:
+    """``daskbicl generate``: synthetic stores."""
     p = sub.add_parser("generate", help="write a synthetic co-clustering (or biclustering) and perturbed copies to Zarr")
     p.add_argument("out", help="output folder (truth.zarr, pred.zarr or pred-NNN.zarr)")
     _add_generate_args(p, 1_000_000, 10_000)
@@ -301,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_args(p, "with --cluster, start a local cluster", in_process=True)
     p.set_defaults(func=cmd_generate)
 
+
+def _add_convert_parser(sub) -> None:
+    """``daskbicl convert``: label or bicluster files to a store."""
     p = sub.add_parser(
         "convert", help="write label or bicluster files (.npy, .txt, .csv, .tsv, .parquet, JSON) as a Zarr store",
         description="Write a co-clustering (--rows/--cols) or a biclustering (--row-mask/--col-mask, or "
@@ -323,13 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace an existing daskbicl store")
     p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("demo", help="generate a co-clustering and a perturbed copy, score them on a local cluster")
-    _add_generate_args(p, 2_000_000, 200_000)
-    p.add_argument("--out", help="folder for the stores (default: a new temporary folder)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
-    _add_cluster_args(p, in_process=True)
-    p.set_defaults(func=cmd_demo)
 
+def _add_tradeoff_parser(sub) -> None:
+    """``daskbicl tradeoff``: the tradeoff space of parameter sweeps."""
     p = sub.add_parser("tradeoff", help="precision-recall tradeoff space of parameter sweeps (docs/measures/tradeoff.md)")
     p.add_argument("truth", help="biclustering store with the target bicluster")
     p.add_argument("sweeps", nargs="+", metavar="SWEEP", help="biclustering stores: one algorithm's results each")
@@ -352,6 +350,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     _add_cluster_args(p, "threads (this process)", in_process=True)
     p.set_defaults(func=cmd_tradeoff)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="daskbicl", description="Score co-clusterings and biclusterings against a reference.")
+    parser.add_argument("--version", action="version", version=f"daskbicl {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    _add_score_parser(sub)
+    _add_generate_parser(sub)
+    _add_convert_parser(sub)
+
+    p = sub.add_parser("demo", help="generate a co-clustering and a perturbed copy, score them on a local cluster")
+    _add_generate_args(p, 2_000_000, 200_000)
+    p.add_argument("--out", help="folder for the stores (default: a new temporary folder)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    _add_cluster_args(p, in_process=True)
+    p.set_defaults(func=cmd_demo)
+
+    _add_tradeoff_parser(sub)
 
     p = sub.add_parser("measures", help="list the measures")
     p.add_argument("--json", action="store_true",
