@@ -159,7 +159,7 @@ def _names(provider: str) -> list[str]:
 
 
 @pytest.mark.parametrize("provider", MEMBERSHIP_PROVIDERS)
-@pytest.mark.parametrize("policy", ["error", "cluster"])
+@pytest.mark.parametrize("policy", ["error", "cluster", "singleton"])
 def test_building_the_membership_graphs_computes_nothing(provider, policy):
     """A co-clustering scored against a biclustering: building the plan's graphs starts no computation (the labels
     are counted in the graph), either way round; the graphs' values are those of the same call computed at once."""
@@ -261,3 +261,61 @@ def test_a_manifest_on_the_cluster_gives_the_scores_of_the_blocks(door_stores, t
             for field, v in fields.items():
                 got = stored[name if field is None else f"{name}.{field}"]
                 assert (got is None and not np.isfinite(v)) or got == v, (policy, co_first, name, field)
+
+
+def test_the_benchmark_runs_and_its_lists_agree():
+    """benchmarks/memberships_by_label.py --quick: asserts inside that both ways give the same lists."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONWARNINGS="ignore")
+    out = subprocess.run([sys.executable, "benchmarks/memberships_by_label.py", "--quick", "--seeds", "1"],
+                         capture_output=True, text=True, timeout=600, env=env, cwd=root)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "label/mask" in out.stdout
+
+
+# --------------------------------------------------------------------------- the micro provider is a record
+
+
+def _low_priority_tasks(graph) -> list[str]:
+    """The function names of the tasks in layers annotated priority -1."""
+    out = []
+    for layer in graph.__dask_graph__().layers.values():
+        if (getattr(layer, "annotations", None) or {}).get("priority") == -1:
+            out += [str(k[0] if isinstance(k, tuple) else k).rsplit("-", 5)[0] for k in layer]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("rows, cols", [(60, 40), (40, 60)])
+def test_the_micro_record_keeps_the_shorter_axis_pass_at_a_lower_priority(rows, cols):
+    """The record's graph puts the same tasks at priority -1 as the micro engine's own builder (the shorter
+    axis's membership pass), and the label pass of a co-clustering likewise."""
+    from daskbicl.engine.micro_pass import micro_graph
+    from daskbicl.engine.provider_graph import provider_graph
+
+    rng = np.random.default_rng(rows)
+    chunks = {"row": 16, "col": 16}
+    t = daskbicl.biclustering(rng.random((3, rows)) < .4, rng.random((3, cols)) < .4).chunk(chunks)
+    p = daskbicl.biclustering(rng.random((2, rows)) < .4, rng.random((2, cols)) < .4).chunk(chunks)
+    options = {"parts": frozenset({"overlap", "coverage"}), "method": "auto"}
+    want = _low_priority_tasks(micro_graph(t, p, parts=options["parts"]))
+    assert want.count("signature_counts") == -(-min(rows, cols) // 16)
+    assert _low_priority_tasks(provider_graph(PROVIDERS["micro"], t, p, options)) == want
+    co = daskbicl.partition(rng.integers(0, 3, rows), rng.integers(0, 2, cols)).chunk(chunks)
+    labelled = _low_priority_tasks(provider_graph(PROVIDERS["micro"], co, p, options))
+    assert labelled == sorted(x.replace("signature_counts", "label_memberships").replace(
+        "merge_memberships", "merge_label_memberships") for x in want)
+
+
+def test_no_provider_builds_its_own_graph():
+    """Every provider is built by provider_graph from its fields: the record has no field for a build function
+    taking the inputs, and each registered provider declares per-axis tables or contingency tables."""
+    fields = {f.name for f in dataclasses.fields(Provider)}
+    assert "graph" not in fields and {"tables", "finalize", "finish", "from_tables", "reads"} <= fields
+    for name, record in PROVIDERS.items():
+        assert record.tables is not None or record.from_tables is not None, name
+        assert (record.finalize is None) != (record.finish is None) or record.tables is None, name
+    with pytest.raises(ValueError, match="finalize and finish are alternatives"):
+        Provider(name="both", kinds=("partition",), tables="memberships", finalize=len, finish=len)

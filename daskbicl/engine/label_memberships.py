@@ -42,15 +42,19 @@ class LabelMemberships:
     ``labels``: the labels with their counts (pair counts against a
     constant, merged and checked as the distinct-label pass does);
     ``memberships``: the signatures, the labels as truth elements
-    ``0..len(keys)`` and the other side's biclusters as pred elements.
+    ``0..len(keys)`` (``len(keys)``: the unassigned entries) and, under
+    the "singleton" policy, one more element per unassigned entry
+    (``singles``: their positions along the axis; the unassigned element
+    is then empty), then the other side's biclusters as pred elements.
     """
 
     labels: Counts
     keys: np.ndarray
     memberships: Memberships
+    singles: np.ndarray
 
 
-def label_memberships(name: str, values: np.ndarray, masks: np.ndarray) -> LabelMemberships:
+def label_memberships(name: str, policy: str, values: np.ndarray, masks: np.ndarray) -> LabelMemberships:
     """The chunk kernel of :data:`LABEL_MEMBERSHIPS`: one chunk of labels and the other side's (L, m) masks."""
     values = np.asarray(values).reshape(-1)
     codes, uniques = encode_chunk(values, name)
@@ -61,9 +65,12 @@ def label_memberships(name: str, values: np.ndarray, masks: np.ndarray) -> Label
                         counts.astype(np.int64))
     kept = present[assigned]
     number = np.where(assigned, np.cumsum(assigned) - 1, len(kept))[inverse.reshape(-1)]
-    onehot = number[None, :] == np.arange(len(kept) + 1)[:, None]
+    singles = np.flatnonzero(number == len(kept)) if policy == "singleton" else np.zeros(0, np.int64)
+    number[singles] = len(kept) + 1 + np.arange(len(singles))  # a cluster each, in their order
+    onehot = number[None, :] == np.arange(len(kept) + 1 + len(singles))[:, None]
     keys = np.asarray(kept if uniques is None else labels_of(kept, uniques), dtype=object)
-    return LabelMemberships(labels, keys, signature_counts(onehot, np.asarray(masks, dtype=bool)))
+    return LabelMemberships(labels, keys, signature_counts(onehot, np.asarray(masks, dtype=bool)),
+                            singles.astype(np.int64))
 
 
 def _renumbered(m: Memberships, new: np.ndarray, n_labels: int) -> Memberships:
@@ -79,15 +86,26 @@ def _renumbered(m: Memberships, new: np.ndarray, n_labels: int) -> Memberships:
 
 
 def merge_label_memberships(*parts: LabelMemberships) -> LabelMemberships:
-    """The combine of :data:`LABEL_MEMBERSHIPS`: every part renumbered over the union of labels, then merged."""
+    """The combine of :data:`LABEL_MEMBERSHIPS`: every part renumbered over the union of labels, then merged.
+
+    The parts are consecutive pieces of the axis, in order (a tree
+    reduction's groups): the singles' positions are shifted by the items
+    before them and keep their order.
+    """
     codes, uniques = pd.factorize(np.concatenate([p.keys for p in parts]), use_na_sentinel=False)
     n, out, start = len(uniques), [], 0
+    n_singles = sum(len(p.singles) for p in parts)
+    singles, before, items = [], 0, 0
     for p in parts:
-        new = np.append(codes[start:start + len(p.keys)], n)  # the unassigned cluster stays last
+        own = n + 1 + before + np.arange(len(p.singles))
+        new = np.concatenate([codes[start:start + len(p.keys)], [n], own])  # the unassigned cluster, then singles
         start += len(p.keys)
-        out.append(_renumbered(p.memberships, new, n + 1))
+        out.append(_renumbered(p.memberships, new, n + 1 + n_singles))
+        singles.append(items + p.singles)
+        before += len(p.singles)
+        items += p.memberships.n_items
     return LabelMemberships(merge_labelled(*(p.labels for p in parts)), np.asarray(uniques, dtype=object),
-                            merge_memberships(*out))
+                            merge_memberships(*out), np.concatenate(singles).astype(np.int64))
 
 
 #: Per axis: the signatures of a co-clustering's labels against the other side's masks.
@@ -96,16 +114,20 @@ LABEL_MEMBERSHIPS = ChunkPass("label-memberships", chunk=label_memberships, comb
 
 
 def _numbered(merged: LabelMemberships, name: str, policy: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(cluster of each merged label, shown ids)``: sorted labels, then "unassigned" when not empty (-1: none)."""
+    """``(cluster of each merged label, shown ids)``: sorted labels, then "unassigned" when not empty, or one
+    cluster per unassigned entry in position order ("singleton"; -1: no cluster)."""
     table = to_table(merged.labels, "cluster" if policy != "error" else "error", (name, name))
     labels = np.asarray(table.truth_labels)
     unassigned = labels < 0 if labels.dtype != object else pd.isna(labels)
     kept = labels[~unassigned]
-    new = np.full(len(merged.keys) + 1, -1)
+    new = np.full(len(merged.keys) + 1 + len(merged.singles), -1)
     new[pd.Index(merged.keys).get_indexer(kept)] = np.arange(len(kept))
     shown = list(kept)
-    if np.asarray(table.truth_sizes())[unassigned].sum():
-        new[-1] = len(kept)
+    if len(merged.singles):
+        new[len(merged.keys) + 1:] = len(kept) + np.arange(len(merged.singles))
+        shown += [f"unassigned{int(i)}" for i in merged.singles]
+    elif np.asarray(table.truth_sizes())[unassigned].sum():
+        new[len(merged.keys)] = len(kept)
         shown.append("unassigned")
     return new, np.asarray(shown, dtype=object)
 

@@ -195,20 +195,17 @@ def axis_tables(provider: Any, truth: xr.Dataset, pred: xr.Dataset, *, split_eve
 
 
 def _labelled_side(truth: xr.Dataset, pred: xr.Dataset) -> str | None:
-    """The side ("truth" or "pred") that is the one co-clustering of the pair, when its blocks can be counted in
-    the graph (not under the "singleton" policy, whose clusters are the unassigned entries themselves)."""
+    """The side ("truth" or "pred") that is the one co-clustering of the pair (its blocks are counted by label)."""
     kinds = {"truth": truth, "pred": pred}
     labelled = [role for role, ds in kinds.items() if ds.attrs["daskbicl_kind"] == "partition"]
-    if len(labelled) != 1 or kinds[labelled[0]].attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY) == "singleton":
-        return None
-    return labelled[0]
+    return labelled[0] if len(labelled) == 1 else None
 
 
-def _by_label(spec: ChunkPass, labels, masks, name: str, split_every: int):
+def _by_label(spec: ChunkPass, labels, masks, name: str, policy: str, split_every: int):
     def build():
-        return counting_pass(spec, (labels, masks), name, split_every=split_every)
+        return counting_pass(spec, (labels, masks), name, policy, split_every=split_every)
 
-    return shared_pass(f"{spec.name}-{split_every}-{name}", (labels, masks), build)
+    return shared_pass(f"{spec.name}-{split_every}-{name}-{policy}", (labels, masks), build)
 
 
 def blocks_graph(source: Source, truth: xr.Dataset, pred: xr.Dataset, staggered: Mapping | None = None, *,
@@ -233,9 +230,9 @@ def blocks_graph(source: Source, truth: xr.Dataset, pred: xr.Dataset, staggered:
 
     def build():
         with staggered["rows"]:
-            rows = _by_label(source.by_label, co.row_labels.data, other.row_mask.data, names[0], split_every)
+            rows = _by_label(source.by_label, co.row_labels.data, other.row_mask.data, names[0], policy, split_every)
         with staggered["cols"]:
-            cols = _by_label(source.by_label, co.col_labels.data, other.col_mask.data, names[1], split_every)
+            cols = _by_label(source.by_label, co.col_labels.data, other.col_mask.data, names[1], policy, split_every)
         return task(source.expand, nout=3)(rows, cols, names, policy, side)
 
     arrays = (co.row_labels.data, other.row_mask.data, co.col_labels.data, other.col_mask.data)
@@ -250,9 +247,9 @@ def _labelled_table(source: Source, truth: xr.Dataset, pred: xr.Dataset, axis: s
     side = _labelled_side(truth, pred)
     co, other = (truth, pred) if side == "truth" else (pred, truth)
     name, mask = (f"{side} row_labels", "row_mask") if axis == "rows" else (f"{side} col_labels", "col_mask")
-    labels = co[name.split()[1]].data
-    merged = _by_label(source.by_label, labels, other[mask].data, name, split_every)
-    return task(source.expand)(merged, name, co.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY), side)
+    policy = co.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY)
+    merged = _by_label(source.by_label, co[name.split()[1]].data, other[mask].data, name, policy, split_every)
+    return task(source.expand)(merged, name, policy, side)
 
 
 def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
