@@ -244,6 +244,7 @@ def _labelled_table(source: Source, truth: xr.Dataset, pred: xr.Dataset, axis: s
     """One axis's table of ``source`` for a co-clustering against a biclustering, counted by label in the graph."""
     if not source.per_axis:
         return blocks_graph(source, truth, pred, split_every=split_every)[AXES.index(axis)]
+    assert source.by_label is not None and source.expand is not None
     side = _labelled_side(truth, pred)
     co, other = (truth, pred) if side == "truth" else (pred, truth)
     name, mask = (f"{side} row_labels", "row_mask") if axis == "rows" else (f"{side} col_labels", "col_mask")
