@@ -1,9 +1,13 @@
 """A co-clustering as a biclustering: one bicluster per non-empty block (docs/guide/data-model.md).
 
-Used when a co-clustering is scored against a biclustering: the distinct
+:func:`as_biclustering` reads a co-clustering as block masks: the distinct
 row and column labels are found in a small chunked pass (any label type;
 unassigned entries under the input's policy, :mod:`daskbicl.engine.labels`)
-and the block masks stay lazy.
+and the block masks stay lazy.  Scored against a biclustering, a
+co-clustering is never read that way: its blocks are counted by label in
+the scoring graph (:data:`SUM_BY_LABEL` here for the shared-item tables;
+:mod:`daskbicl.engine.label_memberships` for the membership lists), under
+every unassigned policy.
 """
 
 from __future__ import annotations

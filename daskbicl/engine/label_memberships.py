@@ -15,6 +15,11 @@ its blocks (:func:`memberships_of_blocks`; for a cover, each label once:
 pass over the block masks gives, array for array: the same lists in the
 same order (the order in which each signature first occurs along the
 axis), counts and Gram table.  No label is counted before the graph runs.
+
+Under the "singleton" policy each unassigned entry is a label of its own,
+kept with its position along the axis (positions are shifted by the items
+of the parts before when parts merge, so the clusters come out in position
+order, named ``unassigned<position>`` as the block masks name them).
 """
 
 from __future__ import annotations
