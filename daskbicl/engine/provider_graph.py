@@ -47,8 +47,7 @@ from .label_memberships import LABEL_MEMBERSHIPS, cover_memberships, memberships
 from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
 __all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "axis_tables", "blocks_graph", "provider_graph",
-           "read_first",
-           "reads_graph", "tables_graph"]
+           "read_first", "reads_graph", "tables_graph"]
 
 #: The axes a per-axis table is counted along.
 AXES = ("rows", "cols")
@@ -247,9 +246,9 @@ def _labelled_table(source: Source, truth: xr.Dataset, pred: xr.Dataset, axis: s
     assert source.by_label is not None and source.expand is not None
     side = _labelled_side(truth, pred)
     co, other = (truth, pred) if side == "truth" else (pred, truth)
-    name, mask = (f"{side} row_labels", "row_mask") if axis == "rows" else (f"{side} col_labels", "col_mask")
-    policy = co.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY)
-    merged = _by_label(source.by_label, co[name.split()[1]].data, other[mask].data, name, policy, split_every)
+    labels, mask = ("row_labels", "row_mask") if axis == "rows" else ("col_labels", "col_mask")
+    name, policy = f"{side} {labels}", co.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY)
+    merged = _by_label(source.by_label, co[labels].data, other[mask].data, name, policy, split_every)
     return task(source.expand)(merged, name, policy, side)
 
 
