@@ -319,3 +319,19 @@ def test_no_provider_builds_its_own_graph():
         assert (record.finalize is None) != (record.finish is None) or record.tables is None, name
     with pytest.raises(ValueError, match="finalize and finish are alternatives"):
         Provider(name="both", kinds=("partition",), tables="memberships", finalize=len, finish=len)
+
+
+@pytest.mark.parametrize("co_first", [True, False])
+def test_the_error_policy_gives_the_same_message_through_python_and_the_cli(door_stores, co_first):
+    """Unassigned labels under the default "error" policy: raised from the graph, one line from the CLI (exit 2)."""
+    paths = door_stores[0]
+    truth, pred = (paths["co"], paths["bic"]) if co_first else (paths["bic"], paths["co"])
+    side = "truth" if co_first else "pred"
+    with pytest.raises(daskbicl.DaskbiclError) as err:
+        daskbicl.score(truth, pred, measures=DOOR_MEASURES)
+    assert str(err.value).startswith(f"{side} row_labels has ")
+    proc = subprocess.run([sys.executable, "-m", "daskbicl", "score", truth, pred, "--json", "--workers", "0",
+                           "--measures", *DOOR_MEASURES], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]  # the CLI words the hint as its options (--unassigned cluster)
+    assert line.startswith("daskbicl: error: " + str(err.value).split(";")[0] + ";") and "--unassigned" in line
