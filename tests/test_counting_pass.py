@@ -107,8 +107,9 @@ def test_a_provider_graph_runs_the_passes_its_record_declares(provider, truth_ki
     undeclared = (names & CHUNK_KERNELS) - {p.chunk.__name__ for p in record.passes}
     assert not undeclared, f"{provider} runs passes its record does not declare: {sorted(undeclared)}"
     # built by the engine from the fields: the declared source, or the contingency tables
-    both = truth_kind == pred_kind == "partition" and record.from_tables is not None
     source = SOURCES.get(record.tables)  # one co-clustering: counted by label where the source says how
+    both = truth_kind == pred_kind == "partition" and (record.from_tables is not None or (
+        source is not None and source.from_contingency is not None))
     one = source is not None and source.by_label is not None and (truth_kind == "partition") != (
         pred_kind == "partition")
     want = COUNT_LABEL_PAIRS if both else source.by_label if one else source.spec

@@ -335,3 +335,39 @@ def test_the_error_policy_gives_the_same_message_through_python_and_the_cli(door
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     line = proc.stderr.strip().splitlines()[-1]  # the CLI words the hint as its options (--unassigned cluster)
     assert line.startswith("daskbicl: error: " + str(err.value).split(";")[0] + ";") and "--unassigned" in line
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("policy", ["cluster", "singleton"])
+def test_two_coclusterings_membership_lists_by_label_equal_their_block_masks(kind, policy):
+    """The cells' membership lists of two co-clusterings (the cover provider's "memberships" read) counted by label
+    on both sides equal signature_counts over both sides' brute-force block masks, array for array."""
+    rng = np.random.default_rng(len(kind) * 5 + len(policy))
+    for _ in range(10):
+        n, m = int(rng.integers(1, 30)), int(rng.integers(1, 20))
+        zt, wt, zp, wp = (_labels(rng, x, kind) for x in (n, m, n, m))
+        truth = _with_policy(daskbicl.partition(zt, wt), policy)
+        pred = _with_policy(daskbicl.partition(zp, wp), policy)
+        (tr, tc), (pr, pc) = _block_masks(zt, wt, policy), _block_masks(zp, wp, policy)
+        chunk = {"row": int(rng.integers(1, 9)), "col": int(rng.integers(1, 9))}
+        for t, p in ((truth, pred), (truth.chunk(chunk), pred.chunk(chunk))):
+            _same_memberships(_read(PROVIDERS["cover"], t, p, "memberships", "rows"), signature_counts(tr, pr))
+            _same_memberships(_read(PROVIDERS["cover"], t, p, "memberships", "cols"), signature_counts(tc, pc))
+
+
+@pytest.mark.parametrize("policy", ["error", "cluster", "singleton"])
+def test_building_the_cells_of_two_coclusterings_computes_nothing(policy):
+    rng = np.random.default_rng(8)
+    share = 0.0 if policy == "error" else 0.2
+    truth = _with_policy(daskbicl.partition(_labels(rng, 40, "int", share), _labels(rng, 20, "int", share)), policy)
+    pred = _with_policy(daskbicl.partition(_labels(rng, 40, "int", share), _labels(rng, 20, "int", share)), policy)
+    t, p = truth.chunk({"row": 8, "col": 8}), pred.chunk({"row": 8, "col": 8})
+    with _Computes() as counter:
+        plan = ScorePlan.build(t, p, measures=_names("cover"), unassigned=policy)
+        graphs = plan.graphs()
+    assert counter.started == 0
+    values = plan.finalize(dict(zip(graphs, dask.compute(*graphs.values(), scheduler="sync"))))
+    (tr, tc), (pr, pc) = (_block_masks(ds.row_labels.values, ds.col_labels.values, policy) for ds in (truth, pred))
+    cells = ["omega", "csi"]  # the cells' measures: those of the blocks given as biclusterings
+    want = daskbicl.score(daskbicl.biclustering(tr, tc), daskbicl.biclustering(pr, pc), measures=cells)
+    assert repr({k: values[k] for k in cells}) == repr(want)

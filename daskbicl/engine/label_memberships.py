@@ -36,8 +36,9 @@ from .core import ChunkPass
 from .labels import Counts, encode_chunk, merge_labelled, to_table
 from .labels import _labels_of as labels_of
 
-__all__ = ["LABEL_MEMBERSHIPS", "LabelMemberships", "cover_memberships", "label_memberships",
-           "memberships_of_blocks", "merge_label_memberships"]
+__all__ = ["LABEL_MEMBERSHIPS", "PAIR_MEMBERSHIPS", "LabelMemberships", "Labelled", "PairMemberships",
+           "cover_memberships", "label_memberships", "memberships_of_blocks", "memberships_of_pair_blocks",
+           "merge_label_memberships", "merge_pair_memberships", "pair_memberships"]
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,17 @@ class LabelMemberships:
     singles: np.ndarray
 
 
-def label_memberships(name: str, policy: str, values: np.ndarray, masks: np.ndarray) -> LabelMemberships:
-    """The chunk kernel of :data:`LABEL_MEMBERSHIPS`: one chunk of labels and the other side's (L, m) masks."""
+@dataclass(frozen=True)
+class Labelled:
+    """One side's labels (as :class:`LabelMemberships` holds them): counts, distinct keys, singles' positions."""
+
+    labels: Counts
+    keys: np.ndarray
+    singles: np.ndarray
+
+
+def _one_hot(name: str, policy: str, values) -> tuple[Labelled, np.ndarray]:
+    """One chunk's labels and their (keys + 1 + singles, items) one-hot: the keys, the unassigned, the singles."""
     values = np.asarray(values).reshape(-1)
     codes, uniques = encode_chunk(values, name)
     present, inverse, counts = np.unique(codes, return_inverse=True, return_counts=True)
@@ -74,8 +84,14 @@ def label_memberships(name: str, policy: str, values: np.ndarray, masks: np.ndar
     number[singles] = len(kept) + 1 + np.arange(len(singles))  # a cluster each, in their order
     onehot = number[None, :] == np.arange(len(kept) + 1 + len(singles))[:, None]
     keys = np.asarray(kept if uniques is None else labels_of(kept, uniques), dtype=object)
-    return LabelMemberships(labels, keys, signature_counts(onehot, np.asarray(masks, dtype=bool)),
-                            singles.astype(np.int64))
+    return Labelled(labels, keys, singles.astype(np.int64)), onehot
+
+
+def label_memberships(name: str, policy: str, values: np.ndarray, masks: np.ndarray) -> LabelMemberships:
+    """The chunk kernel of :data:`LABEL_MEMBERSHIPS`: one chunk of labels and the other side's (L, m) masks."""
+    side, onehot = _one_hot(name, policy, values)
+    return LabelMemberships(side.labels, side.keys, signature_counts(onehot, np.asarray(masks, dtype=bool)),
+                            side.singles)
 
 
 def _renumbered(m: Memberships, new: np.ndarray, n_labels: int) -> Memberships:
@@ -182,3 +198,100 @@ def cover_memberships(merged: LabelMemberships, name: str, policy: str, side: st
     """The cover signatures of one co-clustering axis against a biclustering: each label one cluster."""
     new, shown = _numbered(merged, name, policy)
     return _expanded(_renumbered(merged.memberships, new, len(shown)), np.arange(len(shown))[:, None], side)
+
+
+# --------------------------------------------------------------------------- two co-clusterings: both sides by label
+
+
+@dataclass(frozen=True)
+class PairMemberships:
+    """Signatures of one axis of two co-clusterings: truth labels as truth elements, pred labels as pred elements."""
+
+    truth: Labelled
+    pred: Labelled
+    memberships: Memberships
+
+
+def pair_memberships(names: tuple[str, str], policies: tuple[str, str], truth_values, pred_values) -> PairMemberships:
+    """The chunk kernel of :data:`PAIR_MEMBERSHIPS`: one chunk of both co-clusterings' labels along an axis."""
+    t, t_hot = _one_hot(names[0], policies[0], truth_values)
+    p, p_hot = _one_hot(names[1], policies[1], pred_values)
+    return PairMemberships(t, p, signature_counts(t_hot, p_hot))
+
+
+def _merged_sides(sides: list[Labelled], lengths: list[int]) -> tuple[Labelled, list[np.ndarray], int]:
+    """The union of the parts' labels, each part's renumbering (keys, the unassigned, the singles) and the total."""
+    codes, uniques = pd.factorize(np.concatenate([s.keys for s in sides]), use_na_sentinel=False)
+    n, n_singles = len(uniques), sum(len(s.singles) for s in sides)
+    news, singles, start, before, items = [], [], 0, 0, 0
+    for s, length in zip(sides, lengths):
+        news.append(np.concatenate([codes[start:start + len(s.keys)], [n], n + 1 + before + np.arange(len(s.singles))]))
+        singles.append(items + s.singles)
+        start, before, items = start + len(s.keys), before + len(s.singles), items + length
+    merged = Labelled(merge_labelled(*(s.labels for s in sides)), np.asarray(uniques, dtype=object),
+                      np.concatenate(singles).astype(np.int64))
+    return merged, news, n + 1 + n_singles
+
+
+def _renumbered_both(m: Memberships, new_t: np.ndarray, n_t: int, new_p: np.ndarray, n_p: int) -> Memberships:
+    """``m`` with truth element i renumbered ``new_t[i]`` of ``n_t`` and pred element j ``new_p[j]`` of ``n_p``."""
+    k = m.n_truth
+    is_t = m.el < k
+    el = np.where(is_t, new_t[np.where(is_t, m.el, 0)], n_t + new_p[np.where(is_t, 0, m.el - k)])
+    index = np.concatenate([new_t, np.where(new_p >= 0, n_t + new_p, -1)])
+    kept = index >= 0
+    gram = np.zeros((n_t + n_p,) * 2, np.int64)
+    np.add.at(gram, np.ix_(index[kept], index[kept]), m.gram[np.ix_(kept, kept)])
+    return Memberships(n_t, n_p, m.n_items, m.ptr, el.astype(np.int32), m.cnt, gram)
+
+
+def merge_pair_memberships(*parts: PairMemberships) -> PairMemberships:
+    """The combine of :data:`PAIR_MEMBERSHIPS`: both sides renumbered over the union of their labels, then merged."""
+    lengths = [p.memberships.n_items for p in parts]
+    t, t_new, n_t = _merged_sides([p.truth for p in parts], lengths)
+    q, p_new, n_p = _merged_sides([p.pred for p in parts], lengths)
+    return PairMemberships(t, q, merge_memberships(*(_renumbered_both(p.memberships, a, n_t, b, n_p)
+                                                      for p, a, b in zip(parts, t_new, p_new))))
+
+
+#: Per axis: the signatures of two co-clusterings' labels (their blocks' memberships before expansion).
+PAIR_MEMBERSHIPS = ChunkPass("pair-memberships", chunk=pair_memberships, combine=merge_pair_memberships, axis=-1)
+
+
+def _owners(blocks: np.ndarray) -> np.ndarray:
+    """The label of each block, for blocks ``blocks[h]`` of label h."""
+    out = np.empty(blocks.size, np.int64)
+    out[blocks.reshape(-1)] = np.repeat(np.arange(blocks.shape[0]), blocks.shape[1])
+    return out
+
+
+def _expanded_both(m: Memberships, blocks_t: np.ndarray, blocks_p: np.ndarray) -> Memberships:
+    """Label-level signatures of two co-clusterings with truth label h replaced by ``blocks_t[h]`` and pred label j
+    by ``blocks_p[j]``; identical lists merged, in the order they first occur."""
+    n_ct = blocks_t.size
+    owner = np.repeat(np.arange(len(m.cnt)), np.diff(m.ptr))
+    is_t = m.el < m.n_truth
+    owners = np.concatenate([np.repeat(owner[is_t], blocks_t.shape[1]), np.repeat(owner[~is_t], blocks_p.shape[1])])
+    values = np.concatenate([blocks_t[m.el[is_t]].reshape(-1), n_ct + blocks_p[m.el[~is_t] - m.n_truth].reshape(-1)])
+    order = np.lexsort((values, owners))
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(owners, minlength=len(m.cnt)))]).astype(np.int64)
+    source = np.concatenate([_owners(blocks_t), m.n_truth + _owners(blocks_p)])
+    return merge_memberships(Memberships(n_ct, blocks_p.size, m.n_items, ptr, values[order].astype(np.int32), m.cnt,
+                                         m.gram[np.ix_(source, source)]))
+
+
+def memberships_of_pair_blocks(rows: PairMemberships, cols: PairMemberships, policies: tuple[str, str]):
+    """The row and column :class:`Memberships` of two co-clusterings' blocks (each side numbered as
+    :func:`~daskbicl.engine.blocks.as_biclustering` numbers its biclusters)."""
+    blocks, news = {}, {}
+    for i, side in enumerate(("truth", "pred")):
+        h_new, h_ids = _numbered(getattr(rows, side), f"{side} row_labels", policies[i])
+        l_new, l_ids = _numbered(getattr(cols, side), f"{side} col_labels", policies[i])
+        grid = np.arange(len(h_ids) * len(l_ids)).reshape(len(h_ids), len(l_ids))
+        blocks[side] = (grid, np.ascontiguousarray(grid.T))
+        news[side] = ((h_new, len(h_ids)), (l_new, len(l_ids)))
+    out = []
+    for axis, table in enumerate((rows, cols)):
+        m = _renumbered_both(table.memberships, *news["truth"][axis], *news["pred"][axis])
+        out.append(_expanded_both(m, blocks["truth"][axis], blocks["pred"][axis]))
+    return out[0], out[1]

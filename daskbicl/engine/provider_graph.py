@@ -43,11 +43,17 @@ from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
 from .blocks import SUM_BY_LABEL, as_biclustering, block_mask, blocks_against_masks, cover_mask
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
 from .core import ChunkPass, counting_pass, shared_pass, task
-from .label_memberships import LABEL_MEMBERSHIPS, cover_memberships, memberships_of_blocks
+from .label_memberships import (
+    LABEL_MEMBERSHIPS,
+    PAIR_MEMBERSHIPS,
+    cover_memberships,
+    memberships_of_blocks,
+    memberships_of_pair_blocks,
+)
 from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
-__all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "axis_tables", "blocks_graph", "provider_graph",
-           "read_first", "reads_graph", "tables_graph"]
+__all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "axis_tables", "blocks_graph", "pair_tables",
+           "provider_graph", "read_first", "reads_graph", "tables_graph"]
 
 #: The axes a per-axis table is counted along.
 AXES = ("rows", "cols")
@@ -72,6 +78,9 @@ class Source:
     (:func:`blocks_graph`: nothing is computed to build the graph); with
     ``per_axis`` (a cover: each label once, whatever the other axis),
     ``expand(table, name, policy, side) -> table`` takes one axis.
+    ``by_pair`` and ``expand_pair(rows, cols, policies) -> (rows, cols)``:
+    the same for two co-clusterings, both sides counted by label
+    (:func:`pair_tables`), for a source without ``from_contingency``.
     """
 
     spec: ChunkPass
@@ -81,13 +90,16 @@ class Source:
     by_label: ChunkPass | None = None
     expand: Callable | None = None
     per_axis: bool = False
+    by_pair: ChunkPass | None = None
+    expand_pair: Callable | None = None
 
 
 #: Name -> the per-axis reduced tables providers declare as their finalize inputs.
 SOURCES: Mapping[str, Source] = {
     "masks": Source(INTERSECT_MASKS, mask_counts_graph, by_label=SUM_BY_LABEL, expand=blocks_against_masks),
     "memberships": Source(COUNT_MEMBERSHIPS, memberships_graph, by_label=LABEL_MEMBERSHIPS,
-                          expand=memberships_of_blocks),
+                          expand=memberships_of_blocks, by_pair=PAIR_MEMBERSHIPS,
+                          expand_pair=memberships_of_pair_blocks),
     # the cover of an axis: a biclustering's bicluster sets, a co-clustering's clusters of that axis, each once
     "cover": Source(COUNT_MEMBERSHIPS, memberships_graph, mask=cover_mask, from_contingency=memberships_of_table,
                     by_label=LABEL_MEMBERSHIPS, expand=cover_memberships, per_axis=True),
@@ -119,6 +131,7 @@ def passes_of(tables: str | None, from_tables: bool) -> tuple[ChunkPass, ...]:
     source = SOURCES[tables] if tables is not None else None
     out: tuple[ChunkPass, ...] = (source.spec,) if source is not None else ()
     out += (source.by_label,) if source is not None and source.by_label is not None else ()
+    out += (source.by_pair,) if source is not None and source.by_pair is not None else ()
     counted = from_tables or (source is not None and source.from_contingency is not None)
     return out + ((COUNT_LABEL_PAIRS,) if counted else ())
 
@@ -252,6 +265,29 @@ def _labelled_table(source: Source, truth: xr.Dataset, pred: xr.Dataset, axis: s
     return task(source.expand)(merged, name, policy, side)
 
 
+def pair_tables(source: Source, truth: xr.Dataset, pred: xr.Dataset, *, split_every: int = 8):
+    """``(rows, cols)`` of ``source`` for two co-clusterings, both counted by label (nothing computed to build).
+
+    Per axis one pass (``source.by_pair``) over both label arrays, then one
+    task (``source.expand_pair``) numbering both sides' labels and expanding
+    them into their blocks: the tables of the source's pass over both sides'
+    block masks.
+    """
+    assert source.by_pair is not None and source.expand_pair is not None
+    spec, expand = source.by_pair, source.expand_pair
+    policies = tuple(ds.attrs.get(UNASSIGNED_ATTR, DEFAULT_POLICY) for ds in (truth, pred))
+
+    def build():
+        rows = counting_pass(spec, (truth.row_labels.data, pred.row_labels.data), ("truth row_labels",
+                             "pred row_labels"), policies, split_every=split_every)
+        cols = counting_pass(spec, (truth.col_labels.data, pred.col_labels.data), ("truth col_labels",
+                             "pred col_labels"), policies, split_every=split_every)
+        return task(expand, nout=2)(rows, cols, policies)
+
+    arrays = (truth.row_labels.data, pred.row_labels.data, truth.col_labels.data, pred.col_labels.data)
+    return shared_pass(f"{spec.name}-{split_every}-{'-'.join(policies)}", arrays, build)
+
+
 def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Mapping, *, split_every: int = 8):
     """The Delayed table of a provider that declares ``reads``: ``finalize(*tables, **options)``.
 
@@ -272,6 +308,8 @@ def reads_graph(provider: Any, truth: xr.Dataset, pred: xr.Dataset, options: Map
                 AXES.index(read.axis)])
         elif source.by_label is not None and _labelled_side(truth, pred) is not None:
             table = _labelled_table(source, truth, pred, read.axis, split_every)
+        elif both and source.by_pair is not None:
+            table = pair_tables(source, truth, pred, split_every=split_every)[AXES.index(read.axis)]
         else:
             table = source.graph(source.mask(truth, read.axis, "truth"), source.mask(pred, read.axis, "pred"),
                                  split_every=split_every)
