@@ -26,6 +26,7 @@ from daskbicl.engine.bicluster_pass import INTERSECT_MASKS
 from daskbicl.engine.blocks import SUM_BY_LABEL
 from daskbicl.engine.contingency_pass import COUNT_LABEL_PAIRS
 from daskbicl.engine.core import ChunkPass, counting_pass, eager
+from daskbicl.engine.label_memberships import LABEL_MEMBERSHIPS
 from daskbicl.engine.provider_graph import COUNT_MEMBERSHIPS, SOURCES, provider_graph, tables_graph
 from daskbicl.measures.plan import ScorePlan
 from daskbicl.measures.registry import PROVIDERS, REGISTRY, Provider
@@ -77,7 +78,8 @@ def _task_names(graph) -> set[str]:
 
 
 #: The chunk kernel of every counting pass the engine has (engine ChunkPass records).
-CHUNK_KERNELS = {p.chunk.__name__ for p in (COUNT_LABEL_PAIRS, INTERSECT_MASKS, COUNT_MEMBERSHIPS, SUM_BY_LABEL)}
+CHUNK_KERNELS = {p.chunk.__name__ for p in (COUNT_LABEL_PAIRS, INTERSECT_MASKS, COUNT_MEMBERSHIPS, SUM_BY_LABEL,
+                                          LABEL_MEMBERSHIPS)}
 
 
 def _inputs(kind: str, rng):
@@ -104,13 +106,14 @@ def test_a_provider_graph_runs_the_passes_its_record_declares(provider, truth_ki
     assert used, f"none of {[p.name for p in record.passes]} in the graph's tasks {sorted(names)}"
     undeclared = (names & CHUNK_KERNELS) - {p.chunk.__name__ for p in record.passes}
     assert not undeclared, f"{provider} runs passes its record does not declare: {sorted(undeclared)}"
-    if record.graph is None:  # built by the engine from the fields: the declared source, or the contingency tables
-        both = truth_kind == pred_kind == "partition" and record.from_tables is not None
-        source = SOURCES.get(record.tables)  # one co-clustering: counted by label where the source says how
-        one = source is not None and source.by_label is not None and (truth_kind == "partition") != (
-            pred_kind == "partition")
-        want = COUNT_LABEL_PAIRS if both else source.by_label if one else source.spec
-        assert want in used
+    # built by the engine from the fields: the declared source, or the contingency tables
+    source = SOURCES.get(record.tables)  # one co-clustering: counted by label where the source says how
+    both = truth_kind == pred_kind == "partition" and (record.from_tables is not None or (
+        source is not None and source.from_contingency is not None))
+    one = source is not None and source.by_label is not None and (truth_kind == "partition") != (
+        pred_kind == "partition")
+    want = COUNT_LABEL_PAIRS if both else source.by_label if one else source.spec
+    assert want in used
 
 
 @pytest.mark.parametrize("fields, message", [

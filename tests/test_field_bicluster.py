@@ -519,7 +519,7 @@ def test_the_cover_record_builds_the_tables_its_engine_built(client, truth_kind,
     from .cover_reference import cover_tables
 
     record = PROVIDERS["cover"]
-    assert record.graph is None and record.reads is not None
+    assert record.reads is not None
     rng = np.random.default_rng(5)
     for _ in range(3):
         truth, pred = _kind_pair(rng, truth_kind, pred_kind)
@@ -549,9 +549,11 @@ def test_the_cover_of_two_coclusterings_reads_their_contingency_tables_only():
     rows = {"counts": frozenset({"rows"})}
     both = names("partition", "partition", rows)
     assert "memberships_of_table" in both and "signature_counts" not in both
-    assert "signature_counts" in names("partition", "partition", {"counts": frozenset(), "cells": True})
+    # the cells of two co-clusterings: both sides counted by label in the graph (engine/label_memberships.py)
+    assert "pair_memberships" in names("partition", "partition", {"counts": frozenset(), "cells": True})
     mixed = names("partition", "biclustering", rows)
-    assert "signature_counts" in mixed and "memberships_of_table" not in mixed
+    # one co-clustering against a biclustering: counted by label in the graph (engine/label_memberships.py)
+    assert "label_memberships" in mixed and "memberships_of_table" not in mixed
 
 
 @pytest.mark.parametrize("source, axis, message", [("rows", "rows", "unknown source 'rows'"),

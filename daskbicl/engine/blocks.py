@@ -1,9 +1,13 @@
 """A co-clustering as a biclustering: one bicluster per non-empty block (docs/guide/data-model.md).
 
-Used when a co-clustering is scored against a biclustering: the distinct
+:func:`as_biclustering` reads a co-clustering as block masks: the distinct
 row and column labels are found in a small chunked pass (any label type;
 unassigned entries under the input's policy, :mod:`daskbicl.engine.labels`)
-and the block masks stay lazy.
+and the block masks stay lazy.  Scored against a biclustering, a
+co-clustering is never read that way: its blocks are counted by label in
+the scoring graph (:data:`SUM_BY_LABEL` here for the shared-item tables;
+:mod:`daskbicl.engine.label_memberships` for the membership lists), under
+every unassigned policy.
 """
 
 from __future__ import annotations
@@ -144,7 +148,9 @@ class LabelSums:
     constant, merged and checked as :func:`_distinct` does); ``keys[i]`` a
     label and ``sums[i]`` the items of that label in each of the L masks;
     ``unassigned``: the same for the unassigned entries; ``mask_sizes``: the
-    items of each mask; ``length``: the items.
+    items of each mask; ``length``: the items.  Under the "singleton"
+    policy, ``singles`` the positions of the unassigned entries along the
+    axis and ``single_sums[i]`` the masks holding entry i (else empty).
     """
 
     labels: Counts
@@ -153,9 +159,11 @@ class LabelSums:
     unassigned: np.ndarray
     mask_sizes: np.ndarray
     length: int
+    singles: np.ndarray
+    single_sums: np.ndarray
 
 
-def label_sums(name: str, values: np.ndarray, masks: np.ndarray) -> LabelSums:
+def label_sums(name: str, policy: str, values: np.ndarray, masks: np.ndarray) -> LabelSums:
     """The chunk kernel of :data:`SUM_BY_LABEL`: one chunk of labels and the other side's masks."""
     values = np.asarray(values).reshape(-1)
     masks = np.asarray(masks, dtype=bool)
@@ -165,19 +173,28 @@ def label_sums(name: str, values: np.ndarray, masks: np.ndarray) -> LabelSums:
     # one row per label present (not per block): the mask pass's own exact product
     sums = intersect_counts(inverse[None, :] == np.arange(len(present))[:, None], masks[:, assigned]).shared
     keys = np.asarray(present if uniques is None else labels_of(present, uniques), dtype=object)
+    singles = np.flatnonzero(~assigned) if policy == "singleton" else np.zeros(0, np.int64)
     return LabelSums(_block_labels(name, values), keys, sums, masks[:, ~assigned].sum(axis=1, dtype=np.int64),
-                     masks.sum(axis=1, dtype=np.int64), int(values.size))
+                     masks.sum(axis=1, dtype=np.int64), int(values.size), singles.astype(np.int64),
+                     masks[:, singles].T.astype(np.int64))
 
 
 def merge_label_sums(*parts: LabelSums) -> LabelSums:
-    """The combine of :data:`SUM_BY_LABEL`: the parts' labels merged, their sums added label by label."""
+    """The combine of :data:`SUM_BY_LABEL`: the parts' labels merged, their sums added label by label.
+
+    The parts are consecutive pieces of the axis, in order (a tree
+    reduction's groups): the singles' positions are shifted by the items
+    before them.
+    """
     keys = np.concatenate([p.keys for p in parts])
+    before = np.cumsum([0] + [p.length for p in parts[:-1]])
     codes, uniques = pd.factorize(keys, use_na_sentinel=False)
     sums = np.zeros((len(uniques), parts[0].sums.shape[1]), np.int64)
     np.add.at(sums, codes, np.concatenate([p.sums for p in parts]))
     return LabelSums(merge_labelled(*(p.labels for p in parts)), np.asarray(uniques, dtype=object), sums,
                      _total([p.unassigned for p in parts]), _total([p.mask_sizes for p in parts]),
-                     sum(p.length for p in parts))
+                     sum(p.length for p in parts), np.concatenate([b + p.singles for b, p in zip(before, parts)]),
+                     np.concatenate([p.single_sums for p in parts]))
 
 
 def _total(vectors: list) -> np.ndarray:
@@ -197,7 +214,11 @@ def _expanded(sums: LabelSums, name: str, policy: str) -> tuple[np.ndarray, np.n
     kept = labels[~unassigned]
     at = pd.Index(sums.keys).get_indexer(kept)
     rows, shown, counts = sums.sums[at], list(kept), sizes[~unassigned]
-    if sizes[unassigned].sum():  # the "cluster" policy: one extra cluster, last
+    if len(sums.singles):  # the "singleton" policy: a cluster per unassigned entry, in position order
+        rows = np.vstack([rows, sums.single_sums])
+        shown += [f"unassigned{int(i)}" for i in sums.singles]
+        counts = np.append(counts, np.ones(len(sums.singles), counts.dtype))
+    elif sizes[unassigned].sum():  # the "cluster" policy: one extra cluster, last
         rows = np.vstack([rows, sums.unassigned[None, :]])
         shown.append("unassigned")
         counts = np.append(counts, sizes[unassigned].sum())

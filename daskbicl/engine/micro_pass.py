@@ -541,6 +541,11 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
                 split_every: int = 8, method: str = "auto"):
     """Delayed :class:`~daskbicl.kernels.micro.cell_records.MicroResult` holding only ``parts``.
 
+    The graph the ``micro`` provider's record builds
+    (:func:`daskbicl.engine.provider_graph.provider_graph`), for a caller
+    holding two datasets: the membership passes (:func:`_axis_graphs`),
+    then :func:`micro_finish`; two co-clusterings: their contingency tables.
+
     Parameters
     ----------
     truth, pred : xarray.Dataset
@@ -555,21 +560,59 @@ def micro_graph(truth: xr.Dataset, pred: xr.Dataset, *, parts=PARTS, tasks: int 
         How MOCICE-BCubed is computed (module docstring); the other parts
         are always exact.
     """
+    parts = _checked_request(parts, method)
+    bound = {"limit": max_work(), "size": budget(), "tasks": int(tasks)} if tasks else micro_bound()
+    if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
+        rows, cols = partition_tables(truth, pred, split_every=split_every)
+        return task(_coclustering)(rows, cols, parts, bound["limit"])
+    rows, cols = _axis_graphs(as_biclustering(truth, "truth"), as_biclustering(pred, "pred"), split_every)
+    return micro_finish(rows, cols, parts=parts, method=method, **bound)
+
+
+# --------------------------------------------------------------------------- the provider record's fields
+
+
+def _checked_request(parts, method: str) -> frozenset:
     parts = frozenset(parts)
     unknown = parts - PARTS
     if unknown:
         raise ValueError(f"unknown micro part(s) {sorted(unknown)}; expected some of {sorted(PARTS)}")
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    limit = max_work()
-    size = budget()
-    n_tasks = int(tasks or _positive("micro_tasks", "daskbicl.micro_tasks", 16, integer=True))
-    if truth.attrs["daskbicl_kind"] == pred.attrs["daskbicl_kind"] == "partition":
-        rows, cols = partition_tables(truth, pred, split_every=split_every)
-        return task(_coclustering)(rows, cols, parts, limit)
-    truth = as_biclustering(truth, "truth")
-    pred = as_biclustering(pred, "pred")
-    rows, cols = _axis_graphs(truth, pred, split_every)
+    return parts
+
+
+def micro_bound() -> dict:
+    """What the micro graph reads from the dask config when it is built (the workers then use the caller's).
+
+    ``limit`` (``daskbicl.max_work``), ``size`` (``daskbicl.micro_budget``)
+    and ``tasks`` (``daskbicl.micro_tasks``): the ``micro`` provider's ``bind``.
+    """
+    return {"limit": max_work(), "size": budget(),
+            "tasks": int(_positive("micro_tasks", "daskbicl.micro_tasks", 16, integer=True))}
+
+
+def micro_of_tables(rows, cols, *, parts=frozenset(), method: str = "auto", limit: float, size: int = 0,
+                    tasks: int = 0) -> micro_scores.MicroResult:
+    """The micro parts of two co-clusterings from their row and column contingency tables (one task).
+
+    The ``micro`` provider's ``from_tables``; ``method``, ``size`` and
+    ``tasks`` are unused (every part of two co-clusterings is exact).
+    """
+    return _coclustering(rows, cols, _checked_request(parts, method), limit)
+
+
+def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: float, size: int, tasks: int):
+    """Delayed :class:`~daskbicl.kernels.micro.cell_records.MicroResult` from the two axes' membership lists.
+
+    What follows the membership passes (the ``micro`` provider's
+    ``finish``): ``rows`` and ``cols`` are the merged
+    :class:`~daskbicl.kernels.micro.memberships.Memberships` (Delayed or
+    concrete); the shared-cell table, the estimates, the plan, the walking
+    tasks and the sampled branch are built from them (module docstring).
+    """
+    parts = _checked_request(parts, method)
+    n_tasks = int(tasks)
     want_bcubed, want_coverage = "bcubed" in parts, "coverage" in parts
     overlap = (task(bicluster_overlap)(rows, cols)
                if "overlap" in parts or want_bcubed else None)

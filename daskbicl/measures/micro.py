@@ -12,9 +12,7 @@ walked as tasks over the cluster, or estimated by sampling
 
 from __future__ import annotations
 
-from ..engine.contingency_pass import COUNT_LABEL_PAIRS
-from ..engine.micro_pass import METHODS, max_work, micro_from_partition_tables, micro_graph
-from ..engine.provider_graph import COUNT_MEMBERSHIPS
+from ..engine.micro_pass import METHODS, max_work, micro_bound, micro_finish, micro_of_tables
 from ..kernels.micro import micro_scores
 from ..kernels.micro.coverage_estimates import CoverageSample, sampled_ce, sampled_rnia
 from .registry import Boolean, Measure, OneOf, Param, Provider, register, register_provider
@@ -25,12 +23,12 @@ register_provider(
         kinds=("partition", "biclustering"),
         description="row and column membership lists (one chunked pass per axis), then the family "
         "walk or samples; options parts: what the selected measures read, method: MOCICE-BCubed's",
-        from_tables=lambda rows, cols, parts=frozenset(), method="auto": micro_from_partition_tables(
-            rows, cols, parts=parts),
-        # the walk plans and runs tasks after its reduction: built by its engine (engine/micro_pass.py)
-        graph=lambda truth, pred, parts=frozenset(), method="auto": micro_graph(truth, pred, parts=parts,
-                                                                              method=method),
-        passes=(COUNT_MEMBERSHIPS, COUNT_LABEL_PAIRS),
+        tables="memberships",
+        # more than one task after the reduction: the estimates, the plan, the walk and the samples
+        finish=micro_finish,
+        shorter_axis_later=True,
+        from_tables=micro_of_tables,
+        bind=micro_bound,
     )
 )
 

@@ -152,7 +152,7 @@ class Param:
     """A measure parameter: its default, its constraint and one line of documentation.
 
     ``provider=True``: the value goes to the provider (its ``finalize``,
-    ``from_tables`` or ``graph``) as an option of that name, not to the
+    ``finish`` or ``from_tables``) as an option of that name, not to the
     measure's ``finalize`` (module docstring).
     """
 
@@ -204,10 +204,16 @@ class Provider:
         ``bind() -> dict``: options read from the configuration when the
         graph is built (so the workers of a cluster use the caller's
         values), passed to ``finalize`` and ``from_tables``.
-    graph : callable, optional
-        ``graph(truth, pred, **options) -> Delayed``: a provider whose
-        engine builds its own graph after the reduction (the micro-object
-        walk); then ``tables``, ``finalize`` and ``ids`` are unused.
+    finish : callable, optional
+        ``finish(rows, cols, **options) -> Delayed``, instead of
+        ``finalize``: for a provider whose work after the reduction is
+        more than one task (the micro-object walk: estimates, a plan,
+        walking and sampling tasks), the graph of that work built from
+        the two reduced tables (Delayed, or concrete in process).
+    shorter_axis_later : bool
+        The shorter axis's pass runs at a lower priority (-1), so its blocks
+        run beside the longer axis's last merge instead of before it (a
+        scheduling hint: the tables are the same).
     reads : callable, optional
         ``reads(**options) -> tuple of Read``: a provider whose tables
         depend on the measures asked for (the covers) lists the (source,
@@ -229,18 +235,21 @@ class Provider:
     ids: bool = False
     from_tables: Callable | None = None
     bind: Callable[[], Mapping] | None = None
-    graph: Callable | None = None
+    finish: Callable | None = None
+    shorter_axis_later: bool = False
     reads: Callable | None = None
     passes: tuple = ()
 
     def __post_init__(self):
-        if self.graph is None:
-            if self.tables is not None and self.tables not in SOURCES:
-                raise ValueError(f"provider {self.name!r}: unknown tables {self.tables!r}; known: {', '.join(SOURCES)}")
-            if (self.tables is None) != (self.finalize is None):
-                raise ValueError(f"provider {self.name!r}: tables and finalize are declared together or not at all")
-            if self.tables is None and self.from_tables is None:
-                raise ValueError(f"provider {self.name!r} declares neither tables nor from_tables")
+        if self.tables is not None and self.tables not in SOURCES:
+            raise ValueError(f"provider {self.name!r}: unknown tables {self.tables!r}; known: {', '.join(SOURCES)}")
+        if self.finalize is not None and self.finish is not None:
+            raise ValueError(f"provider {self.name!r}: finalize and finish are alternatives, declare one")
+        if (self.tables is None) != (self.finalize is None and self.finish is None):
+            raise ValueError(f"provider {self.name!r}: tables and finalize (or finish) are declared together "
+                             "or not at all")
+        if self.tables is None and self.from_tables is None:
+            raise ValueError(f"provider {self.name!r} declares neither tables nor from_tables")
         if not self.passes:
             object.__setattr__(self, "passes", passes_of(self.tables, self.from_tables is not None))
 
@@ -285,7 +294,7 @@ class Measure:
         per distinct (function, parameter set); ``finalize`` then receives
         its result.
     provider_options : mapping
-        Keyword options for the provider's ``finalize`` (or ``graph``); merged over the
+        Keyword options for the provider's ``finalize`` (or ``finish``); merged over the
         selected measures (sets united, booleans or-ed, others must agree).
     default : bool
         Scored when no measures are named (the published measures of the
