@@ -125,29 +125,6 @@ def _report(label: str, window: tuple[float, float], stream, threads: int) -> fl
     return share
 
 
-def _keep_priorities() -> None:
-    """``score`` with each layer's own scheduling priority kept where it has one (the micro graph's
-    estimate tasks and shorter-axis pass); ``provider_graph.read_first`` as shipped replaces every
-    layer's priority by the chunk-read rule.  What a one-line change of read_first would give."""
-    from dask.delayed import Delayed
-    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-
-    from daskbicl.engine import provider_graph
-    from daskbicl.measures import plan
-
-    def read_first(graph):
-        if not isinstance(graph, Delayed) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
-            return graph
-        hlg = graph.__dask_graph__()
-        layers = {name: MaterializedLayer(dict(layer), annotations={
-            **(layer.annotations or {}),
-            "priority": (layer.annotations or {}).get("priority", provider_graph._chunk_first)})
-            for name, layer in hlg.layers.items()}
-        return Delayed(graph.key, HighLevelGraph(layers, hlg.dependencies), layer=graph.__dask_layers__()[0])
-
-    plan.read_first = read_first
-
-
 def _values(result) -> dict:
     return {k: (str(v.f1) if hasattr(v, "f1") else repr(float(v))) for k, v in result.items()}
 
@@ -185,9 +162,6 @@ def main(argv=None) -> None:
                     help="score the case this many times on the one cluster and print every run's share, the "
                          "median and the worst (the placement of a few tasks varies from run to run)")
     ap.add_argument("--seed", type=int, default=0, help="the random draw of the biclusters (0: the recorded one)")
-    ap.add_argument("--keep-priorities", action="store_true",
-                    help="keep the micro graph's own task priorities, which read_first replaces today (to measure "
-                         "what that one-line change gives)")
     ap.add_argument("--timeline", action="store_true",
                     help="print every task's start and end (seconds from the first start) and its worker")
     args = ap.parse_args(argv)
@@ -195,8 +169,6 @@ def main(argv=None) -> None:
         args.rows, args.cols, args.k = 2 * 10**5, 2 * 10**4, 100
     from distributed import Client, LocalCluster
 
-    if args.keep_priorities:
-        _keep_priorities()
     if args.one_block:
         from daskbicl.engine import micro_pass
 
@@ -206,7 +178,7 @@ def main(argv=None) -> None:
                                    rng.random((args.k, args.cols)) < args.density) for _ in range(2)]
     print(f"{args.k}+{args.k} biclusters, density {args.density}, {args.rows:.0e} x {args.cols:.0e}, "
           f"{args.workers} worker processes x 1 thread, draw {args.seed}"
-          f"{', own priorities kept' if args.keep_priorities else ''}{', membership pass in one block' if args.one_block else ''}")
+          f"{', membership pass in one block' if args.one_block else ''}")
     modes = [True, False] * args.rounds if args.compare else [args.serial_plan] * args.runs
     shares: dict = {True: [], False: []}
     values = set()

@@ -464,8 +464,8 @@ def _annotations(graph, prefix: str) -> list[dict]:
 def test_on_a_cluster_the_estimates_are_placed_apart_and_the_values_stay(spread_case, client):
     """distributed gives a task to a worker holding its inputs: the estimates, which all read the two merged
     lists, queued on one worker.  On a cluster they are placed (the family's profile on one worker, the two
-    sides' estimates on the other), the early union tables wait for every estimate (ready with the plan,
-    which runs first), the last merge of each axis runs in partitions; the values are the in-process ones."""
+    sides' estimates on the other), the union tables wait for the plan, the last merge of a long axis runs
+    in partitions on both workers; the values are the in-process ones."""
     from dask.core import get_dependencies
 
     from daskbicl.scheduling import in_process, places
@@ -485,9 +485,11 @@ def test_on_a_cluster_the_estimates_are_placed_apart_and_the_values_stay(spread_
     assert len(family) == 1 and len(sides) == 2
     assert {s["workers"][0] for s in sides} == {other_of(family[0]["workers"][0], workers)}
     flat = dict(graph.__dask_graph__())
-    probes = [k for name in ("estimate_classes", "_probe_family", "_probe_side") for k in _keys(graph, name)]
-    assert all(set(probes) <= get_dependencies(flat, e) for e in _keys(graph, "_early_union_side"))
+    plan = _keys(graph, "_plan-")
+    assert not _keys(graph, "_early_union_side")  # the union tables after the (instant) plan
+    assert all(plan[0] in get_dependencies(flat, u) for u in _keys(graph, "_union_side-"))
     assert len(_keys(graph, "merge_part")) == 2 and len(_keys(graph, "join_parts")) == 1  # the rows (4 blocks)
+    assert len({a["workers"][0] for a in _annotations(graph, "merge_part")}) == 2  # side by side
     distributed = repr(client.compute(graph).result())
     with in_process():  # no client: one merge, nothing placed
         plain = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage", "overlap"}, method="exact")

@@ -53,9 +53,9 @@ PROBE_PRIORITY = {"plan": 4, "classes": 3, "family": 2, "side": 1}
 
 #: Nominal durations of the tasks beside the plan, to spread them over the workers (:func:`~daskbicl.scheduling.places`):
 #: measured on the spread benchmark's case (benchmarks/micro_spread.py: the family's profile 1.5 s, a side's
-#: estimate 0.6-1.2 s, a side's early union tables 0.7 s); the class estimate is instant there (the counts rule
+#: estimate 0.6-1.2 s); the class estimate is instant there (the counts rule
 #: the classes out) and, where it is not, the family's profile stops early (``PROBE_WORK``).
-PROBE_WEIGHT = {"family": 2.0, "side": 1.0, "early": 1.0, "classes": 0.5}
+PROBE_WEIGHT = {"family": 2.0, "side": 1.0, "classes": 0.5}
 
 
 def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, after=None):
@@ -70,18 +70,19 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: i
 
     They all read the two merged membership lists, which sit on one or two
     workers: left to itself, ``distributed`` queues them there while other
-    workers wait.  On a cluster of several worker threads they are placed
+    workers wait (it gives a task to a worker holding one of its inputs).
+    On a cluster of several worker threads they are placed
     (:func:`~daskbicl.scheduling.places`, by :data:`PROBE_WEIGHT`, longest
-    first to the least loaded thread; a preference, stealing may still
-    move them; :func:`~daskbicl.scheduling.declare`: each task's own, not
-    the membership pass it reads), and a worker runs the estimates it holds before the early
-    union tables, which wait for every estimate: they are ready with the
-    plan, which a worker holding both runs first (the plan is instant;
-    an early table started first would hold it back its whole length).
-    Without a placement (one thread, the local schedulers) the early tables
-    wait for the sides' estimates only and the sides for ``after``.
+    first to the least loaded thread; a preference, stealing may still move
+    them), each with its priority, declared on the task alone
+    (:func:`~daskbicl.scheduling.declare`), and there are no early union
+    tables: the plan is instant once the estimates are in, and an early
+    table started beside it held it back for the table's whole length (a
+    worker starts what reaches it first; priorities order only its queue).
+    Without a placement (one thread, the local schedulers) the early
+    tables wait for the sides' estimates and the sides for ``after``.
     """
-    roles = ["classes", "family"] + (["side", "side", "early", "early"] if bcubed else [])
+    roles = ["classes", "family"] + (["side", "side"] if bcubed else [])
     placed = places([PROBE_WEIGHT[role] for role in roles])
     where = iter(placed or [{}] * len(roles))
     classes = declare(task(estimate_classes)(rows, cols, coverage, bcubed), priority=PROBE_PRIORITY["classes"],
@@ -91,10 +92,9 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: i
         return [classes, family, None, None], None
     sides = [declare(task(_probe_side)(rows, cols, side, limit, None if placed else after),
                      priority=PROBE_PRIORITY["side"], **next(where)) for side in ("truth", "pred")]
-    # placed: ready with the plan, which a worker holding both runs first
-    after = [classes, family, *sides] if placed else sides  # positional: a list would flatten the declared layers
-    early = {side: declare(task(_early_union_side)(rows, cols, size, side, *after), **next(where))
-             for side in ("truth", "pred")}
+    if placed:  # the union tables after the plan, which is instant: nothing to start before it
+        return [classes, family, *sides], {"truth": None, "pred": None}
+    early = {side: task(_early_union_side)(rows, cols, size, side, *sides) for side in ("truth", "pred")}
     return [classes, family, *sides], early
 
 

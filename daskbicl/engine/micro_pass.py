@@ -82,7 +82,7 @@ from ..kernels.micro.memberships import (
     signature_counts,
 )
 from ..kernels.micro.planner import Estimates, plan_micro
-from ..scheduling import active_client, declare
+from ..scheduling import active_client, declare, places
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import (
@@ -261,7 +261,9 @@ def _merged(parts: list, split_every: int):
 
     The longer axis's last merge was one task of 0.4-0.5 s on the spread
     benchmark's case, during which every other worker waited (nothing else
-    needs less than both axes' lists).  Identical lists fall in one
+    needs less than both axes' lists); left to itself, ``distributed`` ran
+    both partitions on one worker too, so they are placed apart
+    (:func:`~daskbicl.scheduling.places`).  Identical lists fall in one
     partition, so the partitions merge independently and
     :func:`~daskbicl.kernels.micro.memberships.join_parts` returns the same
     arrays as the one merge (the lists in first-occurrence order).
@@ -272,7 +274,9 @@ def _merged(parts: list, split_every: int):
     level = list(parts)
     while len(level) > split_every:
         level = [task(merge_memberships)(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
-    return task(join_parts)(*(task(merge_part)(index, n_parts, *level) for index in range(n_parts)))
+    where = places([1.0] * n_parts) or [{}] * n_parts  # side by side: each reads every chunk's lists
+    return task(join_parts)(*(declare(task(merge_part)(index, n_parts, *level), **where[index])
+                              for index in range(n_parts)))
 
 
 def _estimates(coverage: bool, bcubed: bool, classes=None, family=None, truth=None, pred=None) -> Estimates:

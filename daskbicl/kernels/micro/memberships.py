@@ -92,6 +92,10 @@ class Memberships:
         """Memory of the arrays."""
         return int(self.ptr.nbytes + self.el.nbytes + self.cnt.nbytes + self.gram.nbytes)
 
+    def __sizeof__(self) -> int:
+        """The arrays' bytes (``dask.sizeof``: a worker's memory accounting and the scheduler's transfer costs)."""
+        return object.__sizeof__(self) + self.nbytes
+
     def lists(self) -> list[list[int]]:
         """The signatures as Python lists (small inputs, tests)."""
         return [self.el[a:b].tolist() for a, b in zip(self.ptr[:-1], self.ptr[1:])]
