@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import itertools
 import logging
 import sys
 import time
@@ -23,7 +24,7 @@ from .errors import DaskbiclError, NoWorkersError, SchedulerError, WorkerKilledE
 logger = logging.getLogger("daskbicl")
 
 __all__ = [
-    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "read_first",
+    "DECLARED", "active_client", "compute", "declare", "in_process", "infrastructure_failure", "lost_scheduler", "places", "read_first",
     "scatter_blocks", "scatter_inputs", "wait_watched", "worker_killed",
 ]
 
@@ -99,6 +100,48 @@ def active_client():
         return None
 
 
+#: Graphs placed so far: where :func:`places` starts, so that the pairs of a batch start on different workers.
+_PLACED = itertools.count()
+
+
+def places(weights) -> list[dict] | None:
+    """Worker annotations that spread a handful of long tasks of one graph over the cluster's threads.
+
+    ``distributed`` gives a ready task to a worker that holds one of its
+    inputs (``decide_worker``), so tasks that all read the one result of a
+    merge queue on the worker that made it while the others wait, until
+    work stealing moves some (after up to seconds).  Given each task's
+    nominal duration (``weights``, any unit), this assigns them longest
+    first to the least loaded worker thread (LPT) and returns, per task,
+    ``{"workers": [address], "allow_other_workers": True}`` for
+    :func:`dask.annotate`: a preference, not a restriction (another worker
+    takes the task when its worker is gone, and stealing may still move
+    it).  The assignment starts at a different worker for each graph built
+    (a batch's pairs do not all land on the first worker).  None when no
+    Client is active or it has one worker thread: the scheduler's own
+    placement is then the same or the only one.
+    """
+    client = active_client()
+    if client is None:
+        return None
+    try:
+        threads = client.nthreads()
+    except Exception:  # noqa: BLE001 - a scheduler that does not answer: leave the placement to it
+        return None
+    slots = [address for address in sorted(threads) for _ in range(int(threads[address]))]
+    if len(slots) < 2:
+        return None
+    start = next(_PLACED) % len(slots)
+    slots = slots[start:] + slots[:start]
+    load = [0.0] * len(slots)
+    out: list[dict] = [{}] * len(weights)
+    for i in sorted(range(len(weights)), key=lambda i: -weights[i]):  # stable: ties in the order given
+        j = min(range(len(slots)), key=load.__getitem__)
+        load[j] += weights[i]
+        out[i] = {"workers": [slots[j]], "allow_other_workers": True}
+    return out
+
+
 def _local_scheduler(name):
     """The ``get`` function of dask's single-machine scheduler ``name`` (None: threads), when no Client can exist.
 
@@ -133,27 +176,79 @@ def _chunk_first(key) -> int:
 
 
 class _OwnPriority:
-    """The priority of a layer that declares its own: -k for the task of chunk k, the layer's number otherwise."""
+    """The priority of a layer's tasks: a task's declared one (:func:`declare`), -k for the task of chunk k, the
+    layer's own number otherwise (0 for a layer without one)."""
 
-    __slots__ = ("own",)
+    __slots__ = ("declared", "own", "per_key")
 
-    def __init__(self, own):
+    def __init__(self, own, declared=None, per_key=None):
         self.own = own
+        self.declared = declared or {}
+        self.per_key = per_key
 
     def __call__(self, key):
-        return _chunk_first(key) if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int) else self.own
+        if key in self.declared:
+            return self.declared[key]
+        if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
+            return _chunk_first(key)
+        if self.per_key is not None:  # dask's own per-key record of a flattened graph's annotations
+            given = self.per_key(key)
+            if isinstance(given, (int, float)) and not isinstance(given, bool):
+                return given
+        return self.own
 
     def __reduce__(self):
-        return _OwnPriority, (self.own,)
+        return _OwnPriority, (self.own, self.declared, self.per_key)
 
 
-def _is_read_first(priority) -> bool:
-    return priority is _chunk_first or isinstance(priority, _OwnPriority)
+def _is_read_first(priority, declared: dict) -> bool:
+    if not declared and priority is _chunk_first:
+        return True
+    return isinstance(priority, _OwnPriority) and priority.declared == declared
 
 
-def _read_priority(annotations):
+def _read_priority(annotations, declared: dict):
     own = (annotations or {}).get("priority")
-    return _chunk_first if own is None or callable(own) else _OwnPriority(own)
+    if isinstance(own, _OwnPriority):
+        return _OwnPriority(own.own, declared, own.per_key)
+    if callable(own):  # a graph dask flattened: each task's priority, where it had one
+        return _OwnPriority(0, declared, own)
+    if own is None:
+        return _OwnPriority(0, declared) if declared else _chunk_first
+    return _OwnPriority(own, declared)
+
+
+#: The name of a layer :func:`declare` adds: one task and the annotations it declares for itself.
+DECLARED = "daskbicl-declared-"
+
+
+def declare(obj, **annotations):
+    """``obj`` (a Delayed) whose own task, and no other, carries ``annotations`` on a cluster.
+
+    ``dask.annotate`` annotates the layer a Delayed is built in, and that
+    layer holds the tasks of its dependencies too (dask 2026.8: an estimate
+    built under ``priority=3`` and ``workers=[a]`` gave both to the
+    membership pass it reads), and a later layer's value for a key replaces
+    an earlier one's (the read priority of the next task's layer then
+    overwrote the estimate's own).  Here the annotations go to a layer of
+    their own, holding the one task, and :func:`read_first` gives a declared
+    priority to the task in every layer that holds it; no other layer has the
+    other annotations (``workers``: daskbicl never annotates a layer with
+    them).  Anything that is not a
+    Delayed (a value computed at once, inside :func:`~daskbicl.engine.core.eager`)
+    is returned unchanged.
+    """
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+
+    if not isinstance(obj, Delayed) or not annotations:
+        return obj
+    hlg = obj.__dask_graph__()
+    if not isinstance(hlg, HighLevelGraph):
+        hlg = HighLevelGraph.from_collections(str(obj.key), dict(hlg), [])
+    name = f"{DECLARED}{obj.key}"
+    layers = {**hlg.layers, name: MaterializedLayer({obj.key: hlg[obj.key]}, annotations=dict(annotations))}
+    return Delayed(obj.key, HighLevelGraph(layers, {**hlg.dependencies, name: set(hlg.layers)}), layer=name)
 
 
 def read_first(graph):
@@ -166,9 +261,10 @@ def read_first(graph):
     :func:`compute` sends to a cluster (the checks run while an input is
     opened).  The annotation is read by ``distributed``'s scheduler (the
     local schedulers ignore it).  A layer that carries a number as its own
-    priority keeps it for its single tasks (the micro-object planning orders
-    its estimates so), while its chunk tasks still get -k; a graph already
-    annotated is returned unchanged.
+    priority keeps it for its single tasks, while its chunk tasks still get
+    -k; the tasks that :func:`declare` their own annotations keep them (their
+    layers come last, where the scheduler reads a key's annotations from);
+    a graph already annotated is returned unchanged.
     """
     from dask.base import is_dask_collection
     from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
@@ -176,11 +272,14 @@ def read_first(graph):
     if not is_dask_collection(graph) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
         return graph
     hlg = graph.__dask_graph__()
-    if all(_is_read_first((layer.annotations or {}).get("priority")) for layer in hlg.layers.values()):
+    declared = {key: (own(key) if callable(own) else own) for name, layer in hlg.layers.items()
+                if name.startswith(DECLARED) and (own := (layer.annotations or {}).get("priority")) is not None
+                for key in layer}
+    if all(_is_read_first((layer.annotations or {}).get("priority"), declared) for layer in hlg.layers.values()):
         return graph
-    layers = {name: layer if _is_read_first((layer.annotations or {}).get("priority"))
+    layers = {name: layer if _is_read_first((layer.annotations or {}).get("priority"), declared)
               else MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}),
-                                                               "priority": _read_priority(layer.annotations)})
+                                                               "priority": _read_priority(layer.annotations, declared)})
               for name, layer in hlg.layers.items()}
     rebuild, args = graph.__dask_postpersist__()
     return rebuild(HighLevelGraph(layers, hlg.dependencies), *args)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import daskbicl
-from daskbicl.engine import micro_pass
+from daskbicl.engine import micro_estimates, micro_pass
 from daskbicl.kernels.micro.memberships import signature_counts
 
 MICRO = ["mocice_bcubed", "micro_ce", "micro_rnia", "e4sc"]
@@ -107,17 +107,17 @@ def test_values_equal_the_single_block_count(spread_case, client):
     spread = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
     with dask.config.set({"daskbicl.chunk": 1000}):
         fine = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
-    old = micro_pass.SPREAD_BLOCKS, micro_pass.EARLY_UNION
+    old = micro_pass.SPREAD_BLOCKS, micro_estimates.EARLY_UNION
     # the pass as one block and the union tables after the plan only (the layout before the spread), in process
-    micro_pass.SPREAD_BLOCKS, micro_pass.EARLY_UNION = 1, 1
+    micro_pass.SPREAD_BLOCKS, micro_estimates.EARLY_UNION = 1, 1
     try:
         with dask.config.set(scheduler="sync"):
             single = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
             rows = signature_counts(t.row_mask.values, p.row_mask.values)
             cols = signature_counts(t.col_mask.values, p.col_mask.values)
-            assert micro_pass._early_union_side(rows, cols, 8388608, "pred") is None  # too large: after the plan
+            assert micro_estimates._early_union_side(rows, cols, 8388608, "pred") is None  # too large: after the plan
     finally:
-        micro_pass.SPREAD_BLOCKS, micro_pass.EARLY_UNION = old
+        micro_pass.SPREAD_BLOCKS, micro_estimates.EARLY_UNION = old
     assert spread == single == fine
     assert 0 < spread["mocice_bcubed"][2] < 1 and 0 < spread["micro_rnia"] < 1
 
@@ -133,7 +133,7 @@ def test_early_union_tables_equal_the_ones_after_the_plan(spread_case):
     assert plan.method == "family" and plan.seed == 0  # the case the early tables serve
     whole = union_tables(rows, cols, budget=8388608, seed=plan.seed)
     for side, fields in (("pred", whole[:4]), ("truth", whole[4:])):
-        early = micro_pass._early_union_side(rows, cols, 8388608, side)
+        early = micro_estimates._early_union_side(rows, cols, 8388608, side)
         assert early is not None and early[3] == fields[3]
         assert all(np.array_equal(a, b) for a, b in zip(early[:3], fields[:3]))
 
@@ -233,17 +233,19 @@ def test_estimates_are_tasks_beside_each_other_and_not_run_on_small_inputs():
     t, p = _pair(2, 300, 200, 6, 0.3)
     for method in ("auto", "exact"):
         graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method=method)
-        deps = dict(graph.__dask_graph__().dependencies)
+        from dask.core import get_dependencies
+
+        flat = dict(graph.__dask_graph__())
         probes = [k for name in ("estimate_classes", "_probe_family", "_probe_side") for k in _keys(graph, name)]
         assert len(probes) == 4
         plan = _keys(graph, "_plan_auto" if method == "auto" else "_plan-")
-        assert len(plan) == 1 and set(probes) <= set(deps[plan[0]])
-        assert all(not (set(deps[a]) & set(probes + plan)) for a in probes)  # none waits for another
+        assert len(plan) == 1 and set(probes) <= get_dependencies(flat, plan[0])
+        assert all(not (get_dependencies(flat, a) & set(probes + plan)) for a in probes)  # none waits for another
     assert not _keys(micro_pass.micro_graph(t, p, parts={"coverage"}, method="auto"), "_probe_side")
     rows, cols = _memberships(t, p)
     assert small_input(rows, cols)  # small: the tasks do nothing, and no family kernel runs
-    assert micro_pass._probe_family(rows, cols, 6e9) is None and micro_pass._probe_side(rows, cols, "pred", 6e9) is None
-    assert micro_pass._early_union_side(rows, cols, 1 << 23, "pred") is None
+    assert micro_estimates._probe_family(rows, cols, 6e9) is None and micro_estimates._probe_side(rows, cols, "pred", 6e9) is None
+    assert micro_estimates._early_union_side(rows, cols, 1 << 23, "pred") is None
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -417,3 +419,83 @@ def test_a_worker_runs_the_longest_estimate_first():
             plain = dask.compute(micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method="exact"),
                                  scheduler="sync")[0]
             assert repr(got) == repr(plain)
+
+
+def _chunked_memberships(seed: int, n_chunks: int):
+    rng = np.random.default_rng(seed)
+    k, l_ = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    n = int(rng.integers(n_chunks, 60))
+    t, p = rng.random((k, n)) < 0.4, rng.random((l_, n)) < 0.4
+    cuts = np.sort(rng.choice(np.arange(1, n), n_chunks - 1, replace=False)) if n_chunks > 1 else []
+    bounds = [0, *cuts, n]
+    return t, p, [signature_counts(t[:, a:b], p[:, a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_the_partitioned_merge_is_the_one_merge_array_for_array(collide, monkeypatch):
+    """The last membership merge on a cluster runs as hash partitions side by side, put back in order by one
+    task: the same arrays as the one merge, for any number of partitions, also when hashes collide."""
+    from daskbicl.kernels.micro import memberships
+
+    if collide:  # every list of one length hashed alike: groups that cannot merge stay apart, in both ways
+        monkeypatch.setattr(memberships, "_words", lambda n: np.zeros(n, np.uint64))
+    for seed in range(40):
+        t, p, chunks = _chunked_memberships(seed, 1 + seed % 4)
+        whole = memberships.merge_memberships(*chunks)
+        for n_parts in (1, 2, 3, 5):
+            joined = memberships.join_parts(*(memberships.merge_part(i, n_parts, *chunks) for i in range(n_parts)))
+            for name in ("ptr", "el", "cnt", "gram"):
+                got, want = getattr(joined, name), getattr(whole, name)
+                assert got.dtype == want.dtype and np.array_equal(got, want), (seed, n_parts, name)
+            assert joined.n_items == whole.n_items == t.shape[1]
+        if not collide:
+            assert whole.lists() == signature_counts(t, p).lists()
+
+
+def _annotations(graph, prefix: str) -> list[dict]:
+    """The annotations the tasks named ``prefix...`` declare for themselves (their own layers)."""
+    from daskbicl.scheduling import DECLARED
+
+    return [dict(layer.annotations or {}) for name, layer in graph.__dask_graph__().layers.items()
+            if name.startswith(DECLARED + prefix)]
+
+
+@pytest.mark.slow
+def test_on_a_cluster_the_estimates_are_placed_apart_and_the_values_stay(spread_case, client):
+    """distributed gives a task to a worker holding its inputs: the estimates, which all read the two merged
+    lists, queued on one worker.  On a cluster they are placed (the family's profile on one worker, the two
+    sides' estimates on the other), the union tables wait for the plan, the last merge of a long axis runs
+    in partitions on both workers; the values are the in-process ones."""
+    from dask.core import get_dependencies
+
+    from daskbicl.scheduling import in_process, places
+
+    workers = sorted(client.nthreads())
+    assert len(workers) == 2
+    got = places([2.0, 1.0, 1.0, 1.0, 1.0, 0.5])  # longest first to the least loaded thread
+    first = got[0]["workers"][0]
+    other = next(w for w in workers if w != first)
+    assert [g["workers"][0] for g in got] == [first, other, other, first, other, first]
+    assert all(g["allow_other_workers"] for g in got)
+    assert places([1.0])[0]["workers"][0] != places([1.0])[0]["workers"][0]  # graph after graph, the next worker
+    t, p = spread_case
+    graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage", "overlap"}, method="exact")
+    family = _annotations(graph, "_probe_family")
+    sides = _annotations(graph, "_probe_side")
+    assert len(family) == 1 and len(sides) == 2
+    assert {s["workers"][0] for s in sides} == {other_of(family[0]["workers"][0], workers)}
+    flat = dict(graph.__dask_graph__())
+    plan = _keys(graph, "_plan-")
+    assert not _keys(graph, "_early_union_side")  # the union tables after the (instant) plan
+    assert all(plan[0] in get_dependencies(flat, u) for u in _keys(graph, "_union_side-"))
+    assert len(_keys(graph, "merge_part")) == 2 and len(_keys(graph, "join_parts")) == 1  # the rows (4 blocks)
+    assert len({a["workers"][0] for a in _annotations(graph, "merge_part")}) == 2  # side by side
+    distributed = repr(client.compute(graph).result())
+    with in_process():  # no client: one merge, nothing placed
+        plain = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage", "overlap"}, method="exact")
+        assert not _keys(plain, "merge_part") and "workers" not in _annotations(plain, "_probe_family")[0]
+        assert repr(dask.compute(plain, scheduler="sync")[0]) == distributed
+
+
+def other_of(worker: str, workers: list) -> str:
+    return next(w for w in workers if w != worker)

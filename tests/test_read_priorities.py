@@ -20,7 +20,7 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 import daskbicl
 from daskbicl.batch import run_batch
-from daskbicl.engine.micro_pass import PROBE_PRIORITY
+from daskbicl.engine.micro_estimates import PROBE_PRIORITY
 from daskbicl.engine.provider_graph import read_first
 
 
@@ -184,3 +184,42 @@ def test_a_layer_with_its_own_priority_keeps_it():
     assert own and all(priority[key] == 7 for key in own)  # the sum's last steps: the layer's own
     assert read_first(annotated) is annotated
     assert annotated.compute() == y.compute() == 80
+
+
+class _Annotations(SchedulerPlugin):
+    """Keeps every annotation of every graph the scheduler receives."""
+
+    def __init__(self):
+        self.name = f"annotations-{uuid.uuid4().hex}"
+        self.seen: list = []
+
+    def update_graph(self, scheduler, *, tasks, annotations, **kwargs):
+        self.seen.append({kind: dict(values) for kind, values in annotations.items()})
+
+
+def test_a_declared_task_keeps_its_annotations_and_lends_them_to_no_other(client):
+    """``dask.annotate`` can give a Delayed's annotations to the tasks it reads as well, and the layer of a
+    later task overrides them (dask 2026.8); ``scheduling.declare`` puts them on the one task, and the
+    scheduler receives them so through read_first, whether dask keeps the task's layers or flattens them."""
+    from daskbicl.engine.core import task
+    from daskbicl.scheduling import declare
+
+    worker = sorted(client.nthreads())[-1]
+    read = task(np.add)(np.arange(3), 1)
+    own = declare(task(np.sum)([read]), priority=5, workers=[worker], allow_other_workers=True)
+    # lists of Delayed: dask flattens the graph into one layer of per-key annotations (the declared layer goes)
+    both = task(lambda b, c: (int(b[0]), int(np.sum(c[0]))))([own], [read])
+    direct = task(lambda b, c: (int(b), int(np.sum(c))))(own, read)  # the declared layer stays, a later one holds both
+    assert read_first(direct).compute(scheduler="sync") == (6, 6)
+    plugin = _Annotations()
+    client.register_plugin(plugin)
+    try:
+        for graph in (both, direct):
+            assert client.compute(read_first(graph)).result() == (6, 6)
+            seen = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins[plugin.name].seen[-1])
+            assert seen["priority"][own.key] == 5 and seen["workers"][own.key] == [worker]
+            assert seen["allow_other_workers"][own.key] is True
+            assert seen["priority"][read.key] == 0 and read.key not in seen["workers"]  # lent to no other task
+    finally:
+        client.unregister_scheduler_plugin(plugin.name)
+    assert declare(3, priority=5) == 3  # a value (eager): unchanged

@@ -13,7 +13,7 @@ runs after that depends on the *parts* the selected measures ask for
 * ``"overlap"`` (E4SC, CE): the K x L shared-cell table, from the two Gram
   tables (one small task);
 * ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): the plan's
-  estimates as tasks side by side (:func:`_probe_graph`: the class
+  estimates as tasks side by side (:mod:`~daskbicl.engine.micro_estimates`: the class
   estimate, the family's profile, each side's union estimate), one small
   planning task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: the
   work limit, the method, the split into parts), then ``daskbicl.micro_tasks``
@@ -74,20 +74,28 @@ from ..kernels.micro import estimates, family_tasks, micro_scores
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
 from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
-from ..kernels.micro.memberships import merge_memberships, pack_masks, signature_counts
-from ..kernels.micro.planner import (
-    Estimates,
-    classes_ruled_out,
-    estimate_classes,
-    plan_micro,
-    probe_family,
-    probe_side,
-    small_input,
+from ..kernels.micro.memberships import (
+    join_parts,
+    merge_memberships,
+    merge_part,
+    pack_masks,
+    signature_counts,
 )
-from ..scheduling import active_client
+from ..kernels.micro.planner import Estimates, plan_micro
+from ..scheduling import active_client, declare, places
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
-from .core import ChunkPass, counting_pass, shared_pass, task, task_map
+from .core import (
+    ChunkPass,
+    aligned_blocks,
+    any_lazy,
+    map_blocks_delayed,
+    shared_pass,
+    task,
+    task_map,
+    tree_reduce,
+)
+from .micro_estimates import PROBE_PRIORITY, _probe_graph
 
 if TYPE_CHECKING:
     from ..kernels.micro.sampling import Sampler
@@ -220,12 +228,55 @@ def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
         n_blocks = spread_blocks()
         chunk = spread_chunk(truth_mask.shape[-1], int(config.get("chunk")), n_blocks)
         if _shipped(truth_mask, pred_mask):  # eight items a byte: an eighth of the bytes to send
-            return counting_pass(COUNT_MEMBERSHIPS, pack_masks(truth_mask, pred_mask), split_every=split_every,
-                                 chunk=-(-chunk // 8))
-        return counting_pass(COUNT_MEMBERSHIPS, _spread(truth_mask, pred_mask, n_blocks), split_every=split_every,
-                             chunk=chunk)
+            arrays, chunk = pack_masks(truth_mask, pred_mask), -(-chunk // 8)
+        else:
+            arrays = _spread(truth_mask, pred_mask, n_blocks)
+        parts = map_blocks_delayed(COUNT_MEMBERSHIPS.chunk, aligned_blocks(*arrays, axis=COUNT_MEMBERSHIPS.axis,
+                                                                          chunk=chunk))
+        return _merged(parts, split_every)
 
     return shared_pass(f"memberships-{split_every}", (truth_mask, pred_mask), build)
+
+
+#: The last merge of an axis's membership lists is cut into this many hash partitions at most (one per worker
+#: thread of the active client when fewer): merged side by side, then put back in order by one small task.
+MERGE_PARTS = 4
+
+
+def merge_parts() -> int:
+    """Partitions of the last membership merge: one per thread of the active client, at most ``MERGE_PARTS``;
+    1 (one merge task) without a client."""
+    client = active_client()
+    if client is None:
+        return 1
+    try:
+        return max(1, min(MERGE_PARTS, sum(client.nthreads().values())))
+    except Exception:  # noqa: BLE001 - a scheduler that does not answer: one merge task, as before
+        return 1
+
+
+def _merged(parts: list, split_every: int):
+    """:func:`~daskbicl.engine.core.tree_reduce` of the chunks' lists with ``merge_memberships``, its last merge
+    in :func:`merge_parts` hash partitions on a cluster.
+
+    The longer axis's last merge was one task of 0.4-0.5 s on the spread
+    benchmark's case, during which every other worker waited (nothing else
+    needs less than both axes' lists); left to itself, ``distributed`` ran
+    both partitions on one worker too, so they are placed apart
+    (:func:`~daskbicl.scheduling.places`).  Identical lists fall in one
+    partition, so the partitions merge independently and
+    :func:`~daskbicl.kernels.micro.memberships.join_parts` returns the same
+    arrays as the one merge (the lists in first-occurrence order).
+    """
+    n_parts = merge_parts()
+    if n_parts < 2 or len(parts) < 2 or not any_lazy(*parts):
+        return tree_reduce(parts, merge_memberships, split_every=split_every)
+    level = list(parts)
+    while len(level) > split_every:
+        level = [task(merge_memberships)(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+    where = places([1.0] * n_parts) or [{}] * n_parts  # side by side: each reads every chunk's lists
+    return task(join_parts)(*(declare(task(merge_part)(index, n_parts, *level), **where[index])
+                              for index in range(n_parts)))
 
 
 def _estimates(coverage: bool, bcubed: bool, classes=None, family=None, truth=None, pred=None) -> Estimates:
@@ -242,7 +293,7 @@ def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int
 
     Tries both parts, then the coverage counts alone (MOCICE-BCubed
     sampled), then MOCICE-BCubed alone (the coverage counts sampled).
-    ``probes``: the estimate tasks' results (:func:`_probe_graph`).
+    ``probes``: the estimate tasks' results (:mod:`~daskbicl.engine.micro_estimates`).
     """
     estimates = _estimates(coverage, bcubed, *probes)
     tries = [(coverage, bcubed)] + ([(True, False), (False, True)] if coverage and bcubed else [])
@@ -253,85 +304,6 @@ def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int
         except TooLargeError:
             continue
     return None
-
-
-#: Work units an estimate task beside the plan may spend while the class method may still be taken:
-#: it then stops, and the plan estimates again under its own limit.  Bounds the work wasted when the
-#: classes win.  When the counts rule the classes out, the tasks run under the plan's own limit.
-PROBE_WORK = 2e8
-
-
-def _probe_limit(rows, cols, limit: float) -> float | None:
-    """The work limit of the estimate tasks beside the plan; None on a small input (they do nothing)."""
-    if small_input(rows, cols):
-        return None
-    return limit if classes_ruled_out(rows, cols) else min(limit, PROBE_WORK)
-
-
-def _probe_family(rows, cols, limit: float):
-    probe_limit = _probe_limit(rows, cols, limit)
-    return None if probe_limit is None else probe_family(rows, cols, max_work=probe_limit)
-
-
-def _probe_side(rows, cols, side: str, limit: float, after=None):
-    """One side's family estimate; ``after`` (unused: the shared-cell table) makes it ready a moment after
-    the family's profile, so an idle worker, which starts the first task that reaches it, starts the longest
-    estimate first (priorities order only the tasks a worker already holds)."""
-    probe_limit = _probe_limit(rows, cols, limit)
-    return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
-
-
-#: Scheduling priorities of the estimate tasks (higher first; the early union tables have 0): the longest
-#: first, so the shorter ones fill the other threads around it instead of leaving it to run alone at the
-#: end (a worker runs the tasks it holds in this order).  The class estimate is instant when the counts
-#: rule the classes out, else the longest; the family's profile walks the whole family, a side's only one side.
-PROBE_PRIORITY = {"classes": 3, "family": 2, "side": 1}
-
-
-def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, after=None) -> list:
-    """The plan's estimates as tasks that run beside each other (and beside the membership work).
-
-    The class estimate, the family's profile and, for MOCICE-BCubed, the
-    size of each side's family: before, the planning task ran them one
-    after the other while the other workers waited.  The plan made from
-    them is the one made without them (:class:`~daskbicl.kernels.micro.planner.Estimates`).
-    """
-    with dask.annotate(priority=PROBE_PRIORITY["classes"]):
-        classes = task(estimate_classes)(rows, cols, coverage, bcubed)
-    with dask.annotate(priority=PROBE_PRIORITY["family"]):
-        family = task(_probe_family)(rows, cols, limit)
-    with dask.annotate(priority=PROBE_PRIORITY["side"]):
-        sides = [task(_probe_side)(rows, cols, side, limit, after) if bcubed else None for side in ("truth", "pred")]
-    return [classes, family, *sides]
-
-
-#: Sets a union side computed beside the planner may hold (``_early_union_side``): it bounds the work
-#: wasted when the plan then takes the class method, samples or refuses.
-EARLY_UNION = 1 << 20
-
-
-def _early_union_side(rows, cols, size: int, side: str, after=None):
-    """One side's union tables computed while the planner runs (seed 0, the plan's); None if too large.
-
-    The planner is one task; this keeps another worker busy meanwhile with
-    work the family walk will need.  ``after`` (the estimates of both
-    sides' families, unused here) makes it wait for them: the plan waits for
-    the estimates and not for this, so the estimates run first and this
-    fills the threads they leave (a dependency, which no scheduler and no
-    priority rule reorders; waiting for its own side only, it was picked
-    before the other side's estimate on the same worker).  Holding at most ``min(size, EARLY_UNION)``
-    sets, it either finishes or gives up (None) and the side is computed after
-    the plan, as before; its result is the same either way.  Not on a small
-    input (:func:`~daskbicl.kernels.micro.planner.small_input`), which plans
-    at once and takes the class method first: its first score compiles none
-    of the family walk.
-    """
-    if small_input(rows, cols):
-        return None
-    try:
-        return family_tasks.union_side(rows, cols, side, min(size, EARLY_UNION), 0)
-    except TooLargeError:
-        return None
 
 
 def _union_side(plan, rows, cols, size: int, side: str, early=None):
@@ -619,14 +591,14 @@ def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: 
     coverage = bcubed = error = None
     plan = None
     if method != "sample" and (want_coverage or want_bcubed):
-        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, overlap)
-        plan = task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed, limit,
-                                                               size, n_tasks, *probes)
+        probes, early = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, size, overlap)
+        plan = declare(task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed,
+                                                                       limit, size, n_tasks, *probes),
+                       priority=PROBE_PRIORITY["plan"])
     if plan is not None:
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            early = {side: task(_early_union_side)(rows, cols, size, side, probes[2:4]) for side in ("truth", "pred")}
             tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
                                            for side in ("pred", "truth")))
         results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)

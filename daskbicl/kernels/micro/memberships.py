@@ -31,8 +31,8 @@ import numpy as np
 
 from ...errors import InputError
 
-__all__ = ["Memberships", "memberships_of_table", "merge_memberships", "one_side", "pack_masks", "signature_counts",
-           "subproblem"]
+__all__ = ["Memberships", "MembershipsPart", "join_parts", "memberships_of_table", "merge_memberships", "merge_part",
+           "one_side", "pack_masks", "signature_counts", "subproblem"]
 
 # Columns of a mask block turned into lists at once (bounds the temporaries).
 _SUB = 1 << 17
@@ -92,6 +92,10 @@ class Memberships:
         """Memory of the arrays."""
         return int(self.ptr.nbytes + self.el.nbytes + self.cnt.nbytes + self.gram.nbytes)
 
+    def __sizeof__(self) -> int:
+        """The arrays' bytes (``dask.sizeof``: a worker's memory accounting and the scheduler's transfer costs)."""
+        return object.__sizeof__(self) + self.nbytes
+
     def lists(self) -> list[list[int]]:
         """The signatures as Python lists (small inputs, tests)."""
         return [self.el[a:b].tolist() for a, b in zip(self.ptr[:-1], self.ptr[1:])]
@@ -124,19 +128,28 @@ def _check_mask(a: object, name: str) -> np.ndarray:
     return a
 
 
-def _dedupe(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
-    """Merge identical lists (summing counts); lists a hash cannot separate stay apart."""
+def _hashes(ptr: np.ndarray, el: np.ndarray, n_elem: int) -> np.ndarray:
+    """A 64-bit hash of each (non-empty) list: equal lists, equal hashes."""
+    words = _words(n_elem)
+    return np.add.reduceat(words[el], ptr[:-1]) + np.diff(ptr).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+
+
+def _dedupe_kept(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
+    """(the lists that stay, ascending indices into the input; their summed counts).
+
+    Identical non-empty lists merge into the first of them; lists a hash
+    cannot separate stay apart (a group of equal hashes merges only if
+    every member equals its first); empty lists are dropped.
+    """
     n = len(cnt)
     lengths = np.diff(ptr)
-    keep = lengths > 0
-    if not keep.all():
-        idx = np.flatnonzero(keep)
+    idx = np.flatnonzero(lengths > 0)
+    if len(idx) < n:
         ptr, el, cnt = _take(ptr, el, cnt, idx)
         n, lengths = len(cnt), lengths[idx]
     if n <= 1:
-        return ptr, el, cnt
-    words = _words(n_elem)
-    h = np.add.reduceat(words[el], ptr[:-1]) + lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        return idx, cnt
+    h = _hashes(ptr, el, n_elem)
     order = np.argsort(h)  # equal hashes in any order: a group's representative is its first list
     hs = h[order]
     first = np.concatenate([[True], hs[1:] != hs[:-1]])
@@ -164,7 +177,13 @@ def _dedupe(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
     kept[target] = True
     counts = np.zeros(int(kept.sum()), np.int64)
     np.add.at(counts, (np.cumsum(kept) - 1)[target], cnt[order])
-    return (*_take(ptr, el, np.zeros(n, np.int64), np.flatnonzero(kept))[:2], counts)
+    return idx[np.flatnonzero(kept)], counts
+
+
+def _dedupe(ptr: np.ndarray, el: np.ndarray, cnt: np.ndarray, n_elem: int):
+    """Merge identical lists (summing counts); lists a hash cannot separate stay apart."""
+    kept, counts = _dedupe_kept(ptr, el, cnt, n_elem)
+    return (*_take(ptr, el, np.zeros(len(cnt), np.int64), kept)[:2], counts)
 
 
 def _take(ptr, el, cnt, idx):
@@ -312,19 +331,8 @@ def signature_counts(truth_mask_block: np.ndarray, pred_mask_block: np.ndarray,
     return Memberships(k, l_, m, ptr, el, cnt, gram)
 
 
-def merge_memberships(*parts) -> Memberships:
-    """Exactly combine chunk results (sums of counts and Gram tables).
-
-    Accepts :class:`Memberships` and (nested) lists/tuples of them, as a dask
-    tree reduction passes them; associative and commutative.
-
-    Examples
-    --------
-    >>> t, p = np.array([[1, 0, 1]], bool), np.array([[1, 1, 0]], bool)
-    >>> m = merge_memberships(signature_counts(t[:, :1], p[:, :1]), [signature_counts(t[:, 1:], p[:, 1:])])
-    >>> m.lists(), m.cnt.tolist(), m.n_items
-    ([[0, 1], [1], [0]], [1, 1, 1], 3)
-    """
+def _flat(parts) -> list[Memberships]:
+    """The Memberships of (nested) lists/tuples, in order, checked to count the same biclusters."""
     flat: list[Memberships] = []
     stack = list(parts)
     while stack:
@@ -344,13 +352,89 @@ def merge_memberships(*parts) -> Memberships:
             raise InputError(
                 f"cannot merge signatures of {x.n_truth}+{x.n_pred} biclusters with "
                 f"{k}+{l_}; every chunk must see all biclusters of both sides.")
+    return flat
+
+
+def _concatenated(flat: list[Memberships]):
     offsets = np.cumsum([0] + [len(x.el) for x in flat])
     ptr = np.concatenate([np.zeros(1, np.int64)] + [x.ptr[1:] + o for x, o in zip(flat, offsets)])
     el = np.concatenate([x.el for x in flat]).astype(np.int32)
     cnt = np.concatenate([x.cnt for x in flat]).astype(np.int64)
-    ptr, el, cnt = _dedupe(ptr, el, cnt, k + l_)
+    return ptr, el, cnt
+
+
+def merge_memberships(*parts) -> Memberships:
+    """Exactly combine chunk results (sums of counts and Gram tables).
+
+    Accepts :class:`Memberships` and (nested) lists/tuples of them, as a dask
+    tree reduction passes them; associative and commutative.
+
+    Examples
+    --------
+    >>> t, p = np.array([[1, 0, 1]], bool), np.array([[1, 1, 0]], bool)
+    >>> m = merge_memberships(signature_counts(t[:, :1], p[:, :1]), [signature_counts(t[:, 1:], p[:, 1:])])
+    >>> m.lists(), m.cnt.tolist(), m.n_items
+    ([[0, 1], [1], [0]], [1, 1, 1], 3)
+    """
+    flat = _flat(parts)
+    k, l_ = flat[0].n_truth, flat[0].n_pred
+    ptr, el, cnt = _dedupe(*_concatenated(flat), k + l_)
     gram = sum((x.gram for x in flat), np.zeros((k + l_, k + l_), np.int64))
     return Memberships(k, l_, sum(x.n_items for x in flat), ptr, el, cnt, gram)
+
+
+@dataclass(frozen=True)
+class MembershipsPart:
+    """One hash partition of a merge (:func:`merge_part`): its distinct lists, their counts and the position
+    of each one's first occurrence in the merged parts; the first partition carries the totals."""
+
+    n_truth: int
+    n_pred: int
+    ptr: np.ndarray
+    el: np.ndarray
+    cnt: np.ndarray
+    first: np.ndarray
+    n_items: int | None = None
+    gram: np.ndarray | None = None
+
+
+def merge_part(index: int, n_parts: int, *parts) -> MembershipsPart:
+    """The lists of partition ``index`` of ``n_parts`` (by their hash) of :func:`merge_memberships`'s result.
+
+    Identical lists have equal hashes, so each partition merges its lists
+    alone, and the ``n_parts`` partitions are merged side by side, as tasks;
+    :func:`join_parts` puts them back in first-occurrence order: the same
+    :class:`Memberships` as :func:`merge_memberships` of the same parts,
+    array for array.
+
+    >>> t, p = np.array([[1, 0, 1, 1]], bool), np.array([[1, 1, 0, 1]], bool)
+    >>> chunks = [signature_counts(t[:, :2], p[:, :2]), signature_counts(t[:, 2:], p[:, 2:])]
+    >>> joined = join_parts(*(merge_part(i, 3, *chunks) for i in range(3)))
+    >>> whole = merge_memberships(*chunks)
+    >>> joined.lists() == whole.lists() and joined.cnt.tolist() == whole.cnt.tolist()
+    True
+    """
+    flat = _flat(parts)
+    k, l_ = flat[0].n_truth, flat[0].n_pred
+    ptr, el, cnt = _concatenated(flat)
+    listed = np.flatnonzero(np.diff(ptr) > 0)
+    mine = listed[_hashes(*_take(ptr, el, cnt, listed)[:2], k + l_) % np.uint64(n_parts) == np.uint64(index)]
+    ptr, el, cnt = _take(ptr, el, cnt, mine)
+    kept, counts = _dedupe_kept(ptr, el, cnt, k + l_)
+    ptr, el, _ = _take(ptr, el, cnt, kept)
+    if index != 0:
+        return MembershipsPart(k, l_, ptr, el, counts, mine[kept])
+    gram = sum((x.gram for x in flat), np.zeros((k + l_, k + l_), np.int64))
+    return MembershipsPart(k, l_, ptr, el, counts, mine[kept], sum(x.n_items for x in flat), gram)
+
+
+def join_parts(*parts: MembershipsPart) -> Memberships:
+    """The :class:`Memberships` of the partitions of one merge (:func:`merge_part`), in first-occurrence order."""
+    head = next(p for p in parts if p.gram is not None)
+    ptr, el, cnt = _concatenated([Memberships(p.n_truth, p.n_pred, 0, p.ptr, p.el, p.cnt, head.gram) for p in parts])
+    order = np.argsort(np.concatenate([p.first for p in parts]), kind="stable")
+    ptr, el, cnt = _take(ptr, el, cnt, order)
+    return Memberships(head.n_truth, head.n_pred, int(head.n_items or 0), ptr, el, cnt, head.gram)
 
 
 def subproblem(m: Memberships, required=(), keep=None):
