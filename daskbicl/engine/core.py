@@ -230,7 +230,8 @@ class ChunkPass:
     axis: int = -1
 
 
-def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8, chunk: int | None = None):
+def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8, chunk: int | None = None,
+                  last: Callable | None = None):
     """The combined partial result of ``spec`` over ``arrays``: map its chunk kernel, tree-reduce with combine.
 
     The one place a pass's graph is built.  ``arrays`` (numpy or dask, the
@@ -241,7 +242,10 @@ def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8
     fan-in ``split_every``.  Inside :func:`eager` it runs at once (no graph);
     otherwise it returns one Delayed object.  ``chunk`` sets the block
     length of numpy inputs (default: the dask config ``daskbicl.chunk``;
-    a dask array keeps its own chunks).
+    a dask array keeps its own chunks).  ``last(parts)``, when given, builds
+    the last combine of a graph's tree (at most ``split_every`` partial
+    results) its own way, returning the same value (the membership pass
+    merges in hash partitions side by side).
 
     Examples
     --------
@@ -253,4 +257,8 @@ def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8
     """
     blocks = aligned_blocks(*arrays, axis=spec.axis, chunk=chunk)
     parts = map_blocks_delayed(spec.chunk, blocks, *args)
-    return tree_reduce(parts, spec.combine, split_every=split_every)
+    if last is None or len(parts) < 2 or not any_lazy(*parts):
+        return tree_reduce(parts, spec.combine, split_every=split_every)
+    while len(parts) > split_every:
+        parts = [task(spec.combine)(*parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
+    return last(parts)

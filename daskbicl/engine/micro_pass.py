@@ -85,16 +85,7 @@ from ..kernels.micro.planner import Estimates, plan_micro
 from ..scheduling import active_client, declare, places
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
-from .core import (
-    ChunkPass,
-    aligned_blocks,
-    any_lazy,
-    map_blocks_delayed,
-    shared_pass,
-    task,
-    task_map,
-    tree_reduce,
-)
+from .core import ChunkPass, counting_pass, shared_pass, task, task_map
 from .micro_estimates import PROBE_PRIORITY, _probe_graph
 
 if TYPE_CHECKING:
@@ -231,9 +222,7 @@ def memberships_graph(truth_mask, pred_mask, *, split_every: int = 8):
             arrays, chunk = pack_masks(truth_mask, pred_mask), -(-chunk // 8)
         else:
             arrays = _spread(truth_mask, pred_mask, n_blocks)
-        parts = map_blocks_delayed(COUNT_MEMBERSHIPS.chunk, aligned_blocks(*arrays, axis=COUNT_MEMBERSHIPS.axis,
-                                                                          chunk=chunk))
-        return _merged(parts, split_every)
+        return counting_pass(COUNT_MEMBERSHIPS, arrays, split_every=split_every, chunk=chunk, last=_merged)
 
     return shared_pass(f"memberships-{split_every}", (truth_mask, pred_mask), build)
 
@@ -255,9 +244,9 @@ def merge_parts() -> int:
         return 1
 
 
-def _merged(parts: list, split_every: int):
-    """:func:`~daskbicl.engine.core.tree_reduce` of the chunks' lists with ``merge_memberships``, its last merge
-    in :func:`merge_parts` hash partitions on a cluster.
+def _merged(parts: list):
+    """The last merge of an axis's membership lists (at most ``split_every`` partial lists), in
+    :func:`merge_parts` hash partitions on a cluster (``counting_pass``'s ``last``).
 
     The longer axis's last merge was one task of 0.4-0.5 s on the spread
     benchmark's case, during which every other worker waited (nothing else
@@ -269,13 +258,10 @@ def _merged(parts: list, split_every: int):
     arrays as the one merge (the lists in first-occurrence order).
     """
     n_parts = merge_parts()
-    if n_parts < 2 or len(parts) < 2 or not any_lazy(*parts):
-        return tree_reduce(parts, merge_memberships, split_every=split_every)
-    level = list(parts)
-    while len(level) > split_every:
-        level = [task(merge_memberships)(*level[i : i + split_every]) for i in range(0, len(level), split_every)]
+    if n_parts < 2:
+        return task(merge_memberships)(*parts)
     where = places([1.0] * n_parts) or [{}] * n_parts  # side by side: each reads every chunk's lists
-    return task(join_parts)(*(declare(task(merge_part)(index, n_parts, *level), **where[index])
+    return task(join_parts)(*(declare(task(merge_part)(index, n_parts, *parts), **where[index])
                               for index in range(n_parts)))
 
 

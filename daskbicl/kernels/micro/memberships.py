@@ -378,7 +378,8 @@ def merge_memberships(*parts) -> Memberships:
     """
     flat = _flat(parts)
     k, l_ = flat[0].n_truth, flat[0].n_pred
-    ptr, el, cnt = _dedupe(*_concatenated(flat), k + l_)
+    ptr, el, cnt = _concatenated(flat)
+    ptr, el, cnt = _dedupe(ptr, el, cnt, k + l_)
     gram = sum((x.gram for x in flat), np.zeros((k + l_, k + l_), np.int64))
     return Memberships(k, l_, sum(x.n_items for x in flat), ptr, el, cnt, gram)
 
@@ -418,7 +419,8 @@ def merge_part(index: int, n_parts: int, *parts) -> MembershipsPart:
     k, l_ = flat[0].n_truth, flat[0].n_pred
     ptr, el, cnt = _concatenated(flat)
     listed = np.flatnonzero(np.diff(ptr) > 0)
-    mine = listed[_hashes(*_take(ptr, el, cnt, listed)[:2], k + l_) % np.uint64(n_parts) == np.uint64(index)]
+    listed_ptr, listed_el, _ = _take(ptr, el, cnt, listed)
+    mine = listed[_hashes(listed_ptr, listed_el, k + l_) % np.uint64(n_parts) == np.uint64(index)]
     ptr, el, cnt = _take(ptr, el, cnt, mine)
     kept, counts = _dedupe_kept(ptr, el, cnt, k + l_)
     ptr, el, _ = _take(ptr, el, cnt, kept)
@@ -431,6 +433,7 @@ def merge_part(index: int, n_parts: int, *parts) -> MembershipsPart:
 def join_parts(*parts: MembershipsPart) -> Memberships:
     """The :class:`Memberships` of the partitions of one merge (:func:`merge_part`), in first-occurrence order."""
     head = next(p for p in parts if p.gram is not None)
+    assert head.gram is not None
     ptr, el, cnt = _concatenated([Memberships(p.n_truth, p.n_pred, 0, p.ptr, p.el, p.cnt, head.gram) for p in parts])
     order = np.argsort(np.concatenate([p.first for p in parts]), kind="stable")
     ptr, el, cnt = _take(ptr, el, cnt, order)
