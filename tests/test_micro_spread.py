@@ -464,8 +464,9 @@ def _annotations(graph, prefix: str) -> list[dict]:
 def test_on_a_cluster_the_estimates_are_placed_apart_and_the_values_stay(spread_case, client):
     """distributed gives a task to a worker holding its inputs: the estimates, which all read the two merged
     lists, queued on one worker.  On a cluster they are placed (the family's profile on one worker, the two
-    sides' estimates on the other), the union tables wait for the plan, the last merge of a long axis runs
-    in partitions on both workers; the values are the in-process ones."""
+    sides' estimates then one side's early union tables on the other; the plan and the other side's union
+    tables beside the family's profile), the last merge of a long axis runs in partitions on both workers,
+    walking task i's two parts on one worker and the tasks alternating; the values are the in-process ones."""
     from dask.core import get_dependencies
 
     from daskbicl.scheduling import in_process, places
@@ -483,11 +484,22 @@ def test_on_a_cluster_the_estimates_are_placed_apart_and_the_values_stay(spread_
     family = _annotations(graph, "_probe_family")
     sides = _annotations(graph, "_probe_side")
     assert len(family) == 1 and len(sides) == 2
-    assert {s["workers"][0] for s in sides} == {other_of(family[0]["workers"][0], workers)}
+    home = family[0]["workers"][0]
+    assert {s["workers"][0] for s in sides} == {other_of(home, workers)}
     flat = dict(graph.__dask_graph__())
     plan = _keys(graph, "_plan-")
-    assert not _keys(graph, "_early_union_side")  # the union tables after the (instant) plan
+    assert [a["workers"][0] for a in _annotations(graph, "_plan")] == [home]  # instant: beside the longest
+    early = _keys(graph, "_early_union_side")
+    assert len(early) == 1 and [a["workers"][0] for a in _annotations(graph, "_early_union_side")] == [
+        other_of(home, workers)]  # after the sides' estimates, while the family's profile runs
+    assert all(k in get_dependencies(flat, early[0]) for k in _keys(graph, "_probe_side"))
     assert all(plan[0] in get_dependencies(flat, u) for u in _keys(graph, "_union_side-"))
+    union = _annotations(graph, "_union_side")  # the early side's is its early table: anywhere
+    assert len(union) == 2 and [a["workers"][0] for a in union if "workers" in a] == [home]  # the other side
+    walk = _annotations(graph, "_task")
+    assert len(walk) == 2 * 16 and all(a["allow_other_workers"] for a in walk)
+    assert [a["workers"][0] for a in walk[:16]] == [a["workers"][0] for a in walk[16:]]  # task i: both parts
+    assert {a["workers"][0] for a in walk[0:16:2]} != {a["workers"][0] for a in walk[1:16:2]}  # alternating
     assert len(_keys(graph, "merge_part")) == 2 and len(_keys(graph, "join_parts")) == 1  # the rows (4 blocks)
     assert len({a["workers"][0] for a in _annotations(graph, "merge_part")}) == 2  # side by side
     distributed = repr(client.compute(graph).result())

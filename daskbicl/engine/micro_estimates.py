@@ -45,28 +45,32 @@ def _probe_side(rows, cols, side: str, limit: float, after=None):
     return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
 
 
-#: Scheduling priorities of the estimate tasks (higher first; the early union tables have 0): the longest
+#: Scheduling priorities of the estimate tasks (higher first; the early union tables have 0, those made after
+#: the plan 1: before the walking tasks that become ready with them): the longest
 #: first, so the shorter ones fill the other threads around it instead of leaving it to run alone at the
 #: end (a worker runs the tasks it holds in this order).  The class estimate is instant when the counts
 #: rule the classes out, else the longest; the family's profile walks the whole family, a side's only one side.
-PROBE_PRIORITY = {"plan": 4, "classes": 3, "family": 2, "side": 1}
+PROBE_PRIORITY = {"plan": 4, "classes": 3, "family": 2, "side": 1, "union": 1}
 
 #: Nominal durations of the tasks beside the plan, to spread them over the workers (:func:`~daskbicl.scheduling.places`):
 #: measured on the spread benchmark's case (benchmarks/micro_spread.py: the family's profile 1.5 s, a side's
-#: estimate 0.6-1.2 s); the class estimate is instant there (the counts rule
-#: the classes out) and, where it is not, the family's profile stops early (``PROBE_WORK``).
-PROBE_WEIGHT = {"family": 2.0, "side": 1.0, "classes": 0.5}
+#: estimate 0.6-0.7 s, a side's union tables 0.7-0.9 s); the class estimate is instant there (the counts rule
+#: the classes out) and, where it is not, the family's profile stops early (``PROBE_WORK``).  On two threads:
+#: the family's profile on one; both sides' estimates, then the early union tables of one side, on the other.
+PROBE_WEIGHT = {"family": 2.5, "side": 1.0, "union": 0.7, "classes": 0.5}
 
 
 def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, after=None):
     """The plan's estimates as tasks that run beside each other, and, for MOCICE-BCubed, the early union tables.
 
-    Returns ``(probes, early)``: the class estimate, the family's profile
-    and, for MOCICE-BCubed, the size of each side's family (before, the
-    planning task ran them one after the other while the other workers
+    Returns ``(probes, early, home)``: the class estimate, the family's
+    profile and, for MOCICE-BCubed, the size of each side's family (before,
+    the planning task ran them one after the other while the other workers
     waited; the plan made from them is the one made without them:
-    :class:`~daskbicl.kernels.micro.planner.Estimates`), and each side's
-    :func:`_early_union_side` (None without MOCICE-BCubed).
+    :class:`~daskbicl.kernels.micro.planner.Estimates`); each side's
+    :func:`_early_union_side` or None (``early`` is None without
+    MOCICE-BCubed); and the worker annotations of the plan and of the union
+    side computed after it (``{}`` where nothing is placed).
 
     They all read the two merged membership lists, which sit on one or two
     workers: left to itself, ``distributed`` queues them there while other
@@ -75,27 +79,33 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: i
     (:func:`~daskbicl.scheduling.places`, by :data:`PROBE_WEIGHT`, longest
     first to the least loaded thread; a preference, stealing may still move
     them), each with its priority, declared on the task alone
-    (:func:`~daskbicl.scheduling.declare`), and there are no early union
-    tables: the plan is instant once the estimates are in, and an early
-    table started beside it held it back for the table's whole length (a
-    worker starts what reaches it first; priorities order only its queue).
-    Without a placement (one thread, the local schedulers) the early
-    tables wait for the sides' estimates and the sides for ``after``.
+    (:func:`~daskbicl.scheduling.declare`).  One side's union tables
+    (``pred``) start early, on the thread the LPT gives them (on two
+    threads: after both sides' estimates, which end before the family's
+    profile, whose thread would otherwise wait); the plan, which is instant
+    once the estimates are in, and the other side's union tables are placed
+    with the family's profile (``home``), so no early table holds the plan
+    back (a worker starts what reaches it first; priorities order only its
+    queue).  Without a placement (one thread, the local schedulers) both
+    early tables wait for the sides' estimates and the sides for ``after``.
     """
-    roles = ["classes", "family"] + (["side", "side"] if bcubed else [])
+    roles = ["classes", "family"] + (["side", "side", "union"] if bcubed else [])
     placed = places([PROBE_WEIGHT[role] for role in roles])
-    where = iter(placed or [{}] * len(roles))
+    where = dict(zip(range(len(roles)), placed or [{}] * len(roles)))
     classes = declare(task(estimate_classes)(rows, cols, coverage, bcubed), priority=PROBE_PRIORITY["classes"],
-                      **next(where))
-    family = declare(task(_probe_family)(rows, cols, limit), priority=PROBE_PRIORITY["family"], **next(where))
+                      **where[0])
+    family = declare(task(_probe_family)(rows, cols, limit), priority=PROBE_PRIORITY["family"], **where[1])
+    home = where[1]
     if not bcubed:
-        return [classes, family, None, None], None
+        return [classes, family, None, None], None, home
     sides = [declare(task(_probe_side)(rows, cols, side, limit, None if placed else after),
-                     priority=PROBE_PRIORITY["side"], **next(where)) for side in ("truth", "pred")]
-    if placed:  # the union tables after the plan, which is instant: nothing to start before it
-        return [classes, family, *sides], {"truth": None, "pred": None}
+                     priority=PROBE_PRIORITY["side"], **where[2 + n]) for n, side in enumerate(("truth", "pred"))]
+    if placed:  # one side's tables where the LPT puts them; the other after the (instant) plan, beside it
+        early = {"truth": None, "pred": declare(task(_early_union_side)(rows, cols, size, "pred", *sides),
+                                                 **where[4])}
+        return [classes, family, *sides], early, home
     early = {side: task(_early_union_side)(rows, cols, size, side, *sides) for side in ("truth", "pred")}
-    return [classes, family, *sides], early
+    return [classes, family, *sides], early, home
 
 
 #: Sets a union side computed beside the planner may hold (``_early_union_side``): it bounds the work

@@ -316,11 +316,24 @@ def _task(plan, index: int, rows, cols, jac=None, tables=None, parts: str = "all
 
 def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool) -> list:
     """The walking tasks.  With ``split`` (both parts asked), each task's coverage parts are a task of
-    their own that needs no union table, so they run while the union tables are still being made."""
+    their own that needs no union table, so they run while the union tables are still being made.
+
+    On a cluster of several worker threads, task ``i`` (both its parts) is
+    placed on thread ``i`` mod the threads (:func:`~daskbicl.scheduling.places`,
+    equal weights): the plan deals the parts so that the tasks' estimated
+    work is equal, so each thread gets an equal share.  Left to itself, the
+    scheduler assigned every walking task the moment the plan (or the union
+    tables) landed, by one duration per key prefix for tasks of two kinds,
+    and at the end one worker still held several while the other had none
+    (up to 1 s with a thread idle on the spread benchmark's 8.5 s).
+    """
+    where = places([1.0] * n_tasks) or [{}] * n_tasks
     if not split:
-        return task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
+        return [declare(t, **where[i])
+                for i, t in enumerate(task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)]))]
+    coverage = task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)])
     closure = task_map(_task, [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)])
-    return task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)]) + closure
+    return [declare(t, **where[i % n_tasks]) for i, t in enumerate(coverage + closure)]
 
 
 def _finish(plan, tables, overlap, *results):
@@ -577,15 +590,16 @@ def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: 
     coverage = bcubed = error = None
     plan = None
     if method != "sample" and (want_coverage or want_bcubed):
-        probes, early = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, size, overlap)
+        probes, early, home = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, size, overlap)
         plan = declare(task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed,
                                                                        limit, size, n_tasks, *probes),
-                       priority=PROBE_PRIORITY["plan"])
+                       priority=PROBE_PRIORITY["plan"], **home)
     if plan is not None:
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, early[side])
+            tables = task(_union_tables)(*(declare(task(_union_side)(plan, rows, cols, size, side, early[side]),
+                                                   priority=PROBE_PRIORITY["union"], **({} if early[side] is not None else home))
                                            for side in ("pred", "truth")))
         results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)
         coverage, bcubed, error = task(_finish, nout=3)(
