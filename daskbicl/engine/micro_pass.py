@@ -327,13 +327,18 @@ def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool) -> lis
     and at the end one worker still held several while the other had none
     (up to 1 s with a thread idle on the spread benchmark's 8.5 s).
     """
-    where = places([1.0] * n_tasks) or [{}] * n_tasks
+    where = (places([1.0] * n_tasks) if PLACE_WALK else None) or [{}] * n_tasks
     if not split:
         return [declare(t, **where[i])
                 for i, t in enumerate(task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)]))]
     coverage = task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)])
     closure = task_map(_task, [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)])
     return [declare(t, **where[i % n_tasks]) for i, t in enumerate(coverage + closure)]
+
+
+#: Place walking task ``i`` on thread ``i`` mod the threads (:func:`_walk_graph`); False leaves them to the
+#: scheduler (``benchmarks/micro_spread.py --walk both`` compares the two on one cluster).
+PLACE_WALK = True
 
 
 def _finish(plan, tables, overlap, *results):
