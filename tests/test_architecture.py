@@ -392,11 +392,7 @@ def test_mypy_sees_every_measure_function(tmp_path):
 
 #: Dotted names in the package's text and the docs that name something that no longer exists, each with where
 #: it is written (files of other branches this round). Strict: a fixed one fails the test until taken off.
-STALE_REFERENCES = {
-    "daskbicl.measures.prepare": "batch/runner.py:19, engine/core.py:86 (the request is checked by measures.request)",
-    "daskbicl.kernels.micro.family_estimate.estimate_family": "kernels/micro/planner.py:24",
-    "daskbicl.kernels.micro.memberships.DEFAULT_MAX_WORK": "kernels/micro/micro_scores.py:248",
-}
+STALE_REFERENCES: dict[str, str] = {}
 
 
 def _dotted_references() -> dict[str, list[str]]:
