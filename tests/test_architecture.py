@@ -392,11 +392,7 @@ def test_mypy_sees_every_measure_function(tmp_path):
 
 #: Dotted names in the package's text and the docs that name something that no longer exists, each with where
 #: it is written (files of other branches this round). Strict: a fixed one fails the test until taken off.
-STALE_REFERENCES = {
-    "daskbicl.measures.prepare": "batch/runner.py:19, engine/core.py:86 (the request is checked by measures.request)",
-    "daskbicl.kernels.micro.family_estimate.estimate_family": "kernels/micro/planner.py:24",
-    "daskbicl.kernels.micro.memberships.DEFAULT_MAX_WORK": "kernels/micro/micro_scores.py:248",
-}
+STALE_REFERENCES: dict[str, str] = {}
 
 
 def _dotted_references() -> dict[str, list[str]]:
@@ -446,3 +442,45 @@ def test_dotted_names_in_docstrings_and_docs_exist():
     fixed = [name for name in STALE_REFERENCES if name not in refs or _resolves(name)]
     assert not fixed, f"no longer stale, take off STALE_REFERENCES: {fixed}"
     assert not _resolves("daskbicl.kernels.tradeoff.indices.Tradeoff") and _resolves("daskbicl.measures.api.score")
+
+
+# --------------------------------------------------------------------------- no dead exports in the inner layers
+
+#: Functions of ``engine/`` and ``kernels/`` exported in ``__all__`` that nothing calls (files of other owners this
+#: round). Strict: one used again, or deleted, fails the test until taken off.
+UNUSED_EXPORTS = {
+    "daskbicl.kernels.coclustering.contingency.check_labels": "kernels/coclustering/contingency.py:326",
+}
+
+
+def _unused_exports() -> list[str]:
+    """Exported functions of engine/ and kernels/ that no code, test, benchmark or example uses."""
+    import re
+    from collections import Counter
+
+    root = PACKAGE.parent
+    text = "\n".join(p.read_text(encoding="utf-8") for folder in ("daskbicl", "tests", "benchmarks", "examples")
+                     for p in (root / folder).rglob("*.py") if p != Path(__file__).resolve())
+    words = Counter(re.findall(r"\w+", text))
+    defined = Counter(re.findall(r"\bdef (\w+)\(", text)) + Counter(re.findall(r"[\"'](\w+)[\"']", text))
+    out = []
+    for module, path in MODULES.items():
+        if not module.startswith(("daskbicl.engine.", "daskbicl.kernels.")):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        exported: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                exported = {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant)}
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name in exported:
+                if words[node.name] - defined[node.name] <= 0:  # only its def and its __all__ entry
+                    out.append(f"{module}.{node.name}")
+    return out
+
+
+def test_no_exported_engine_or_kernel_function_is_dead_code():
+    """An inner-layer function nobody calls is deleted, not kept (issue 25: micro_from_partition_tables)."""
+    unused = _unused_exports()
+    assert not [name for name in unused if name not in UNUSED_EXPORTS], unused
+    assert not [name for name in UNUSED_EXPORTS if name not in unused], "no longer unused: take off UNUSED_EXPORTS"

@@ -16,7 +16,6 @@ from daskbicl.kernels.bicluster.precision_recall import (
     PAIR_KEYS,
     aggregate_measures,
     best_match_mean,
-    check_parameters,
     corrected_precision_recall,
     empty_biclusters,
     pair_measures,
@@ -332,24 +331,44 @@ def test_empty_biclusters_helper():
         empty_biclusters([1, 2], [1])
 
 
-@pytest.mark.parametrize(
-    "kw, match",
-    [
-        ({"R": 0}, "R must be a finite number > 0"),
-        ({"R": -1.0}, "R must be"),
-        ({"R": float("inf")}, "R must be"),
-        ({"beta": float("nan")}, "beta must be a finite number > 0"),
-        ({"beta": "two"}, "beta must be"),
-        ({"beta": 0.0}, "beta must be"),
-    ],
-)
-def test_bad_parameters(kw, match):
-    with pytest.raises(MeasureError, match=match):
-        pair_measures([[1]], [[1]], [1], [1], [1], [1], 4, **kw)
+BAD_WEIGHTS = [("R", 0), ("R", -1.0), ("R", float("inf")), ("beta", float("nan")), ("beta", "two"), ("beta", 0.0)]
 
 
-def test_check_parameters_returns_floats():
-    assert check_parameters(3, 2) == (3.0, 2.0)
+@pytest.mark.parametrize("name, value", BAD_WEIGHTS)
+def test_bad_weights_are_refused_by_their_record_at_every_python_door(name, value, tmp_path):
+    """R and beta are checked once, by their records, before any input is opened (stores that do not exist)."""
+    import daskbicl
+    from daskbicl.measures.bicluster import BETA, R_PARAM
+
+    record = {"R": R_PARAM, "beta": BETA}[name]
+    with pytest.raises(MeasureError) as expected:
+        record.validate(name, value)
+    message = str(expected.value)
+    assert message.startswith(f"parameter {name} must be a number in (0, inf)")
+    missing = (str(tmp_path / "no_truth.zarr"), str(tmp_path / "no_pred.zarr"))
+    measure = "goodness" if name == "R" else "fmeasure"
+    doors = [
+        lambda: daskbicl.pair_scores(*missing, **{name: value}),
+        lambda: getattr(daskbicl, measure)(*missing, **{name: value}),
+        lambda: daskbicl.score(*missing, measures=[measure], **{name: value}),
+    ]
+    for door in doors:
+        with pytest.raises(MeasureError) as got:
+            door()
+        assert str(got.value) == message
+
+
+def test_the_kernel_does_not_check_the_weights_again():
+    """One check (the records'): the kernel has no second one, and takes the validated floats as given."""
+    import inspect
+
+    from daskbicl.kernels.bicluster import precision_recall
+
+    assert not hasattr(precision_recall, "check_parameters")
+    assert "MeasureError" not in inspect.getsource(precision_recall)
+    a = pair_measures([[1, 0]], [[1, 1]], [2], [2], [1, 3], [2, 1], 16, R=3.0, beta=2.0)
+    b = pair_measures([[1, 0]], [[1, 1]], [2], [2], [1, 3], [2, 1], 16, R=3, beta=2)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
 GOOD = ([[1, 0]], [[1, 1]], [2], [2], [1, 3], [2, 1], 16)

@@ -16,7 +16,7 @@ nothing new stops there (it still records that those inputs were seen, for
 
 :func:`execute` opens each store once (one Dataset object per store, shared
 by every pair it is in), builds each pair's counting graphs with
-:func:`daskbicl.measures.prepare`, and submits them: the first pair
+:meth:`daskbicl.measures.plan.ScorePlan.build`, and submits them: the first pair
 (:data:`FIRST_WAVE`) as soon as it is built, so the cluster starts while the
 client opens the other stores, then the others in waves twice as large each
 time.  The graphs share the stores' chunk-reading tasks, and the chunks of

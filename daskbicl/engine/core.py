@@ -83,7 +83,7 @@ def shared_passes():
 
     The co-clustering, bicluster and micro-object providers start from the
     same passes (the contingency tables of two co-clusterings; the mask
-    passes of two biclusterings); :func:`daskbicl.measures.prepare` and the
+    passes of two biclusterings); :meth:`daskbicl.measures.plan.ScorePlan.build` and the
     batch runner build their graphs inside this block, so however many
     measures and requests a pair has, each of its arrays is read once.
     """

@@ -92,7 +92,7 @@ if TYPE_CHECKING:
     from ..kernels.micro.sampling import Sampler
 
 __all__ = ["BLOCK", "COUNT_MEMBERSHIPS", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
-           "micro_from_partition_tables", "micro_graph", "tolerance"]
+           "micro_graph", "tolerance"]
 
 MicroResult = micro_scores.MicroResult
 
@@ -490,11 +490,6 @@ def _coclustering(rows, cols, parts: frozenset, limit: float) -> micro_scores.Mi
         bcubed=micro_scores.coclustering_bcubed(rows, cols, max_work=limit) if "bcubed" in parts else None,
         bcubed_error=6 * 2.0**-53 if "bcubed" in parts else None,
     )
-
-
-def micro_from_partition_tables(rows, cols, *, parts=PARTS) -> micro_scores.MicroResult:
-    """The micro parts of two co-clusterings, eagerly, from their row and column contingency tables."""
-    return _coclustering(rows, cols, frozenset(parts), max_work())
 
 
 def _axis_graphs(truth: xr.Dataset, pred: xr.Dataset, split_every: int):

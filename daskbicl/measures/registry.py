@@ -42,7 +42,8 @@ from ..errors import MeasureError
 
 __all__ = [
     "Boolean", "Interval", "Measure", "OneOf", "Param", "Provider", "PROVIDERS", "REGISTRY",
-    "catalogue", "get", "register", "register_provider",
+    "FAMILIES", "Family", "catalogue", "get", "measure_families", "readme_table", "register", "register_provider",
+    "write_readme_table",
 ]
 
 
@@ -416,3 +417,123 @@ def catalogue() -> list[dict]:
         }
         for m in REGISTRY.values()
     ]
+
+
+# --------------------------------------------------------------------------- the measure table
+@dataclass(frozen=True)
+class Family:
+    """One row of the README's measure table (and one docs table): what a reader needs beside the records.
+
+    Its measures are the records declared in ``modules`` (the module of a
+    record's ``finalize``) whose ``default`` flag equals ``default`` (None:
+    either); ``calls`` lists functions that are not measures (the tradeoff
+    space, the null model).  The names, parameters and "scored when named"
+    come from the records.
+    """
+
+    title: str
+    page: str
+    note: str = ""
+    modules: tuple[str, ...] = ()
+    default: bool | None = None
+    calls: str = ""
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("co-clustering", "coclustering.md", modules=("coclustering",)),
+    Family("bicluster precision–recall", "bicluster.md",
+           "raw, size-bias `_corrected` and corrected-space `_space`", ("bicluster",), True),
+    Family("micro-object", "micro.md", modules=("micro",)),
+    Family("tradeoff space", "tradeoff.md",
+           calls="`daskbicl.tradeoff`, `weighted_index`, `optimal_tradeoff`, `compare_algorithms`, "
+                 "`application_domain`"),
+    Family("partition, pair-counting and bicluster-matching measures", "more.md",
+           "`average_method` as scikit-learn's; `aggregate=\"pred\"`/`\"both\"` on the twelve bicluster "
+           "precision–recall measures", ("information", "pairs", "bicluster"), False),
+    Family("the field's per-axis measures", "field.md",
+           "V-measure equal to scikit-learn's, NCA and PSI to genieclust's, RMI, NRMI and ECS to clusim's",
+           ("field_partition",)),
+    Family("overlapping covers and cells", "overlapping.md",
+           "omega index and overlapping NMI of the row and column covers, equal to clusim's omega and cdlib's "
+           "ONMI; `omega`, `csi` on cells (CSI as biclustlib); `liu_wang` is biclustlib's formula",
+           ("field_bicluster",)),
+    Family("recovery scores of sparse-biclustering benchmarks", "recovery.md",
+           "Nicholls & Wallace's scores, equal to biclust_comp's code (its mean redundancy has a scaling "
+           "error: the page says how to reproduce its number)", ("field_recovery",)),
+    Family("element-centric similarity of the cells", "field.md",
+           "co-clusterings and biclusterings, overlapping ones too; equal to clusim's `element_sim`, α = 0.9",
+           ("field_cells",),
+           calls="`daskbicl.element_scores(truth, pred, axis=\"rows\" \\| \"cols\" \\| \"cells\")` (or "
+                 "`truth.bicl.element_scores(pred, axis=...)`) gives every row's, column's or cell's score as "
+                 "a lazy DataArray"),
+    Family("null model", "more.md",
+           calls="`daskbicl.null(truth, pred, n=999, model=\"perm\" \\| \"num\" \\| \"all\", one_sided=True)`, "
+                 "`daskbicl score --null 999 [--null-model num] [--two-sided]`: null mean, sd, permutation "
+                 "p-value and the chance-adjusted value (with its 95 % interval) of every co-clustering measure"),
+)
+
+README_BEGIN = ("<!-- measures: generated from the measure records by "
+                "`python3 -c \"from daskbicl.measures.registry import write_readme_table as w; w()\"`; "
+                "edit the records, not this table -->")
+README_END = "<!-- end measures -->"
+
+
+def measure_families() -> list[tuple[Family, list[Measure]]]:
+    """Every :data:`FAMILIES` row with its records, in registry order; every measure is in exactly one.
+
+    Examples
+    --------
+    >>> import daskbicl
+    >>> [m.name for m in measure_families()[0][1]][:3]
+    ['cari', 'ari_rows', 'ari_cols']
+    """
+    rows: list[tuple[Family, list[Measure]]] = [(f, []) for f in FAMILIES]
+    for m in REGISTRY.values():
+        module = m.finalize.__module__.rsplit(".", 1)[-1]
+        homes = [ms for f, ms in rows if module in f.modules and f.default in (None, m.default)]
+        if len(homes) != 1:
+            raise ValueError(f"measure {m.name!r} (records in {module!r}) is in {len(homes)} rows of "
+                             "registry.FAMILIES; it must be in exactly one")
+        homes[0].append(m)
+    return rows
+
+
+def _param_text(measures: list[Measure]) -> str:
+    seen: dict[str, object] = {}
+    for m in measures:
+        for k, p in m.params.items():
+            seen.setdefault(k, p.default)
+    return ", ".join(f"`{k}` ({v!r})" for k, v in seen.items()).replace("|", "\\|")
+
+
+def readme_table() -> str:
+    """The README's measure table, markers included: one row per family, from :func:`measure_families`."""
+    lines = [README_BEGIN, "", "| family | measures | parameters (default) |", "|---|---|---|"]
+    for fam, measures in measure_families():
+        named = measures and not any(m.default for m in measures)
+        title = f"{fam.title}{', scored when named' if named else ''} ([page](docs/measures/{fam.page}))"
+        if fam.note:
+            title += f"; {fam.note}"
+        listed = ", ".join(f"`{m.name}`" for m in measures)
+        if fam.calls:
+            listed = f"{listed}; {fam.calls}" if listed else fam.calls
+        lines.append(f"| {title} | {listed} | {_param_text(measures) or '—'} |")
+    return "\n".join([*lines, "", README_END])
+
+
+def write_readme_table(path: str = "README.md") -> bool:
+    """Replace the README's generated measure table (between the markers) by :func:`readme_table`.
+
+    Returns whether the file changed.  Raises ValueError when the markers are missing.
+    """
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start, end = text.find(README_BEGIN), text.find(README_END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path} has no generated measure table (the markers {README_BEGIN!r} ... "
+                         f"{README_END!r})")
+    new = text[:start] + readme_table() + text[end + len(README_END):]
+    if new != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+    return new != text

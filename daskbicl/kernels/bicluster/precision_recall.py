@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...errors import InputError, MeasureError
+from ...errors import InputError
 
 __all__ = [
     "corrected_precision_recall_of",
@@ -58,7 +58,6 @@ __all__ = [
     "PairScores",
     "aggregate_measures",
     "best_match_mean",
-    "check_parameters",
     "corrected_precision_recall",
     "empty_biclusters",
     "pair_measures",
@@ -98,33 +97,6 @@ PAIR_KEYS: tuple[str, ...] = PairScores._fields
 MEASURE_KEYS: tuple[str, ...] = PAIR_KEYS[3:]
 
 _INT64_SAFE = 1 << 62
-
-
-def check_parameters(R: float = 1.0, beta: float = 1.0) -> tuple[float, float]:
-    """Validate the Goodness weight ``R`` and the F-measure ``beta``.
-
-    Both must be finite and strictly positive.  Returns them as floats.
-
-    Raises
-    ------
-    MeasureError
-        If either is not a finite number > 0.
-
-    Examples
-    --------
-    >>> check_parameters(2, 0.5)
-    (2.0, 0.5)
-    """
-    out = []
-    for name, value in (("R", R), ("beta", beta)):
-        try:
-            f = float(value)
-        except (TypeError, ValueError):
-            raise MeasureError(f"{name} must be a finite number > 0, got {value!r}") from None
-        if not (math.isfinite(f) and f > 0):
-            raise MeasureError(f"{name} must be a finite number > 0, got {value!r}")
-        out.append(f)
-    return out[0], out[1]
 
 
 def split_weight(t: float) -> tuple[float, float]:
@@ -385,9 +357,12 @@ def pair_measures(
     n_cells : int
         :math:`|D| = I J` (a Python int; may exceed 2**63).
     R : float, default 1
-        Goodness weight of precision (weight ``R/(R+1)``); finite, > 0.
+        Goodness weight of precision (weight ``R/(R+1)``); a finite float > 0,
+        validated by its record (``daskbicl.measures.bicluster.R_PARAM``): the
+        kernel does not check it again.
     beta : float, default 1
-        F-measure :math:`\\beta` (> 1 favours recall); finite, > 0.
+        F-measure :math:`\\beta` (> 1 favours recall); a finite float > 0,
+        validated by its record (``daskbicl.measures.bicluster.BETA``).
     clip : bool, default False
         Clip negative ``*_corrected`` and ``*_space`` values at 0.
 
@@ -404,8 +379,6 @@ def pair_measures(
         Wrong shapes/dtypes, negative counts, intersections larger than the
         biclusters, an empty bicluster (its index is named), or a bicluster
         larger than ``n_cells``.
-    MeasureError
-        ``R`` or ``beta`` not finite and > 0.
 
     Notes
     -----
@@ -454,7 +427,6 @@ def pair_scores(rows_shared, cols_shared, truth_rows, truth_cols, pred_rows, pre
     >>> float(s.precision[0, 0]), float(s.dice[0, 0])
     (0.5, 0.6666666666666666)
     """
-    R, beta = check_parameters(R, beta)
     inter, f = _tables(rows_shared, cols_shared, truth_rows, truth_cols, pred_rows, pred_cols, n_cells)
     n, b, x, N = f["n"], f["b"], f["x"], f["N"]
     pre_c, rec_c = _div(N, x * f["Db"], f["nz"]), _div(N, b * f["Dx"], f["nz"])

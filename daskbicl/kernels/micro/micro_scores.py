@@ -245,7 +245,7 @@ def micro_ce(tables, *, multiset: bool = True, exact: bool = False, max_work: fl
     :class:`~daskbicl.errors.InputError` when neither side covers a cell, and
     :class:`~daskbicl.errors.TooLargeError` when the assignment (about
     0.2·K·L·min(K, L) ns) exceeds ``max_work`` (default: the
-    tables' own, else :data:`~daskbicl.kernels.micro.memberships.DEFAULT_MAX_WORK`).
+    tables' own, else :data:`~daskbicl.kernels.micro.budget.DEFAULT_MAX_WORK`).
 
     Examples
     --------

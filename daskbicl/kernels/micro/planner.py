@@ -21,7 +21,7 @@ truth bicluster hold sets with both a truth and a pred member, so only
 those are closure parts; the others are coverage parts (and are skipped
 when no coverage is asked for).
 
-:func:`plan_micro` estimates every part (:func:`~daskbicl.kernels.micro.family_estimate.estimate_family`),
+:func:`plan_micro` estimates every part (:func:`~daskbicl.kernels.micro.family_estimate.profile_family`),
 splits a part that is too large (B → B ∪ {a} for every a > max(B); a
 closure part only while B has no pred member, because a set with both
 sides must be summed where all its supersets are), raises
