@@ -384,3 +384,21 @@ def test_the_example_manifest_is_valid(tmp_path):
     m = load_manifest(path)
     assert len(m.pairs) == 3 and m.results == str(tmp_path / "scores.sqlite")
     assert {len(requests) for requests in m.pairs.values()} == {2}
+
+
+def test_latest_keeps_one_row_per_parameter_set(tmp_path):
+    """Two parameter sets of one measure are two latest rows (a key without the parameters collapses them)."""
+    from daskbicl.batch.runlog import latest_rows
+
+    half, two = params_key({"beta": 0.5}), params_key({"beta": 2.0})
+    with ResultsDB(tmp_path / "r.sqlite") as db:
+        pair = _pair("/t.zarr", "/p.zarr", "T", "P")
+        db.record_pair(pair, [("v_measure_rows", half, 0.25, 1), ("v_measure_rows", two, 0.75, 1)], run_id="r1")
+        db.record_pair(pair, [("v_measure_rows", two, 0.5, 1)], run_id="r2")  # beta=2 rescored, beta=0.5 kept
+        latest = db.scores(latest=True)
+        assert sorted((r["params"], r["value"]) for r in latest) == sorted([(half, 0.25), (two, 0.5)])
+        assert len(db.scores()) == 2  # the same content: the beta=2 row updated in place
+        by_params = {r["params"]: r for r in latest_rows(db)}
+    assert set(by_params) == {half, two}  # the run view (CLI --latest) too
+    assert (by_params[half]["value"], by_params[two]["value"]) == (0.25, 0.5)
+    assert {r["status"] for r in by_params.values()} == {"current"}
