@@ -402,3 +402,28 @@ def test_latest_keeps_one_row_per_parameter_set(tmp_path):
     assert set(by_params) == {half, two}  # the run view (CLI --latest) too
     assert (by_params[half]["value"], by_params[two]["value"]) == (0.25, 0.5)
     assert {r["status"] for r in by_params.values()} == {"current"}
+
+
+def test_each_parameter_of_a_manifest_is_validated_once(stores, monkeypatch):
+    """A manifest's parameter values go through their record's check once (at its line), not once per layer."""
+    from daskbicl.measures.registry import Param
+
+    real = Param.validate
+    seen: list[tuple[str, object]] = []
+
+    def counted(self, name, value):  # the real check, with each call noted
+        seen.append((name, value))
+        return real(self, name, value)
+
+    monkeypatch.setattr(Param, "validate", counted)
+    text = GOOD + '\n[[pairs]]\ntruth = "sim"\npred = "runs"\nmeasures = ["nce", "v_measure_rows"]\n' \
+                  'params = { normalizer = "PRINTED", beta = "0.5" }\n'
+    m = load_manifest(write(stores, text))
+    assert sorted(seen, key=str) == sorted([("beta", 2), ("normalizer", "PRINTED"), ("beta", "0.5")], key=str)
+    requests = {r for rs in m.pairs.values() for r in rs}
+    assert Request(("nce", "v_measure_rows"), (("beta", 0.5), ("normalizer", "printed"))) in requests  # canonical
+    seen.clear()
+    bad = write(stores, GOOD.replace("beta = 2", "beta = -1"), "bad.toml")
+    with pytest.raises(ManifestError, match=r"line 19: parameter beta must be a number in \(0, inf\), got -1"):
+        load_manifest(bad)
+    assert seen == [("beta", -1)]  # refused at its line, once
