@@ -14,9 +14,9 @@ size, daskbicl timed on the same labels.  Peers:
   (one call gives all three; timed once, listed under each);
 * NCA, PSI: genieclust ``normalized_clustering_accuracy``, ``pair_sets_index``
   (on label vectors, as users call them);
-* RMI, normalised RMI, ECS: clusim ``rmi``, ``element_sim``, the
-  ``Clustering`` objects built from the label lists included (users must
-  build them).
+* RMI, normalised RMI, ECS, omega (of the rows as a cover): clusim ``rmi``,
+  ``element_sim``, ``omega_index``, the ``Clustering`` objects built from the
+  label lists included (users must build them).
 
 A peer that is not installed is reported as such.  Load (``uptime``) is
 printed with the numbers: the machine may be shared.
@@ -87,8 +87,9 @@ def peers() -> dict:
         out["nrmi"] = ("clusim rmi(normalized)", _clusim(lambda a, b: sim.rmi(a, b, norm_type="normalized")), 0,
                        "clusim")
         out["ecs"] = ("clusim element_sim", _clusim(lambda a, b: sim.element_sim(a, b, alpha=0.9)), 16, "clusim")
+        out["omega"] = ("clusim omega_index", _clusim(sim.omega_index), 0, "clusim")
     except ImportError:
-        out["rmi"] = out["nrmi"] = out["ecs"] = ("clusim (not installed)", None, 0, "clusim")
+        out["rmi"] = out["nrmi"] = out["ecs"] = out["omega"] = ("clusim (not installed)", None, 0, "clusim")
     return out
 
 

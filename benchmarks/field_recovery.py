@@ -16,6 +16,11 @@
   truth's labels); the peer is clusim's ``element_sim(alpha=0.9)`` on the
   cell memberships (two dense n x n affinity matrices, n cells), up to the
   memory limit.
+* ``liu_wang`` and ``csi``: daskbicl on the same simulated biclusterings
+  (``csi`` on at most 60,000 x 60,000: it counts pairs of cells in int64 and
+  refuses above 4·10^9 cells); the peer is biclustlib's
+  ``evaluation/liu_wang.py`` and ``csi.py`` as ported in
+  tests/test_field_bicluster.py (biclustlib installs only with ``--no-deps``).
 
 The ratio is peer / daskbicl at the peer's largest size, daskbicl timed on the
 same input.  Load (``uptime``) is printed with the numbers.
@@ -114,6 +119,47 @@ def bench_recovery(labels: int, k: int, sizes, budget: float, memory_mb: float) 
                    "peer / ours": f"{m.seconds / small.seconds:.1f}", "equal": "yes" if check else "NO"}]
 
 
+def _ours(measure_name: str):
+    def run(truth, pred):
+        return daskbicl.score(daskbicl.biclustering(*truth), daskbicl.biclustering(*pred),
+                              measures=measure_name)[measure_name]
+
+    return run
+
+
+#: daskbicl counts pairs of cells in int64 for ``csi``: it refuses above 4·10^9 cells, so its side is capped.
+CSI_SIDE = 60_000
+
+
+def bench_biclustlib(labels: int, k: int, liu_sizes, csi_sizes, budget: float, memory_mb: float) -> list[dict]:
+    """``liu_wang`` and ``csi`` against biclustlib's ``evaluation/liu_wang.py`` and ``csi.py`` (Padilha), as
+    ported in tests/test_field_bicluster.py (biclustlib itself installs only with ``--no-deps``)."""
+    from tests.test_field_bicluster import csi_brute, liu_wang_brute
+
+    rows = []
+    # liu_wang: the peer loops over pairs of biclusters with set operations on index arrays (memory ~ the masks);
+    # csi: the peer builds dense cells x cells co-association matrices (four int64 of n^4 entries).
+    for name, peer, sizes, side, per_unit, units in (
+            ("liu_wang", liu_wang_brute, liu_sizes, labels, 2.0, lambda s: s),
+            ("csi", csi_brute, csi_sizes, min(labels, CSI_SIDE), 32.0, lambda s: s**4)):
+        ours_run = _ours(name)
+        ours_run(*recovery_pair(50, k, seed=1))  # imports and compilation: not timed
+        ours = measure(ours_run, *recovery_pair(side, k))
+        row = {"measure": name, "input": f"{side:,} x {side:,}, {k}+{k} biclusters", "daskbicl s": f"{ours.seconds:.3f}",
+               "peak MB": f"{ours.peak_mb:.0f}", "peer": "biclustlib (ported)"}
+        peer(*recovery_pair(8, k, seed=2))
+        n, m = ladder(peer, lambda s: recovery_pair(s, k, seed=s), sizes, budget, memory_mb, per_unit, units)
+        if n is None:
+            rows.append(row | {"peer n": "none in budget"})
+            continue
+        small = measure(ours_run, *recovery_pair(n, k, seed=n), repeat=3)
+        check = math.isclose(float(small.result), float(m.result), rel_tol=1e-12, abs_tol=1e-12)
+        rows.append(row | {"peer n": f"{n:,} x {n:,}", "peer s": f"{m.seconds:.3f}",
+                           "ours s (peer n)": f"{small.seconds:.4f}", "peer / ours": f"{m.seconds / small.seconds:.1f}",
+                           "equal": "yes" if check else "NO"})
+    return rows
+
+
 def coclustering_pair(n: int, k: int, seed: int = 0):
     rng = np.random.default_rng(seed)
 
@@ -173,13 +219,16 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.labels, args.clusters, args.biclusters, args.budget = 3000, 20, 5, 2.0
-        rec_sizes, ecs_sizes = [100, 300], [6, 12]
+        rec_sizes, ecs_sizes, liu_sizes, csi_sizes = [100, 300], [6, 12], [100, 300], [6, 10]
     else:
         rec_sizes = [300, 1000, 3000, 10**4, 3 * 10**4]
         ecs_sizes = [10, 30, 60, 100, 200]
+        liu_sizes = [10**3, 10**4, 10**5, 10**6, 10**7]
+        csi_sizes = [10, 20, 30, 45, 60, 80]
     print(f"machine: {machine()}\nversions: {versions()}\nload before: {load()}\n")
     rows = bench_recovery(args.labels, args.biclusters, rec_sizes, args.budget, args.peer_memory)
     rows += bench_ecs(args.labels, args.clusters, ecs_sizes, args.budget, args.peer_memory)
+    rows += bench_biclustlib(args.labels, args.biclusters, liu_sizes, csi_sizes, args.budget, args.peer_memory)
     print_table(rows, ["measure", "input", "daskbicl s", "peak MB", "peer", "peer n", "peer s", "ours s (peer n)",
                        "peer / ours", "equal"])
     print(f"\nload after: {load()}")

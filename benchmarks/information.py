@@ -9,6 +9,8 @@
   ``|ours − scikit-learn|``.
 * ``daskbicl.consensus`` against ``sklearn.metrics.consensus_score`` on
   random biclusterings (K + K biclusters at 20 % density).
+* ``daskbicl.null(model=...)`` against clusim's ``corrected_chance`` (Rand
+  index, each random model of Gates & Ahn 2017), same labels and draws.
 * ``daskbicl.null``: seconds per draw for the 8 published co-clustering
   measures and for CARI alone, on the tables of a co-clustering of
   ``--null-size`` labels per axis (the cost does not depend on that size,
@@ -105,6 +107,44 @@ def bench_null(n: int, cases) -> None:
     print_table(rows, ["row x col clusters", "measures", "draws", "total s", "ms per draw"])
 
 
+#: daskbicl's (model, one_sided) -> clusim's random_model name (clusim: clustering 2 is the gold standard).
+CLUSIM_MODELS = {("perm", True): "perm", ("num", True): "num1", ("all", True): "all1", ("num", False): "num",
+                 ("all", False): "all"}
+
+
+def _clusim_chance(sim, clustering, pred, truth_c, random_model: str, draws: int):
+    """clusim's call as a user makes it (the pred's Clustering built from its labels included)."""
+    return sim.corrected_chance(clustering().from_membership_list(pred.tolist()), truth_c, measure="rand_index",
+                                random_model=random_model, n_samples=draws)
+
+
+def bench_chance(cases) -> None:
+    """The Rand index corrected for chance under each random model: ``daskbicl.null`` (draws; the adjusted
+    value from their mean) against clusim's ``corrected_chance`` (its own expectation or draws), same labels."""
+    try:
+        from clusim import sim
+        from clusim.clustering import Clustering
+    except ImportError:
+        print("clusim not installed: skipped")
+        return
+    rng = np.random.default_rng(3)
+    rows = []
+    for n, k, draws in cases:
+        z, zp = pair(n, k, rng)
+        truth_c = Clustering().from_membership_list(z.tolist())
+        for (model, one_sided), theirs in CLUSIM_MODELS.items():
+            ours = measure(daskbicl.null, (z, [0]), (zp, [0]), measures=["rand_rows"], n=draws, seed=0, model=model,
+                           one_sided=one_sided)
+            peer = measure(_clusim_chance, sim, Clustering, zp, truth_c, theirs, draws)
+            r = ours.result["rand_rows"]
+            rows.append({"labels": f"{n:,}", "clusters": k, "model": theirs, "draws": draws,
+                         "daskbicl s": f"{ours.seconds:.3f}", "clusim s": f"{peer.seconds:.3f}",
+                         "clusim / ours": f"{peer.seconds / ours.seconds:.1f}",
+                         "E[rand] ours": f"{r.mean:.6f} ± {2 * r.std / np.sqrt(draws):.1e}"})
+    print_table(rows, ["labels", "clusters", "model", "draws", "daskbicl s", "clusim s", "clusim / ours",
+                       "E[rand] ours"])
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -119,6 +159,8 @@ def main(argv=None) -> None:
     print("\n## null model: daskbicl.null on a Contingency (local threaded scheduler)")
     bench_null(2000 if args.quick else int(args.null_size),
                [(10, 5, 20)] if args.quick else [(10, 5, 999), (100, 10, 999), (1000, 10, 99)])
+    print("\n## chance correction under a random model: daskbicl.null vs clusim corrected_chance (Rand index)")
+    bench_chance([(500, 5, 20)] if args.quick else [(10**4, 10, 99), (10**5, 100, 99)])
 
 
 if __name__ == "__main__":

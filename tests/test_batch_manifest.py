@@ -384,3 +384,46 @@ def test_the_example_manifest_is_valid(tmp_path):
     m = load_manifest(path)
     assert len(m.pairs) == 3 and m.results == str(tmp_path / "scores.sqlite")
     assert {len(requests) for requests in m.pairs.values()} == {2}
+
+
+def test_latest_keeps_one_row_per_parameter_set(tmp_path):
+    """Two parameter sets of one measure are two latest rows (a key without the parameters collapses them)."""
+    from daskbicl.batch.runlog import latest_rows
+
+    half, two = params_key({"beta": 0.5}), params_key({"beta": 2.0})
+    with ResultsDB(tmp_path / "r.sqlite") as db:
+        pair = _pair("/t.zarr", "/p.zarr", "T", "P")
+        db.record_pair(pair, [("v_measure_rows", half, 0.25, 1), ("v_measure_rows", two, 0.75, 1)], run_id="r1")
+        db.record_pair(pair, [("v_measure_rows", two, 0.5, 1)], run_id="r2")  # beta=2 rescored, beta=0.5 kept
+        latest = db.scores(latest=True)
+        assert sorted((r["params"], r["value"]) for r in latest) == sorted([(half, 0.25), (two, 0.5)])
+        assert len(db.scores()) == 2  # the same content: the beta=2 row updated in place
+        by_params = {r["params"]: r for r in latest_rows(db)}
+    assert set(by_params) == {half, two}  # the run view (CLI --latest) too
+    assert (by_params[half]["value"], by_params[two]["value"]) == (0.25, 0.5)
+    assert {r["status"] for r in by_params.values()} == {"current"}
+
+
+def test_each_parameter_of_a_manifest_is_validated_once(stores, monkeypatch):
+    """A manifest's parameter values go through their record's check once (at its line), not once per layer."""
+    from daskbicl.measures.registry import Param
+
+    real = Param.validate
+    seen: list[tuple[str, object]] = []
+
+    def counted(self, name, value):  # the real check, with each call noted
+        seen.append((name, value))
+        return real(self, name, value)
+
+    monkeypatch.setattr(Param, "validate", counted)
+    text = GOOD + '\n[[pairs]]\ntruth = "sim"\npred = "runs"\nmeasures = ["nce", "v_measure_rows"]\n' \
+                  'params = { normalizer = "PRINTED", beta = "0.5" }\n'
+    m = load_manifest(write(stores, text))
+    assert sorted(seen, key=str) == sorted([("beta", 2), ("normalizer", "PRINTED"), ("beta", "0.5")], key=str)
+    requests = {r for rs in m.pairs.values() for r in rs}
+    assert Request(("nce", "v_measure_rows"), (("beta", 0.5), ("normalizer", "printed"))) in requests  # canonical
+    seen.clear()
+    bad = write(stores, GOOD.replace("beta = 2", "beta = -1"), "bad.toml")
+    with pytest.raises(ManifestError, match=r"line 19: parameter beta must be a number in \(0, inf\), got -1"):
+        load_manifest(bad)
+    assert seen == [("beta", -1)]  # refused at its line, once

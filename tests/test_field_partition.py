@@ -475,6 +475,7 @@ def test_benchmark_runs_quick():
     assert "exact 5.841772e-09, textbook sums 6.963934e-09, daskbicl 5.841772e-09" in proc.stdout
     for stem in FIELD:
         assert f"{stem}_rows" in proc.stdout, stem
+    assert "omega_rows" in proc.stdout and "clusim omega_index" in proc.stdout
 
 
 # --------------------------------------------------------------------------- random models (Gates & Ahn 2017)

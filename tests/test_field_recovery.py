@@ -450,3 +450,5 @@ def test_benchmark_runs_quick():
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ce_sparse" in proc.stdout and "ecs (cells)" in proc.stdout
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines() if "biclustlib (ported)" in line}
+    assert set(rows) == {"liu_wang", "csi"} and all(line.rstrip().endswith("yes") for line in rows.values())

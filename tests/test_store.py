@@ -181,9 +181,9 @@ def test_damaged_array_metadata_is_named(tmp_path):
 
 
 def test_chunk_reads_leave_the_warning_filters_alone_and_threads_share_one_open(tmp_path, monkeypatch):
-    """A store variable's reader opens its Zarr array once per process (Zarr's metadata warnings silenced
-    there); its chunk reads never enter ``warnings.catch_warnings``, which swaps the process's filters and
-    is not thread-safe.  Eight threads reading a fresh reader at once get their chunks and one open."""
+    """A store variable's reader opens its Zarr array once per process; neither the open nor the chunk
+    reads enter ``warnings.catch_warnings``, which swaps the process's filters and is not thread-safe.
+    Eight threads reading a fresh reader at once get their chunks."""
     import pickle
     import threading
     import warnings
@@ -212,7 +212,7 @@ def test_chunk_reads_leave_the_warning_filters_alone_and_threads_share_one_open(
         thread.join()
     for key in keys[8:]:
         got[key[0].start] = reader[key]
-    assert len(entered) == 1  # the one open, not one per read
+    assert entered == []  # no swap of the process's filters: neither the open nor the reads
     back = np.concatenate([got[start] for start in sorted(got)])
     assert back.dtype == np.uint8  # the stored codes
     np.testing.assert_array_equal(back, labels)  # codes 0..12 are the labels 0..12 here
@@ -220,3 +220,67 @@ def test_chunk_reads_leave_the_warning_filters_alone_and_threads_share_one_open(
     for key in keys:
         reader[key]
     assert len(entered) == before
+
+
+def test_zarr_stays_quiet_while_threads_open_stores_and_other_warnings_show(tmp_path, monkeypatch):
+    """One filter, installed once, keeps Zarr's warnings quiet: sixteen threads opening stores at once
+    leave the filter list as it was (no swapped copies restored over each other), every other warning
+    is still seen, and a removed filter comes back once."""
+    import sys
+    import threading
+    import warnings
+
+    from daskbicl.io import store
+
+    path = daskbicl.save(((np.arange(3000) * 7) % 5, np.arange(40) % 3), tmp_path / "s.zarr", chunk=1000)
+    store._quiet_zarr()  # as at import (pytest collects inside catch_warnings, which drops what import added)
+    int(daskbicl.open(path).row_labels.sum().compute(scheduler="sync"))  # xarray adds its own filters once
+    before = list(warnings.filters)
+    ours = [f for f in before if f[0] == "ignore" and f[3] is not None and f[3].pattern == r"zarr\..*"]
+    assert len(ours) == 1
+    errors: list = []
+    barrier = threading.Barrier(16)
+    entered = []
+    real = warnings.catch_warnings
+
+    def counted(*args, **kwargs):  # noted when daskbicl's own code enters it (dask and xarray do, elsewhere)
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith("daskbicl"):
+            entered.append(caller)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(warnings, "catch_warnings", counted)
+
+    def opener():
+        try:
+            barrier.wait()
+            ds = daskbicl.open(path)
+            int(ds.row_labels.sum().compute(scheduler="sync"))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=opener) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    monkeypatch.setattr(warnings, "catch_warnings", real)
+    assert errors == []
+    assert entered == []  # no open swapped the process's filters
+    # the same filters (as a set: xarray's own decode re-adds a filter of its own on every open, which
+    # threads can briefly duplicate; that is xarray's, not ours)
+    assert set(warnings.filters) == set(before)
+    store._quiet_zarr()  # a later open checks the filter is still there
+    assert sum(f == ours[0] for f in warnings.filters) == 1  # never added twice
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("default")
+        warnings.filterwarnings("ignore", module=r"zarr\..*")  # as the process has it
+        warnings.warn_explicit("zarr says", UserWarning, "group.py", 1, module="zarr.core.group")
+        warnings.warn_explicit("someone else says", UserWarning, "mine.py", 1, module="mine")
+    assert [str(w.message) for w in got] == ["someone else says"]
+    removed = [f for f in warnings.filters if f != ours[0]]
+    with warnings.catch_warnings():
+        warnings.filters[:] = removed  # something dropped it: the next open puts it back, once
+        store._quiet_zarr()
+        store._quiet_zarr()
+        assert sum(f[3] is not None and getattr(f[3], "pattern", None) == r"zarr\..*" for f in warnings.filters) == 1

@@ -188,3 +188,34 @@ def test_the_worker_plugin_loads_every_kernel_on_every_worker(local_cluster, war
         assert all(set(s) == set(compiled.KERNEL_MODULES) for s in seconds.values())
         loaded = client.run(_loaded)
         assert all(sigs[f"{m}:{f}"] > 0 for sigs in loaded.values() for m, f in ENTRIES)
+
+
+def _announced(dask_worker=None) -> list:
+    from daskbicl.kernels import compiled as on_worker
+
+    return sorted(on_worker._STATE.announced)
+
+
+def test_a_fresh_worker_compiles_at_most_once(tmp_path):
+    """A worker process with an empty numba cache compiles what a score needs once; a fresh worker started
+    after it on the same cache (a restarted or new worker of the image) loads it and compiles nothing."""
+    import numpy as np
+    from distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(0)
+    n = 70_000  # one chunk of one-byte codes, large enough for the compiled counter
+    a, b = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    daskbicl.save((rng.integers(0, 7, n), rng.integers(0, 3, 40)), a)
+    daskbicl.save((rng.integers(0, 5, n), rng.integers(0, 3, 40)), b)
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"), "PYTHONPATH": str(ROOT)}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, env=env,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        values, said = [], []
+        for _ in range(2):
+            lazy = daskbicl.score(daskbicl.open(a), daskbicl.open(b), measures="ari_rows", compute=False)
+            values.append(client.compute(lazy).result())
+            said.append(list(client.run(_announced).values()))
+            client.restart()  # a fresh worker process, the same cache folder
+        assert said[0] == [["the one-byte code counter"]], said  # the first worker compiled, and said so
+        assert said[1] == [[]], said  # the fresh worker loaded it: nothing compiled
+        assert values[0] == values[1]

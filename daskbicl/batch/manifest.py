@@ -51,12 +51,12 @@ import fnmatch
 import glob
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 from ..errors import DaskbiclError
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
-from ..measures import check_options, check_params, check_request, get, select_measures
+from ..measures import check_options, check_params, get, select_measures
 
 try:  # Python >= 3.11
     import tomllib
@@ -119,14 +119,21 @@ class Request:
     params: tuple[tuple[str, object], ...] = ()
     line: int = field(default=0, compare=False)
     unassigned: str = DEFAULT_POLICY
+    checked: InitVar[bool] = False
 
-    def __post_init__(self):
+    def __post_init__(self, checked: bool = False):
         """Parameters and policy in their canonical form (``"PRINTED"`` is ``"printed"``, ``"0.5"`` is 0.5).
 
         A request built in Python then stores, and finds on the next run,
         the same parameters as one read from a manifest.  Values the checks
-        refuse are kept as given: :func:`dry_run` and the run report them.
+        refuse are kept as given: the run reports them (:meth:`resolve`).
+        ``checked=True``: the parameters and policy are canonical already
+        (the manifest checked each one, naming its line), so nothing is
+        validated twice.
         """
+        if checked:
+            object.__setattr__(self, "params", tuple(sorted(self.params)))
+            return
         params = tuple(sorted(self.params))
         try:
             selected = [get(name) for name in self.measures] if self.measures else None
@@ -467,24 +474,9 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         tuple(sorted(params.items())),
         check.locator.line(path),
         policy or default_policy,
+        checked=True,  # each parameter was checked (and made canonical) once, by _check_params
     )
     return chosen["truth"], chosen["pred"], request
-
-
-def dry_run(request: Request) -> str | None:
-    """Check ``request``'s measures and parameters without data; the error message, or None.
-
-    The parameters' declared constraints (``beta > 0``, ...) are checked
-    here, before any store is read, so a bad value is a manifest error and
-    not one failure per pair.
-    """
-    if request.measures is None:
-        return None
-    try:
-        check_request(list(request.measures), dict(request.params))
-    except DaskbiclError as exc:
-        return str(exc)
-    return None
 
 
 def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
@@ -566,13 +558,6 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
         check.error(("pairs",), "pairs must be an array of tables: write [[pairs]] headers")
         entries = []
     checked = [_check_pair(entry, i, groups, check, default_policy) for i, entry in enumerate(entries)]
-    seen: list[Request] = []
-    for i, c in enumerate(checked):
-        if c is not None and c[2] not in seen:
-            seen.append(c[2])
-            problem = dry_run(c[2])
-            if problem:
-                check.error(("pairs", i, "params" if c[2].params else "measures"), problem)
 
     base_dir = os.path.abspath(base_dir)
     expanded: dict[tuple[str, str], list[str]] = {}

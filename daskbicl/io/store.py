@@ -24,7 +24,6 @@ as they are.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import warnings
@@ -129,49 +128,49 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         text = str(local)
     import zarr
 
-    with _quiet_zarr():
-        try:
-            group = zarr.open_group(text, mode="r", storage_options=storage_options)
-            attrs = dict(group.attrs)
-        except Exception as exc:  # zarr raises its own error types for missing or bad metadata
-            if _system_error(exc):  # permission denied, I/O error: not a question of format
-                raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+    _quiet_zarr()
+    try:
+        group = zarr.open_group(text, mode="r", storage_options=storage_options)
+        attrs = dict(group.attrs)
+    except Exception as exc:  # zarr raises its own error types for missing or bad metadata
+        if _system_error(exc):  # permission denied, I/O error: not a question of format
+            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+        raise StoreError(
+            f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
+        ) from exc
+    # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
+    # variables: as_dataset says what it found when they are neither layout.
+    try:
+        # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
+        # would otherwise turn label 0 into NaN and the labels into floats).
+        ds = xr.open_zarr(
+            text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
+        )
+    except Exception as exc:
+        if _system_error(exc):
+            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+        if KIND_ATTR not in attrs:
+            names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
             raise StoreError(
-                f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
+                f"{role}: {text} is not a co-clustering or biclustering store: expected xarray variables "
+                f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
+                f"({type(exc).__name__}: {one_line(exc)})"
             ) from exc
-        # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
-        # variables: as_dataset says what it found when they are neither layout.
+        where = _unreadable_metadata(text) if not is_remote(text) else None
+        raise StoreError(
+            f"{role}: {text} is marked as a daskbicl store but cannot be read"
+            + (f": {where} is damaged" if where else "")
+            + f" ({type(exc).__name__}: {one_line(exc)})"
+        ) from exc
+    if KIND_ATTR in attrs and not is_remote(text):
+        _check_variables(ds, attrs.get(KIND_ATTR), text, role)
+    if attrs.get(CHUNKS_ATTR) == "complete":
         try:
-            # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
-            # would otherwise turn label 0 into NaN and the labels into floats).
-            ds = xr.open_zarr(
-                text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
-            )
-        except Exception as exc:
-            if _system_error(exc):
-                raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
-            if KIND_ATTR not in attrs:
-                names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
-                raise StoreError(
-                    f"{role}: {text} is not a co-clustering or biclustering store: expected xarray variables "
-                    f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
-                    f"({type(exc).__name__}: {one_line(exc)})"
-                ) from exc
-            where = _unreadable_metadata(text) if not is_remote(text) else None
-            raise StoreError(
-                f"{role}: {text} is marked as a daskbicl store but cannot be read"
-                + (f": {where} is damaged" if where else "")
-                + f" ({type(exc).__name__}: {one_line(exc)})"
-            ) from exc
-        if KIND_ATTR in attrs and not is_remote(text):
-            _check_variables(ds, attrs.get(KIND_ATTR), text, role)
-        if attrs.get(CHUNKS_ATTR) == "complete":
-            try:
-                _check_complete(group, text, role)
-            except OSError as exc:
-                if not _system_error(exc):
-                    raise
-                raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+            _check_complete(group, text, role)
+        except OSError as exc:
+            if not _system_error(exc):
+                raise
+            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
     ds = as_dataset(ds, role)
     return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
 
@@ -187,13 +186,28 @@ def _role(role: str) -> str | None:
     return role if role in ("truth", "pred") else None
 
 
-@contextlib.contextmanager
-def _quiet_zarr():
+#: The filter that keeps Zarr's warnings quiet: ``("ignore", message, category, module, lineno)`` as
+#: :func:`warnings.filterwarnings` stores it.
+_ZARR_FILTER_MODULE = r"zarr\..*"
+
+
+def _quiet_zarr() -> None:
     """Zarr's warnings about what it finds in a store (a folder that is not a node, consolidated
-    metadata) are not the user's business: a store daskbicl cannot use is one error message."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", module=r"zarr\..*")
-        yield
+    metadata) are not the user's business: a store daskbicl cannot use is one error message.
+
+    One filter ignoring warnings raised in Zarr's modules, added to the
+    process's filters once (again only if something removed it), instead of
+    ``warnings.catch_warnings`` around each open: that swaps the whole filter
+    list and is not safe while other threads open stores or warn.
+    """
+    for action, _message, category, module, lineno in warnings.filters:
+        if (action == "ignore" and category is Warning and lineno == 0 and module is not None
+                and module.pattern == _ZARR_FILTER_MODULE):
+            return
+    warnings.filterwarnings("ignore", module=_ZARR_FILTER_MODULE)
+
+
+_quiet_zarr()  # at import, before any thread opens a store
 
 
 def _check_variables(ds: xr.Dataset, kind, text: str, role: str) -> None:
@@ -341,13 +355,9 @@ class _ChunkReader:
         return ".".join(map(str, ids))
 
     def _opened(self):
-        """The Zarr array, opened on first use in this process (Zarr's warnings about metadata silenced there).
-
-        Reading a chunk emits no warning, so reads run without
-        ``warnings.catch_warnings``, which swaps the process's warning filters
-        and is not safe while other threads run; only this one open per
-        process and variable does.
-        """
+        """The Zarr array, opened on first use in this process (Zarr's warnings kept quiet by the one
+        process-wide filter of :func:`_quiet_zarr`; no ``warnings.catch_warnings``, which swaps the
+        process's warning filters and is not safe while other threads run)."""
         array = self._array
         if array is None:
             import zarr
@@ -355,8 +365,8 @@ class _ChunkReader:
             with _OPENING:
                 if self._array is None:
                     folder = f"{self.path.rstrip('/')}/{self.var}"
-                    with _quiet_zarr():
-                        opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options)
+                    _quiet_zarr()
+                    opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options)
                     self._files = None if is_remote(folder) else ChunkFiles.of(opened, folder)
                     self._array = opened
                 array = self._array
