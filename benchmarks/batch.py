@@ -91,6 +91,12 @@ def generate(folder: str, n_preds: int, rows: int, cols: int) -> tuple[str, list
     return truth, preds
 
 
+def _store_shape(path: str) -> tuple[int, int]:
+    """(rows, columns) of a co-clustering store, from its metadata."""
+    ds = daskbicl.open(path)
+    return int(ds.sizes["row"]), int(ds.sizes["col"])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preds", type=int, default=100, help="number of pred stores (default 100)")
@@ -128,6 +134,10 @@ def main(argv=None) -> None:
     existing = sorted(os.listdir(os.path.join(folder, "preds")))
     if args.dir and os.path.exists(os.path.join(folder, "truth.zarr")) and len(existing) == args.preds:
         truth = os.path.join(folder, "truth.zarr")  # stores of an earlier run with --dir: reused
+        shape = _store_shape(truth)
+        if shape != (args.rows, args.cols):  # a folder of another size: the run would be labelled wrongly
+            sys.exit(f"{folder} holds stores of {shape[0]:,} x {shape[1]:,} labels, not --rows {args.rows:,} "
+                     f"--cols {args.cols:,}: give another --dir (or the same sizes)")
         preds = [os.path.join(folder, "preds", p) for p in existing]
     else:
         truth, preds = generate(folder, args.preds, args.rows, args.cols)
@@ -311,12 +321,26 @@ def profile_client(manifest: str, results: str, client, args) -> tuple[float, fl
     print(f"\ntask stream: some task running on the cluster {busy:.2f} s of {wall:.2f} s; no task running "
           f"{idle:.2f} s = {idle / wall:.1%} of the run (the client's serial work, scheduler latency included): "
           f"{head:.2f} s before the first task, {tail:.2f} s after the last, {idle - head - tail:.2f} s between")
+    gaps = [b - a for a, b in _gaps(stream.data, t0 + head, t1 - tail)]
+    long_gaps = [g for g in gaps if g >= LONG_GAP]
+    print(f"the {idle - head - tail:.2f} s between: {len(long_gaps)} gaps of {LONG_GAP * 1000:.0f} ms or more, "
+          f"{sum(long_gaps):.2f} s = {sum(long_gaps) / wall:.1%} of the run (the cluster waiting for "
+          f"the client: its next graphs, its checks; or, on a loaded machine, for a CPU), and {len(gaps) - len(long_gaps)} shorter ones, {sum(gaps) - sum(long_gaps):.2f} s "
+          f"(between one task and the next: the scheduler's round trip, with tasks of a few ms)")
+    print(f"the client's serial share (before the first task, after the last, gaps of {LONG_GAP * 1000:.0f} ms or "
+          f"more): {(head + tail + sum(long_gaps)) / wall:.1%}")
     waited = _called_from(stats, "wait_watched", "fingerprint_on_cluster")
     print(f"(the client waited {waited:.2f} s for the workers' fingerprints, opening stores meanwhile; "
           "not client work)")
-    print(f"CLIENT_SERIAL_SHARE {idle / wall:.4f} PROFILED_CLIENT_SHARE {serial / wall:.4f} WALL {wall:.3f} "
+    print(f"CLIENT_SERIAL_SHARE {idle / wall:.4f} WAITING_FOR_CLIENT {(head + tail + sum(long_gaps)) / wall:.4f} "
+          f"PROFILED_CLIENT_SHARE {serial / wall:.4f} WALL {wall:.3f} "
           f"LOAD {os.getloadavg()[0]:.2f}")
     return idle / wall, wall
+
+
+#: A stretch with no task on the cluster at least this long is counted as waiting for the client; shorter ones
+#: sit between one task and the next (a scheduler round trip is 1-3 ms on this machine).
+LONG_GAP = 0.010
 
 
 def _called_from(stats: dict, name: str, caller: str) -> float:
