@@ -16,7 +16,11 @@ size, daskbicl timed on the same labels.  Peers:
   (on label vectors, as users call them);
 * RMI, normalised RMI, ECS, omega (of the rows as a cover): clusim ``rmi``,
   ``element_sim``, ``omega_index``, the ``Clustering`` objects built from the
-  label lists included (users must build them).
+  label lists included (users must build them);
+* ONMI (of the rows as a cover, LFK): cdlib's ``onmi`` as ported line for line
+  into ``tests/ported_cdlib_onmi.py`` (cdlib, about 60 packages, is not
+  installed; the tests check the copy against cdlib where it is), the
+  covers built from the label vectors included.
 
 A peer that is not installed is reported as such.  Load (``uptime``) is
 printed with the numbers: the machine may be shared.
@@ -90,7 +94,22 @@ def peers() -> dict:
         out["omega"] = ("clusim omega_index", _clusim(sim.omega_index), 0, "clusim")
     except ImportError:
         out["rmi"] = out["nrmi"] = out["ecs"] = out["omega"] = ("clusim (not installed)", None, 0, "clusim")
+    out["onmi"] = ("cdlib onmi (LFK), as ported in tests/ported_cdlib_onmi.py", _cdlib_onmi, 0, "cdlib")
     return out
+
+
+def _cdlib_onmi(x, y):
+    """cdlib's overlapping NMI of the two partitions as covers (one set of labels per cluster).  cdlib itself is
+    not installed here (about 60 packages); its function is ported line for line into the tests, which check
+    the copy against cdlib where it is installed and daskbicl's ``onmi_rows`` against the copy."""
+    from tests.ported_cdlib_onmi import onmi
+
+    def cover(z):
+        order = np.argsort(z, kind="stable")
+        cuts = np.flatnonzero(np.diff(z[order])) + 1
+        return [set(part.tolist()) for part in np.split(order, cuts)]
+
+    return onmi(cover(x), cover(y), variant="LFK")
 
 
 def ladder(func, k: int, sizes, budget: float, memory_mb: float, per_label_sq: int):

@@ -476,6 +476,7 @@ def test_benchmark_runs_quick():
     for stem in FIELD:
         assert f"{stem}_rows" in proc.stdout, stem
     assert "omega_rows" in proc.stdout and "clusim omega_index" in proc.stdout
+    assert "onmi_rows" in proc.stdout and "cdlib onmi (LFK)" in proc.stdout
 
 
 # --------------------------------------------------------------------------- random models (Gates & Ahn 2017)
