@@ -31,7 +31,7 @@ import numpy as np
 from ...errors import InputError, LabelError, TooLargeError
 
 __all__ = [
-    "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "LabelledCounts", "Table", "count_pairs", "merge_pairs", "check_labels", "check_label_bounds",
+    "POLICIES", "DEFAULT_POLICY", "UNASSIGNED_ATTR", "check_policy", "PairCounts", "DenseCounts", "LabelledCounts", "Table", "count_pairs", "merge_pairs", "check_label_bounds",
     "pair_keys", "sum_by", "worth_a_block",
 ]
 
@@ -321,21 +321,6 @@ def check_label_bounds(lo: int, hi: int, name: str) -> None:
             f"2**63 - 1 = {MAX_LABEL}; relabel the clusters (any distinct non-negative "
             "integers work)"
         )
-
-
-def check_labels(values: np.ndarray, name: str, unassigned: bool = False) -> tuple[int, int]:
-    """Validate one chunk of labels and return its ``(min, max)`` as Python ints.
-
-    Raises :class:`~daskbicl.errors.LabelError` for a negative label (other
-    than the unassigned marker ``-1`` when ``unassigned``) or a label above
-    ``2**63 - 1`` (possible only for unsigned input).
-    """
-    if values.dtype.kind not in "iu":
-        raise LabelError(f"{name} must hold integers, got dtype {values.dtype}")
-    lo = int(values.min())
-    hi = int(values.max())
-    check_label_bounds(0 if unassigned and lo == -1 else lo, hi, name)
-    return lo, hi
 
 
 def _top(values: np.ndarray, name: str) -> tuple[int | None, int]:
