@@ -91,7 +91,7 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: i
     """
     roles = ["classes", "family"] + (["side", "side", "union"] if bcubed else [])
     placed = places([PROBE_WEIGHT[role] for role in roles])
-    where = dict(zip(range(len(roles)), placed or [{}] * len(roles)))
+    where = placed or [{}] * len(roles)
     classes = declare(task(estimate_classes)(rows, cols, coverage, bcubed), priority=PROBE_PRIORITY["classes"],
                       **where[0])
     family = declare(task(_probe_family)(rows, cols, limit), priority=PROBE_PRIORITY["family"], **where[1])
