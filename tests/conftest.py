@@ -46,3 +46,25 @@ def client(local_cluster):
 
     with Client(local_cluster) as c, dask.config.set({"daskbicl.in_process_bytes": 0}):
         yield c
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """moto's standalone S3 server on a free loopback port, one process for the session (tests/s3_server.py)."""
+    from tests.s3_server import start_server, stop_server
+
+    server = start_server(tmp_path_factory.mktemp("moto"))
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture
+def s3(s3_server):
+    """A fresh bucket on the loopback S3 server: ``s3.root`` (``s3://bucket``), ``s3.storage_options``."""
+    from types import SimpleNamespace
+
+    bucket = s3_server.make_bucket()
+    s3_server.mark()
+    return SimpleNamespace(
+        root=f"s3://{bucket}", bucket=bucket, storage_options=s3_server.storage_options, server=s3_server
+    )

@@ -1,0 +1,122 @@
+"""A real S3 endpoint for the tests: moto's standalone server on loopback, in its own process.
+
+s3fs talks to it over HTTP exactly as it talks to AWS (nothing in boto, botocore or
+s3fs is patched).  The server's access log (one line per request, werkzeug's format)
+goes to a file, so tests and benchmarks count the requests the *server* saw:
+``server.requests()`` lists ``(method, path)`` of every request since ``server.mark()``.
+
+Use the ``s3`` fixture (tests/conftest.py): a fresh bucket per test, its URL root
+and the ``storage_options`` that reach the server.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KEY = "testing-key"
+SECRET = "testing-secret"
+_LINE = re.compile(r'"(GET|PUT|POST|HEAD|DELETE) (\S+) HTTP/[0-9.]+" (\d{3})')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class S3Server:
+    """A running moto server: its endpoint and its request log."""
+
+    endpoint: str
+    log: Path
+    process: subprocess.Popen
+    _mark: int = field(default=0)
+
+    @property
+    def storage_options(self) -> dict:
+        return {
+            "key": KEY,
+            "secret": SECRET,
+            "client_kwargs": {"endpoint_url": self.endpoint, "region_name": "us-east-1"},
+            # no listing cache: every test sees what the server holds now
+            "use_listings_cache": False,
+            "skip_instance_cache": True,
+        }
+
+    def mark(self) -> None:
+        """Forget the requests seen so far (``requests()`` counts from here)."""
+        self._mark = self.log.stat().st_size if self.log.exists() else 0
+
+    def requests(self) -> list[tuple[str, str, int]]:
+        """``(method, path, status)`` of every request the server answered since ``mark()``."""
+        with open(self.log, "rb") as f:
+            f.seek(self._mark)
+            text = f.read().decode("utf-8", "replace")
+        return [(m.group(1), m.group(2), int(m.group(3))) for m in _LINE.finditer(text)]
+
+    def make_bucket(self, name: str | None = None) -> str:
+        """Create a bucket (a PUT to the server, as any S3 client does) and return its name."""
+        name = name or f"b{uuid.uuid4().hex[:12]}"
+        host, port = self.endpoint.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        try:
+            conn.request("PUT", f"/{name}", headers={"Content-Length": "0"})
+            response = conn.getresponse()
+            response.read()
+            if response.status not in (200, 409):
+                raise RuntimeError(f"moto refused bucket {name!r}: HTTP {response.status}")
+        finally:
+            conn.close()
+        return name
+
+
+def _ready(port: int) -> bool:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        conn.request("GET", "/moto-api/")
+        conn.getresponse().read()
+        return True
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def start_server(folder: Path, timeout: float = 60.0) -> S3Server:
+    """Start ``python -m moto.server`` on a free loopback port; wait until it answers."""
+    port = free_port()
+    log = folder / f"moto-{port}.log"
+    env = dict(os.environ, AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_DEFAULT_REGION="us-east-1")
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=out, stderr=subprocess.STDOUT, env=env,
+        )
+    deadline = time.monotonic() + timeout
+    while not _ready(port):  # polling the server's own answer, not a fixed sleep
+        if process.poll() is not None:
+            raise RuntimeError(f"moto server exited with {process.returncode}: {log.read_text()[-2000:]}")
+        if time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"moto server did not answer within {timeout} s")
+        time.sleep(0.05)
+    return S3Server(endpoint=f"http://127.0.0.1:{port}", log=log, process=process)
+
+
+def stop_server(server: S3Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
