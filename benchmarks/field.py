@@ -18,7 +18,7 @@ size, daskbicl timed on the same labels.  Peers:
   ``element_sim``, ``omega_index``, the ``Clustering`` objects built from the
   label lists included (users must build them);
 * ONMI (of the rows as a cover, LFK): cdlib's ``onmi`` as ported line for line
-  into ``tests/ported_cdlib_onmi.py`` (cdlib, about 60 packages, is not
+  into ``tests/support/ported_cdlib_onmi.py`` (cdlib, about 60 packages, is not
   installed; the tests check the copy against cdlib where it is), the
   covers built from the label vectors included.
 
@@ -94,7 +94,7 @@ def peers() -> dict:
         out["omega"] = ("clusim omega_index", _clusim(sim.omega_index), 0, "clusim")
     except ImportError:
         out["rmi"] = out["nrmi"] = out["ecs"] = out["omega"] = ("clusim (not installed)", None, 0, "clusim")
-    out["onmi"] = ("cdlib onmi (LFK), as ported in tests/ported_cdlib_onmi.py", _cdlib_onmi, 0, "cdlib")
+    out["onmi"] = ("cdlib onmi (LFK), as ported in tests/support/ported_cdlib_onmi.py", _cdlib_onmi, 0, "cdlib")
     return out
 
 
@@ -102,7 +102,7 @@ def _cdlib_onmi(x, y):
     """cdlib's overlapping NMI of the two partitions as covers (one set of labels per cluster).  cdlib itself is
     not installed here (about 60 packages); its function is ported line for line into the tests, which check
     the copy against cdlib where it is installed and daskbicl's ``onmi_rows`` against the copy."""
-    from tests.ported_cdlib_onmi import onmi
+    from tests.support.ported_cdlib_onmi import onmi
 
     def cover(z):
         order = np.argsort(z, kind="stable")

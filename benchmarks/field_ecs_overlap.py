@@ -51,7 +51,7 @@ def pair(n: int, k: int, density: float, seed: int = 0):
 
 def _peer(truth, pred) -> float:
     """clusim's ECS of the cells (its PageRank on the cell graph built as its repository's fix does)."""
-    from tests.clusim_reference import clusim_scores
+    from tests.support.clusim_reference import clusim_scores
 
     def cells(rows, cols):
         return (rows[:, :, None] & cols[:, None, :]).reshape(len(rows), -1).T

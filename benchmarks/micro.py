@@ -10,7 +10,7 @@
 * ``cluster``   — 200 + 200 biclusters at density 0.01 over 10^6 x 10^5 on a
                   LocalCluster of two worker processes limited to 1.5 GB each
                   (``--cluster``): restarts and the largest worker memory;
-* ``oracle``    — the pair-by-pair rational oracle (tests/oracles_micro.py,
+* ``oracle``    — the pair-by-pair rational oracle (tests/support/oracles_micro.py,
                   written from the SPEC) on sizes it can finish;
 * ``bcubed``    — the ``bcubed`` package's extended BCubed precision (a pairwise
                   loop over items; a different formula, timed as the cost of the
@@ -358,7 +358,7 @@ def run_cluster():
 
 
 def run_oracle(n, k):
-    from tests import oracles_micro as OM
+    from tests.support import oracles_micro as OM
 
     truth, pred = pair(n, n, k, 0.4, "indep", seed=3)
     o = measure(OM.mocice_bcubed, truth[0], truth[1], pred[0], pred[1])

@@ -50,8 +50,8 @@ def client(local_cluster):
 
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
-    """moto's standalone S3 server on a free loopback port, one process for the session (tests/s3_server.py)."""
-    from tests.s3_server import start_server, stop_server
+    """moto's standalone S3 server on a free loopback port, one process for the session (tests/support/s3_server.py)."""
+    from tests.support.s3_server import start_server, stop_server
 
     server = start_server(tmp_path_factory.mktemp("moto"))
     yield server

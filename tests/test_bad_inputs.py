@@ -5,7 +5,7 @@ message; each CLI case the exit status 2, exactly one ``daskbicl: error:``
 line on stderr, no traceback, and that nothing was left behind (no new
 file, no hidden temporary folder) in the working folder or next to the
 stores.  Stores are real ``daskbicl.save`` outputs damaged the way stores
-get damaged (tests/damaged.py).  Failures of the environment (disk full,
+get damaged (tests/support/damaged.py).  Failures of the environment (disk full,
 signals, permissions, the cluster) are in tests/test_failures.py; they add
 their classes to this catalogue's count (see ``test_the_catalogue_covers``).
 """
@@ -31,7 +31,7 @@ from daskbicl.batch import ManifestError, ResultsDB, ResultsFileError, load_mani
 from daskbicl.batch.results import Pair
 from daskbicl.errors import StoreReadError
 
-from .damaged import DAMAGE, make_stores
+from .support.damaged import DAMAGE, make_stores
 
 T = daskbicl.partition([0, 0, 1, 1], [0, 1, 1])
 B = daskbicl.biclustering([[1, 1, 0, 0]], [[1, 1, 0]])
@@ -40,7 +40,7 @@ E = daskbicl.errors
 
 @pytest.fixture(scope="module")
 def s(tmp_path_factory) -> Path:
-    """The stores folder (tests/damaged.py), manifests and results files of every kind."""
+    """The stores folder (tests/support/damaged.py), manifests and results files of every kind."""
     root = make_stores(tmp_path_factory.mktemp("catalogue"))
     head = '[truth]\nt = "t.zarr"\n[pred]\np = "t.zarr"\n'
     pairs = '[[pairs]]\ntruth = "t"\npred = "p"\n'
@@ -161,7 +161,7 @@ API_CASES = {
     "duplicated coordinates": (lambda s: daskbicl.biclustering([[1, 0]], [[1]], row=["a", "a"]), E.InputError, "repeat labels"),
     "coordinates that do not match": (lambda s: daskbicl.score(daskbicl.partition([0, 1], [0], row=["a", "b"]), daskbicl.partition([0, 1], [0], row=["a", "c"])), E.AlignmentError, "do not match"),
     "boolean coordinates against integers": (lambda s: daskbicl.score(daskbicl.partition([0, 1], [0], row=[True, False]), daskbicl.partition([0, 1], [0], row=[1, 0])), E.AlignmentError, "booleans match only booleans"),
-    # stores read (real damaged stores, tests/damaged.py)
+    # stores read (real damaged stores, tests/support/damaged.py)
     "store that does not exist": (lambda s: daskbicl.score(s / "missing.zarr", T), E.StoreError, "no such file or directory"),
     "store path a file": (lambda s: daskbicl.open(s / "file.zarr"), E.StoreError, "is a file but not a NetCDF file"),
     "store folder empty": (lambda s: daskbicl.open(s / "empty.zarr"), E.StoreError, "not a readable Zarr store"),
@@ -433,7 +433,7 @@ def test_the_catalogue_covers_at_least_100_classes():
 
 
 def test_damage_list_is_in_the_catalogue():
-    """Every way tests/damaged.py damages a store has a catalogue case."""
+    """Every way tests/support/damaged.py damages a store has a catalogue case."""
     source = Path(__file__).read_text()
     for name in DAMAGE:
         assert f'"{name}.zarr"' in source or f"/{name}.zarr" in source, name

@@ -28,7 +28,7 @@ from daskbicl.batch.fingerprint import fingerprint_task
 from daskbicl.batch.manifest import load_manifest
 from daskbicl.codes import coding_of
 
-from .manifests import write_manifest
+from .support.manifests import write_manifest
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "nce", "ari_rows"]

@@ -21,7 +21,7 @@ import pytest
 import daskbicl
 from daskbicl.batch import ResultsDB
 
-from .manifests import write_manifest
+from .support.manifests import write_manifest
 from .test_failures import hidden, tiny_disk
 
 MEASURES = ["cari", "nce", "ari_rows"]

@@ -14,7 +14,7 @@ from daskbicl.batch.manifest import params_key
 from daskbicl.batch.results import Pair
 from daskbicl.measures import REGISTRY
 
-from .batch_fixtures import run_cli
+from .support.batch_fixtures import run_cli
 
 pytest.importorskip("matplotlib")
 

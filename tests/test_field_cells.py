@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import daskbicl
 
-from .manifests import batch_command, one_pair
+from .support.manifests import batch_command, one_pair
 
 ALPHA = 0.9
 
@@ -224,7 +224,7 @@ def test_cli_and_manifest(tmp_path):
 def test_element_scores_are_each_elements_share(axis, pair, data):
     import dask.array as da
 
-    from .strategies import chunks_for
+    from .support.strategies import chunks_for
 
     (z, w), (zp, wp) = pair
     labels = (z, zp) if axis == "rows" else (w, wp)

@@ -38,8 +38,8 @@ from daskbicl.kernels.coclustering import (
 )
 from daskbicl.kernels.coclustering.contingency import Table
 
-from .manifests import one_pair
-from .strategies import coclustering_pair
+from .support.manifests import one_pair
+from .support.strategies import coclustering_pair
 
 FIELD = ["homogeneity", "completeness", "v_measure", "nca", "psi", "rmi", "nrmi", "ecs"]
 NAMES = [f"{stem}_{axis}" for stem in FIELD for axis in ("rows", "cols")]

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 import daskbicl
 
-from .manifests import batch_command, one_pair
-from .strategies import biclustering_pair, chunks_for
+from .support.manifests import batch_command, one_pair
+from .support.strategies import biclustering_pair, chunks_for
 
 NAMES = ["recovered", "redundancy", "ce_sparse", "ce_dense"]
 

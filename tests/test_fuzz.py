@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import daskbicl
 from daskbicl.batch import ResultsDB
 
-from .damaged import make_stores
+from .support.damaged import make_stores
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
 EXAMPLES = 1000 if PROFILE == "thorough" else 80

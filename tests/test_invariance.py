@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import daskbicl
 
-from .strategies import biclustering_pair, chunks_for, coclustering_pair
+from .support.strategies import biclustering_pair, chunks_for, coclustering_pair
 
 #: Co-clustering measures (SPEC §3), then the ones scored on request (docs/measures/more.md).
 PARTITION = [

@@ -1,6 +1,6 @@
 """Sampled MOCICE-BCubed, CE and RNIA (method "sample" / "auto"): intervals against the brute force, every door.
 
-The brute force is :mod:`tests.oracles_micro` (the SPEC text, cell by cell,
+The brute force is :mod:`tests.support.oracles_micro` (the SPEC text, cell by cell,
 in rationals); the exact engine is checked against it elsewhere
 (tests/test_micro_measures.py) and serves as the oracle on the cases too
 large for it.
@@ -28,11 +28,11 @@ from daskbicl.kernels.micro.estimates import Estimate, blocks_needed, combine, f
 from daskbicl.kernels.micro.memberships import signature_counts
 from daskbicl.kernels.micro.sampling import Sampler
 
-from .manifests import write_manifest
-from .oracles_micro import cell_sets
-from .oracles_micro import micro_ce as brute_ce
-from .oracles_micro import mocice_bcubed as brute_bcubed
-from .oracles_micro import rnia as brute_rnia
+from .support.manifests import write_manifest
+from .support.oracles_micro import cell_sets
+from .support.oracles_micro import micro_ce as brute_ce
+from .support.oracles_micro import mocice_bcubed as brute_bcubed
+from .support.oracles_micro import rnia as brute_rnia
 
 
 def _masks(rng, k, l_, n_i, n_j, density, dupes=0):
