@@ -68,3 +68,12 @@ def s3(s3_server):
     return SimpleNamespace(
         root=f"s3://{bucket}", bucket=bucket, storage_options=s3_server.storage_options, server=s3_server
     )
+
+
+def pytest_collection_modifyitems(items):
+    """Mark the system tests ``system`` (tests/support/system.py says which): ``-m "not system"`` is the fast lane."""
+    from tests.support.system import is_system_item
+
+    for item in items:
+        if isinstance(item, pytest.Function) and not item.get_closest_marker("system") and is_system_item(item):
+            item.add_marker(pytest.mark.system)
