@@ -50,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat as statmod
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -130,6 +131,8 @@ class _Local:
                             todo.append((entry.path, key + "/", ancestors | {real}))
                     else:
                         st = entry.stat()  # a dangling link raises: reported
+                        if not statmod.S_ISREG(st.st_mode):  # a device, pipe or socket: reading it may never end
+                            raise StoreError(_not_regular(self.root, key, entry.path))
                         out.append((key, st.st_size, st.st_mtime_ns, st.st_ino))
         return out
 
@@ -215,6 +218,28 @@ class _LocalFile:
         return None  # no Zarr metadata: the kind comes from the variables
 
 
+def _not_regular(root: str, key: str, path: str) -> str:
+    """The refusal of a store object that is not a regular file (reading a device such as /dev/zero never ends)."""
+    link = f", a link to {os.path.realpath(path)}," if os.path.islink(path) else ""
+    return (f"{root}: {key}{link} is not a regular file (a device, pipe or socket): a Zarr store holds files "
+            "only; remove it or replace it with the file it stands for")
+
+
+def _content_tag(info: dict) -> str | None:
+    """What an object store's listing says about one object's bytes (None: nothing, its bytes are hashed).
+
+    S3 (and what speaks its API): the ``ETag``; Google Cloud Storage: the
+    ``md5Hash``.  See the module's docstring for what each means.
+    """
+    etag = info.get("ETag")
+    if isinstance(etag, str) and etag.strip('"'):
+        return "etag:" + etag.strip('"')
+    md5 = info.get("md5Hash")
+    if isinstance(md5, str) and md5:
+        return "md5:" + md5
+    return None
+
+
 class _Remote:
     def __init__(self, url: str, storage_options: dict | None):
         import fsspec
@@ -222,18 +247,35 @@ class _Remote:
         self.url = url
         self.fs, self.root = fsspec.core.url_to_fs(url, **(storage_options or {}))
         self.root = self.root.rstrip("/")
+        protocol = self.fs.protocol
+        self.http = bool({"http", "https"} & set(protocol if isinstance(protocol, (tuple, list)) else [protocol]))
+        #: ``{key: content tag}`` of the objects whose listing says what they hold (see :func:`_content_tag`)
+        self.tags: dict[str, str] = {}
 
     def check(self) -> str | None:
         if not self.fs.exists(self.root):
             return f"no such store: {self.url}"
-        if self.fs.isfile(self.root):
+        # Over HTTP a folder's index page is a file too: whether it is a store is said by its root metadata.
+        if not self.http and self.fs.isfile(self.root):
             return f"{self.url} is a file, not a Zarr store"
         return None
 
     def listing(self) -> list[tuple[str, int]]:
         found = self.fs.find(self.root, detail=True)
         prefix = self.root + "/"
-        return [(p[len(prefix) :], int(info.get("size") or 0)) for p, info in found.items() if p.startswith(prefix)]
+        out = []
+        for p, info in found.items():
+            if not p.startswith(prefix):
+                continue
+            key = p[len(prefix) :]
+            out.append((key, int(info.get("size") or 0)))
+            tag = _content_tag(info)
+            if tag is not None:
+                self.tags[key] = tag
+        if self.http and not any(key.rsplit("/", 1)[-1] in _ROOT_METADATA + (".zgroup",) for key, _ in out):
+            raise StoreError(f"{self.url}: the server lists no file under it (no index pages), so its chunks "
+                             "cannot be fingerprinted; serve the folder with its index pages, or copy the store")
+        return out
 
     def digest(self, key: str) -> bytes:
         h = _new()
@@ -327,6 +369,8 @@ def fingerprint_stores(
             if problem and problem != _BY_VARIABLES:
                 return path, None, None, None, f"{path} {problem}"
             return path, store, store.listing(), kind, problem
+        except StoreError as exc:  # an object the store must not hold, a server that lists nothing: said so
+            return path, None, None, None, str(exc)
         except Exception as exc:  # a listing that fails: permissions, network, ...
             return path, None, None, None, f"cannot list {path}: {type(exc).__name__}: {exc}"
 
@@ -342,7 +386,9 @@ def fingerprint_stores(
             kinds_of[path], problem = _kind_by_variables(path, storage_options)
             if problem:
                 errors[path] = problem
-        digests = _digests(pool, stores, listings, errors) if contents else {}
+        # Without ``contents``, a store whose listing says what every object holds is still fingerprinted.
+        known = {p for p in stores if all(key in _tags(stores[p]) for key, _ in listings[p])}
+        digests = _digests(pool, stores, listings, errors, set(stores) if contents else known)
 
     out = {}
     for path in paths:
@@ -350,15 +396,22 @@ def fingerprint_stores(
             out[path] = StoreInfo(path, error=errors[path])
             continue
         total = sum(size for _, size in listings[path])
-        stat = getattr(stores[path], "stat", None)
-        fp = _combine(listings[path], path, digests) if contents else None
-        out[path] = StoreInfo(path, fp, kinds_of[path], len(listings[path]), total, stat=stat)
+        signature = getattr(stores[path], "stat", None)
+        fp = _combine(listings[path], path, digests, _tags(stores[path])) if contents or path in known else None
+        out[path] = StoreInfo(path, fp, kinds_of[path], len(listings[path]), total, stat=signature)
     return out
 
 
-def _digests(pool, stores: dict, listings: dict, errors: dict) -> dict:
-    """``{(path, key): digest}`` of every object of ``stores`` not in ``errors`` (a read error goes there)."""
-    jobs = [(path, key) for path in stores if path not in errors for key, _ in listings[path]]
+def _tags(store) -> dict[str, str]:
+    """``{key: content tag}`` of the objects whose listing says what they hold (only on object stores)."""
+    return getattr(store, "tags", {})
+
+
+def _digests(pool, stores: dict, listings: dict, errors: dict, which: set) -> dict:
+    """``{(path, key): digest}`` of every object of the stores in ``which`` (not in ``errors``) whose listing
+    gives no content tag (a read error goes to ``errors``)."""
+    jobs = [(path, key) for path in stores if path in which and path not in errors
+            for key, _ in listings[path] if key not in _tags(stores[path])]
 
     def hash_one(job):
         path, key = job
@@ -375,12 +428,13 @@ def _digests(pool, stores: dict, listings: dict, errors: dict) -> dict:
     return digests
 
 
-def _combine(listing: list[tuple[str, int]], path: str, digests: dict) -> str:
+def _combine(listing: list[tuple[str, int]], path: str, digests: dict, tags: dict[str, str]) -> str:
     h = _new()
     h.update(FINGERPRINT_VERSION)
     for key, size in listing:
         h.update(f"\0{key}\0{size}\0".encode())
-        h.update(digests[(path, key)])
+        tag = tags.get(key)
+        h.update(digests[(path, key)] if tag is None else b"\1" + tag.encode())
     return h.hexdigest()
 
 
