@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ..errors import InputError, StoreError, one_line, store_failure
+from ..errors import InputError, StoreError, StoreReadError, one_line, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
 from ..scheduling import active_client, compute
 from .chunk_files import ChunkFiles
@@ -46,6 +46,7 @@ from .coding import (
     mask_chunk,
     values_name,
 )
+from .publish import RECORD_ATTR, RECORD_NAME, WRITING_NAME, read_record, write_record
 from .replace import check_chunk, check_storable, write_local, write_remote
 from .validate import as_dataset
 
@@ -135,9 +136,13 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
     except Exception as exc:  # zarr raises its own error types for missing or bad metadata
         if _system_error(exc):  # permission denied, I/O error: not a question of format
             raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+        if is_remote(text) and _writing(text, storage_options):
+            raise interrupted_write(text, role) from None
         raise StoreError(
             f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
         ) from exc
+    if RECORD_ATTR in attrs:
+        _check_published(text, attrs, storage_options, role)
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
     # variables: as_dataset says what it found when they are neither layout.
     try:
@@ -172,7 +177,37 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
                 raise
             raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
     ds = as_dataset(ds, role)
+    ds.attrs.pop(RECORD_ATTR, None)  # a mark of this store's writing, not of its data (a copy has no record)
     return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
+
+
+def interrupted_write(text: str, role: str) -> StoreReadError:
+    """The error for a store daskbicl began writing and never published (a write killed or failed midway)."""
+    error = StoreReadError(
+        f"{role}: {text} is an interrupted write: daskbicl began writing this store but never completed "
+        f"it (its completion record {RECORD_NAME} is missing), so it holds no valid store. Write it "
+        "again: the next daskbicl write to this location removes what is left, with or without overwrite"
+    )
+    error.store = text
+    return error
+
+
+def _writing(text: str, storage_options) -> bool:
+    """True when an object-store prefix holds daskbicl's write-in-progress sentinel."""
+    import fsspec
+
+    try:
+        fs, root = fsspec.core.url_to_fs(text, **(storage_options or {}))
+        return bool(fs.exists(f"{root.rstrip('/')}/{WRITING_NAME}"))
+    except Exception:  # the error to report is the one opening the store
+        return False
+
+
+def _check_published(text: str, attrs: dict, storage_options, role: str) -> None:
+    """A store whose attributes say daskbicl wrote it with a record: the record is there (one small read)."""
+    record = read_record(text, storage_options if is_remote(text) else None)
+    if record is None or KIND_ATTR not in attrs:
+        raise interrupted_write(text, role)
 
 
 def _system_error(exc: BaseException) -> bool:
@@ -506,6 +541,8 @@ def save(
     # The kind (and the completeness marker) are written last, by _write_kind.
     # The unassigned policy is a choice made when scoring, not a property of the data.
     ds.attrs = {k: v for k, v in ds.attrs.items() if k not in (KIND_ATTR, CHUNKS_ATTR, UNASSIGNED_ATTR)}
+    # Written with the first metadata: a store of daskbicl's without its record is an interrupted write.
+    ds.attrs[RECORD_ATTR] = RECORD_NAME
     if kind == "partition":
         ds = _coded(ds)
     ds = _chunked(ds, chunk)
@@ -529,10 +566,15 @@ def _destination(path) -> str:
 
 
 def _write_all(ds: xr.Dataset, kind: str, target: str, storage_options, progress: bool) -> None:
-    """Every chunk of ``ds`` at ``target``, then the kind attribute (which makes it a daskbicl store)."""
+    """Every chunk of ``ds`` at ``target``, then the kind attribute, then the completion record
+    (:mod:`daskbicl.io.publish`), which makes it a daskbicl store."""
+    import fsspec
+
     _run_writes(ds.to_zarr(target, mode="w-", consolidated=False, storage_options=storage_options, compute=False,
                            write_empty_chunks=True), progress)
     _write_kind(target, kind, storage_options)
+    fs, root = fsspec.core.url_to_fs(target, **(storage_options or {}))
+    write_record(fs, root, target)
 
 
 def _run_writes(writes, progress: bool) -> None:
