@@ -254,7 +254,8 @@ def test_fingerprint_follows_symlinked_folders_and_stops_at_link_cycles(tmp_path
     info = fingerprint_stores([tmp_path / "plain.zarr", tmp_path / "linked.zarr"])
     plain, linked = info[str(tmp_path / "plain.zarr")], info[str(tmp_path / "linked.zarr")]
     # 5 metadata files (group, two label arrays, two label-value tables) + 5 + 1 label chunks + 2 value chunks
-    assert linked.error is None and linked.objects == plain.objects == 5 + 5 + 1 + 2
+    # + the write record
+    assert linked.error is None and linked.objects == plain.objects == 5 + 5 + 1 + 2 + 1
     assert linked.fingerprint == plain.fingerprint  # the same content, wherever its folders live
 
     chunk = tmp_path / "elsewhere" / "c" / "3"
@@ -275,8 +276,9 @@ def test_fingerprint_reports_bad_stores_without_raising(stores, tmp_path):
     info = fingerprint_stores(paths)
     good = info[str(stores / "truth.zarr")]
     assert good.error is None and good.kind == "partition" and good.nbytes > 0
-    # zarr.json of the group, 2 label arrays and 2 label-value tables; 3 row chunks, 1 col chunk, 2 value chunks
-    assert good.objects == 5 + 3 + 1 + 2
+    # zarr.json of the group, 2 label arrays and 2 label-value tables; 3 row chunks, 1 col chunk, 2 value chunks;
+    # the write record
+    assert good.objects == 5 + 3 + 1 + 2 + 1
     assert "no such file or directory" in info[str(tmp_path / "missing.zarr")].error
     assert "is a file, but not a NetCDF file, and not a Zarr store" in info[str(stores / "notes.txt")].error
     assert "expected variables 'row_labels' and 'col_labels'" in info[str(foreign)].error

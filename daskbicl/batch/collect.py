@@ -200,7 +200,7 @@ def _changed(subs: list[Submitted], storage_options: dict, stat: dict | None = N
     stat = stat or {}
     paths = list(dict.fromkeys(p for s in subs for p in (s.job.truth, s.job.pred)))
     same = {p for p in paths if unchanged_since(stat.get(p), p)}
-    now = fingerprint_stores([p for p in paths if p not in same], storage_options or None)
+    now = fingerprint_stores([p for p in paths if p not in same], storage_options or None, kinds=False)
     fps = {s.job.truth: s.job.truth_fp for s in subs} | {s.job.pred: s.job.pred_fp for s in subs}
     now.update({p: StoreInfo(p, fps[p]) for p in same})
     out = {}

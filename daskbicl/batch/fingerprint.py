@@ -1,12 +1,43 @@
-"""Content fingerprints of Zarr stores: has this input changed since it was scored?
+"""Fingerprints of Zarr stores: has this input changed since it was scored?
 
-The fingerprint of a store is a BLAKE2b-128 digest over every object under
-the store's root, in sorted key order: for each object its key (path relative
-to the root), its size in bytes and the BLAKE2b-128 digest of its *stored*
-bytes.  That covers the Zarr metadata documents (``zarr.json``, or
-``.zgroup``/``.zarray``/``.zattrs`` for Zarr v2) and every chunk object.
+A fingerprint is 32 hex digits naming what a store holds, not where it is
+(a moved, renamed or copied store keeps it, so nothing is rescored).  It is
+made, from the cheapest evidence that is sound, in one of three ways:
 
-What it detects, exactly:
+**From the write record** (a store daskbicl wrote, :mod:`daskbicl.io.publish`):
+the record lists every object with its size and SHA-256 and one digest of
+them; the fingerprint is derived from that digest (one small read, no chunk
+read).  The record is trusted when the store's listing agrees with it:
+the same objects (keys), the same sizes, no write in progress, and no
+object modified after the record was written (daskbicl writes it last).
+An object the listing cannot vouch for -- modified after the record, or
+in the same timestamp tick on a local disk, or of unknown size (HTTP) --
+is read and its SHA-256 compared with the record's.  A store that does
+not match its record (edited by hand, a chunk replaced) is fingerprinted
+as a foreign store.  Object stores give modification times to the
+second: an object rewritten by another program within the second its
+record was written is not told apart (daskbicl never writes after the record).
+
+**From the object listing** (a foreign store on an object store): each
+object's key, size and the content tag the listing gives -- S3's ``ETag``,
+Google Cloud Storage's ``md5Hash`` -- with no object read.  A single-part
+S3 upload's ETag is the MD5 of its bytes: a copy of the store keeps it, a
+changed byte changes it.  A multipart upload's ETag (``...-N``) is the MD5
+of its parts' MD5s: it changes with any changed byte too, but also with
+the part size, so a store copied by a tool that splits its objects
+differently is rescored once (never a change missed).  A store encrypted
+with SSE-KMS gets new ETags on every upload: a rewrite with identical bytes
+is rescored.  An object without a tag (another backend, ``memory://``) is
+read and hashed as below.  A foreign store's fingerprint therefore differs
+between an object store and a local disk: one moved across is rescored once.
+
+**From the bytes** (a foreign store on a local disk, a NetCDF file): a
+BLAKE2b-128 digest over every object under the store's root, in sorted key
+order: for each object its key (path relative to the root), its size in
+bytes and the BLAKE2b-128 digest of its *stored* bytes.
+
+What it detects, exactly (the bytes; the record and listings say the
+same, with the limits above):
 
 * any change of a metadata document: attributes (``daskbicl_kind``, ...),
   shape, dtype, chunk grid, codecs or fill value of any array, and arrays or
@@ -16,25 +47,30 @@ What it detects, exactly:
   even when the compressed size stays the same;
 * a store rewritten with identical content (``daskbicl.save(...,
   overwrite=True)`` of the same labels and chunking, a copy, a ``touch``)
-  keeps its fingerprint: nothing is rescored.  Modification times are not
-  used.
+  keeps its fingerprint: nothing is rescored.
 
 Symbolic links are followed (as Zarr does when it reads), so an array
 folder or chunk linked into the store from elsewhere is fingerprinted by
 its content; a link that leads back to a folder above it is not followed.
+An object that is not a regular file (a link to ``/dev/zero``, a named
+pipe, a socket) is refused with its name: reading it might never end.
+An ``http://``/``https://`` store is listed from its server's index pages;
+a server that gives none is refused (its chunks could not be listed).
 
-What it costs: one listing of the store and one read of its stored
-(compressed) bytes, with no decoding: a 10^6-label int64 array of 10 clusters
-is ~0.6 MB on disk.  Objects are hashed in a thread pool (BLAKE2b releases
-the GIL).  :func:`fingerprint_stores` hashes in the calling process;
-:func:`fingerprint_task` is the same digest computed in a Dask worker's
-task, which the batch runner uses when it has a cluster at hand (the bytes
-are read where the chunks will be read, while the client does other work).
-The listing also gives a local store's
-:func:`stat_signature` (every file's key, size, modification time and
-inode): the re-check of a store after its pairs are computed uses it
-(:func:`unchanged_since`) and hashes the bytes again only when it does not
-prove the store unchanged.
+What it costs: a listing of the store, the record, and the objects the
+listing cannot vouch for (none on a night when nothing changed; every
+object of a foreign local store, with no decoding: a 10^6-label int64
+array of 10 clusters is ~0.6 MB on disk).  Objects are hashed in a thread
+pool (the hashes release the GIL).  :func:`fingerprint_stores` works in the
+calling process; :func:`fingerprint_task` is the same fingerprint computed
+in a Dask worker's task, which the batch runner uses, when it has a
+cluster at hand, for the stores whose bytes must be read (the bytes are
+read where the chunks will be read, while the client does other work).
+The listing also gives a local store's :func:`stat_signature` (every
+file's key, size, modification time and inode): the re-check of a store
+after its pairs are computed uses it (:func:`unchanged_since`), and
+fingerprints again (a listing, the record: no chunk read unless the store
+changed) only when it does not prove the store unchanged.
 
 The same pass reads the root group's ``daskbicl_kind`` attribute, so a batch
 run that has nothing to rescore needs no cluster and opens no dataset.  A
@@ -50,11 +86,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat as statmod
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..errors import StoreError
+from ..io.publish import NOT_CONTENT, RECORD_NAME, WRITING_NAME, read_record
 from ..io.store import KIND_ATTR, is_remote
 
 __all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "fingerprint_task", "stat_signature",
@@ -113,7 +151,20 @@ class _Local:
         taken = time.time_ns()
         found = self.stats()
         self.stat = _signature(found, taken)
+        self.mtimes = {key: mtime for key, _, mtime, _ in found}
         return [(key, size) for key, size, _, _ in found]
+
+    #: the listing gives every object's size
+    sizes_known = True
+
+    def settled(self, key: str, record: str) -> bool:
+        """``key`` was last modified strictly before the record was written (a later write would show: a
+        write in the same timestamp tick as the record's is not excluded, so that object is checked)."""
+        return self.mtimes[key] < self.mtimes[record]
+
+    def sha256(self, key: str) -> str:
+        with open(os.path.join(self.root, key), "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
 
     def stats(self) -> list[tuple[str, int, int, int]]:
         """``[(key, size, mtime_ns, inode)]`` of every file under the root (see :meth:`listing`)."""
@@ -130,6 +181,8 @@ class _Local:
                             todo.append((entry.path, key + "/", ancestors | {real}))
                     else:
                         st = entry.stat()  # a dangling link raises: reported
+                        if not statmod.S_ISREG(st.st_mode):  # a device, pipe or socket: reading it may never end
+                            raise StoreError(_not_regular(self.root, key, entry.path))
                         out.append((key, st.st_size, st.st_mtime_ns, st.st_ino))
         return out
 
@@ -215,6 +268,28 @@ class _LocalFile:
         return None  # no Zarr metadata: the kind comes from the variables
 
 
+def _not_regular(root: str, key: str, path: str) -> str:
+    """The refusal of a store object that is not a regular file (reading a device such as /dev/zero never ends)."""
+    link = f", a link to {os.path.realpath(path)}," if os.path.islink(path) else ""
+    return (f"{root}: {key}{link} is not a regular file (a device, pipe or socket): a Zarr store holds files "
+            "only; remove it or replace it with the file it stands for")
+
+
+def _content_tag(info: dict) -> str | None:
+    """What an object store's listing says about one object's bytes (None: nothing, its bytes are hashed).
+
+    S3 (and what speaks its API): the ``ETag``; Google Cloud Storage: the
+    ``md5Hash``.  See the module's docstring for what each means.
+    """
+    etag = info.get("ETag")
+    if isinstance(etag, str) and etag.strip('"'):
+        return "etag:" + etag.strip('"')
+    md5 = info.get("md5Hash")
+    if isinstance(md5, str) and md5:
+        return "md5:" + md5
+    return None
+
+
 class _Remote:
     def __init__(self, url: str, storage_options: dict | None):
         import fsspec
@@ -222,18 +297,59 @@ class _Remote:
         self.url = url
         self.fs, self.root = fsspec.core.url_to_fs(url, **(storage_options or {}))
         self.root = self.root.rstrip("/")
+        protocol = self.fs.protocol
+        self.http = bool({"http", "https"} & set(protocol if isinstance(protocol, (tuple, list)) else [protocol]))
+        #: ``{key: content tag}`` of the objects whose listing says what they hold (see :func:`_content_tag`)
+        self.tags: dict[str, str] = {}
+        #: ``{key: modification time (s)}`` where the listing gives it
+        self.mtimes: dict[str, float] = {}
+        #: ``fs.find(root, detail=True)``, taken by :meth:`check`
+        self.found: dict | None = None
 
     def check(self) -> str | None:
-        if not self.fs.exists(self.root):
+        if self.http:  # a folder's index page is a file too: whether it is a store is said by its root metadata
+            return None if self.fs.exists(self.root) else f"no such store: {self.url}"
+        self.found = self.fs.find(self.root, detail=True)  # the listing, once: it says whether the store exists
+        prefix = self.root + "/"
+        if not any(p.startswith(prefix) for p in self.found):
+            if self.root in self.found or self.fs.isfile(self.root):
+                return f"{self.url} is a file, not a Zarr store"
             return f"no such store: {self.url}"
-        if self.fs.isfile(self.root):
-            return f"{self.url} is a file, not a Zarr store"
         return None
 
     def listing(self) -> list[tuple[str, int]]:
-        found = self.fs.find(self.root, detail=True)
+        found = self.found if self.found is not None else self.fs.find(self.root, detail=True)
         prefix = self.root + "/"
-        return [(p[len(prefix) :], int(info.get("size") or 0)) for p, info in found.items() if p.startswith(prefix)]
+        out = []
+        for p, info in found.items():
+            if not p.startswith(prefix):
+                continue
+            key = p[len(prefix) :]
+            out.append((key, int(info.get("size") or 0)))
+            tag = _content_tag(info)
+            if tag is not None:
+                self.tags[key] = tag
+            modified = info.get("LastModified")
+            if hasattr(modified, "timestamp"):
+                self.mtimes[key] = modified.timestamp()
+        if self.http and not any(key.rsplit("/", 1)[-1] in _ROOT_METADATA + (".zgroup",) for key, _ in out):
+            raise StoreError(f"{self.url}: the server lists no file under it (no index pages), so its chunks "
+                             "cannot be fingerprinted; serve the folder with its index pages, or copy the store")
+        return out
+
+    @property
+    def sizes_known(self) -> bool:
+        """Whether the listing gives every object's size (an HTTP server's index pages do not)."""
+        return not self.http
+
+    def settled(self, key: str, record: str) -> bool:
+        """``key`` was last modified no later than the record was written.  S3 gives modification times to
+        the second: an object rewritten by another program within the second the record was written is not
+        told apart (daskbicl itself writes the record last)."""
+        return key in self.mtimes and record in self.mtimes and self.mtimes[key] <= self.mtimes[record]
+
+    def sha256(self, key: str) -> str:
+        return hashlib.sha256(self.fs.cat_file(f"{self.root}/{key}")).hexdigest()
 
     def digest(self, key: str) -> bytes:
         h = _new()
@@ -304,8 +420,11 @@ def fingerprint_stores(
 
     Never raises for a bad store: its :class:`StoreInfo` carries the error.
     ``contents=False`` lists the stores and reads their kinds without
-    reading a chunk (``fingerprint`` is None, ``stat`` is set): the batch
-    runner has the bytes hashed by the cluster's workers instead
+    reading a chunk: a store whose fingerprint needs no chunk read (its
+    write record agrees with its listing, or its object store's listing
+    says what every object holds) is fingerprinted all the same; the
+    others have ``fingerprint`` None (``stat`` is set), and the batch
+    runner has their bytes hashed by the cluster's workers
     (:func:`fingerprint_task`).  ``kinds=False`` does not read the stores'
     kinds (a worker hashing a store the client has surveyed).
 
@@ -315,34 +434,44 @@ def fingerprint_stores(
     process's warning filters, which is not safe from several threads.
     """
     paths = list(dict.fromkeys(os.fspath(p) for p in paths))
-    stores, listings, errors, kinds_of = {}, {}, {}, {}
+    stores, listings, errors, kinds_of, records = {}, {}, {}, {}, {}
 
     def inspect(path):
         try:
             store = _store(path, storage_options)
             problem = store.check()
             if problem:
-                return path, None, None, None, problem
+                return path, None, None, None, None, problem
             kind, problem = _kind(store) if kinds else (None, None)
             if problem and problem != _BY_VARIABLES:
-                return path, None, None, None, f"{path} {problem}"
-            return path, store, store.listing(), kind, problem
+                return path, None, None, None, None, f"{path} {problem}"
+            listing = store.listing()
+            return path, store, listing, _recorded(store, listing, path, storage_options), kind, problem
+        except StoreError as exc:  # an object the store must not hold, a damaged record...: said so
+            return path, None, None, None, None, str(exc)
         except Exception as exc:  # a listing that fails: permissions, network, ...
-            return path, None, None, None, f"cannot list {path}: {type(exc).__name__}: {exc}"
+            return path, None, None, None, None, f"cannot list {path}: {type(exc).__name__}: {exc}"
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        for path, store, listing, kind, problem in pool.map(inspect, paths):
+        for path, store, listing, record, kind, problem in pool.map(inspect, paths):
             if problem and problem != _BY_VARIABLES:
                 errors[path] = problem
                 continue
             stores[path], listings[path], kinds_of[path] = store, sorted(listing), kind
+            if record is not None:
+                records[path] = record
             if problem == _BY_VARIABLES:
                 kinds_of[path] = None
         for path in [p for p in stores if kinds and kinds_of[p] is None]:  # here, not in the threads
             kinds_of[path], problem = _kind_by_variables(path, storage_options)
             if problem:
                 errors[path] = problem
-        digests = _digests(pool, stores, listings, errors) if contents else {}
+        fps = _verified(pool, stores, records, errors, contents)
+        # Without ``contents``, a store whose listing says what every object holds is still fingerprinted.
+        tagged = {p for p in stores if p not in fps and p not in records
+                  and all(key in _tags(stores[p]) for key, _ in listings[p])}
+        foreign = {p for p in stores if p not in fps and p not in records} if contents else tagged
+        digests = _digests(pool, stores, listings, errors, foreign)
 
     out = {}
     for path in paths:
@@ -350,15 +479,85 @@ def fingerprint_stores(
             out[path] = StoreInfo(path, error=errors[path])
             continue
         total = sum(size for _, size in listings[path])
-        stat = getattr(stores[path], "stat", None)
-        fp = _combine(listings[path], path, digests) if contents else None
-        out[path] = StoreInfo(path, fp, kinds_of[path], len(listings[path]), total, stat=stat)
+        fp = fps.get(path)
+        if fp is None and path in foreign:
+            fp = _combine(listings[path], path, digests, _tags(stores[path]))
+        out[path] = StoreInfo(path, fp, kinds_of[path], len(listings[path]), total,
+                              stat=getattr(stores[path], "stat", None))
     return out
 
 
-def _digests(pool, stores: dict, listings: dict, errors: dict) -> dict:
-    """``{(path, key): digest}`` of every object of ``stores`` not in ``errors`` (a read error goes there)."""
-    jobs = [(path, key) for path in stores if path not in errors for key, _ in listings[path]]
+def _recorded(store, listing: list[tuple[str, int]], path: str, storage_options: dict | None):
+    """``(fingerprint, {key: sha256})`` from the store's write record: the fingerprint it gives, and the
+    objects to check by their bytes before trusting it (those written after the record, or whose sizes the
+    listing does not give); None without a record, or when the listing disagrees with it (then the store is
+    fingerprinted as any other).  One small read: the record's, only when the listing has one."""
+    if isinstance(store, _LocalFile):
+        return None
+    keys = {key for key, _ in listing}
+    if RECORD_NAME not in keys or WRITING_NAME in keys:
+        return None
+    record = read_record(path, storage_options if is_remote(path) else None)
+    if record is None:
+        return None
+    listed = {key: size for key, size in listing if key not in NOT_CONTENT}
+    if set(listed) != set(record.objects):
+        return None
+    if store.sizes_known and any(size != record.objects[key][0] for key, size in listed.items()):
+        return None
+    check = {key: record.objects[key][1] for key in listed
+             if not (store.sizes_known and store.settled(key, RECORD_NAME))}
+    return record_fingerprint(record.digest), check
+
+
+def record_fingerprint(digest: str) -> str:
+    """The fingerprint of a store that holds what its write record says (32 hex digits)."""
+    h = _new()
+    h.update(FINGERPRINT_VERSION + b"\0record\0" + digest.encode())
+    return h.hexdigest()
+
+
+def _verified(pool, stores: dict, records: dict, errors: dict, contents: bool) -> dict[str, str]:
+    """``{path: fingerprint}`` of the stores whose write record is proven: by their listing alone, or (with
+    ``contents``) by the bytes of the objects the listing does not vouch for.  A store whose bytes are not
+    what its record says is left out and dropped from ``records`` (fingerprinted as any other store)."""
+    out = {path: fp for path, (fp, check) in records.items() if not check and path not in errors}
+    if not contents:
+        return out
+    jobs = [(path, key, sha) for path, (_, check) in records.items() if check and path not in errors
+            for key, sha in check.items()]
+
+    def hash_one(job):
+        path, key, sha = job
+        try:
+            return path, stores[path].sha256(key) == sha, None
+        except Exception as exc:
+            return path, False, f"cannot read {path}/{key}: {type(exc).__name__}: {exc}"
+
+    differs: set[str] = set()
+    for path, same, problem in pool.map(hash_one, jobs):
+        if problem:
+            errors.setdefault(path, problem)
+        elif not same:
+            differs.add(path)
+    for path, (fp, check) in list(records.items()):
+        if path in differs:
+            del records[path]
+        elif check and path not in errors:
+            out[path] = fp
+    return out
+
+
+def _tags(store) -> dict[str, str]:
+    """``{key: content tag}`` of the objects whose listing says what they hold (only on object stores)."""
+    return getattr(store, "tags", {})
+
+
+def _digests(pool, stores: dict, listings: dict, errors: dict, which: set) -> dict:
+    """``{(path, key): digest}`` of every object of the stores in ``which`` (not in ``errors``) whose listing
+    gives no content tag (a read error goes to ``errors``)."""
+    jobs = [(path, key) for path in stores if path in which and path not in errors
+            for key, _ in listings[path] if key not in _tags(stores[path])]
 
     def hash_one(job):
         path, key = job
@@ -375,12 +574,13 @@ def _digests(pool, stores: dict, listings: dict, errors: dict) -> dict:
     return digests
 
 
-def _combine(listing: list[tuple[str, int]], path: str, digests: dict) -> str:
+def _combine(listing: list[tuple[str, int]], path: str, digests: dict, tags: dict[str, str]) -> str:
     h = _new()
     h.update(FINGERPRINT_VERSION)
     for key, size in listing:
         h.update(f"\0{key}\0{size}\0".encode())
-        h.update(digests[(path, key)])
+        tag = tags.get(key)
+        h.update(digests[(path, key)] if tag is None else b"\1" + tag.encode())
     return h.hexdigest()
 
 

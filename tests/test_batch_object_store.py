@@ -1,0 +1,226 @@
+"""Cheap nights on an object store: fingerprints from listings and write records, counted at the server.
+
+Real parts only: moto's standalone S3 server on loopback (tests/s3_server.py; its access log lists every
+request it answered), stores written with ``daskbicl.save`` to a local folder and uploaded with s3fs, the
+session's LocalCluster, the results file on disk.  What is measured is what the *server* answered: a GET of a
+chunk object is a read of that chunk, whoever made it (the client, a worker, the fingerprinting).
+
+Also here: a store holding a link to a device is refused by name (the batch goes on), and ``https://``/``http://``
+stores are read by ``batch`` as by ``score`` (a read-only HTTP server in a thread, serving a folder).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import http.server
+import os
+import re
+import threading
+from pathlib import Path
+
+import fsspec
+import pytest
+
+import daskbicl
+from daskbicl.batch import ResultsDB, fingerprint, fingerprint_stores, run_batch
+from daskbicl.io.publish import RECORD_NAME
+
+from .manifests import manifest_text
+
+ROWS, COLS, CHUNK = 3_000, 400, 1_024
+MEASURES = ["cari", "ari_rows"]
+
+#: a Zarr v3 chunk object's key (``.../c/0``, ``.../c/1/0``), query string aside
+_CHUNK_KEY = re.compile(r"/c(/\d+)+$")
+
+
+def _chunk_gets(requests) -> collections.Counter:
+    """``{object path: GETs}`` of the chunk objects among the server's answered requests."""
+    out: collections.Counter = collections.Counter()
+    for method, path, _status in requests:
+        key = path.split("?", 1)[0]
+        if method == "GET" and _CHUNK_KEY.search(key):
+            out[key] += 1
+    return out
+
+
+def _fs(s3):
+    return fsspec.filesystem("s3", **s3.storage_options)
+
+
+def _put(s3, local: Path, name: str) -> str:
+    """Upload the local store ``local`` as ``s3.root/name`` (an s3fs recursive put), its write record (when it
+    has one) put again last, as daskbicl's own writes put it; its URL."""
+    fs = _fs(s3)
+    fs.put(str(local), f"{s3.bucket}/{name}", recursive=True)
+    if (local / RECORD_NAME).exists():
+        fs.pipe_file(f"{s3.bucket}/{name}/{RECORD_NAME}", (local / RECORD_NAME).read_bytes())
+    return f"{s3.root}/{name}"
+
+
+def _chunk_keys(s3, name: str) -> set[str]:
+    """The server paths (``/bucket/name/...``) of every chunk object of the store ``name``."""
+    found = _fs(s3).find(f"{s3.bucket}/{name}")
+    return {"/" + key for key in found if _CHUNK_KEY.search("/" + key)}
+
+
+def _lab(tmp_path: Path, s3, preds: int = 2) -> Path:
+    """A truth and ``preds`` perturbed preds on the bucket; the manifest over them (a glob), results on disk."""
+    local = tmp_path / "local"
+    local.mkdir()
+    truth = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=5, chunk=CHUNK)
+    daskbicl.save(truth, local / "truth.zarr")
+    _put(s3, local / "truth.zarr", "truth.zarr")
+    for k in range(preds):
+        daskbicl.save(daskbicl.perturb(truth, 0.05 * (k + 1), seed=20 + k), local / f"pred-{k}.zarr")
+        _put(s3, local / f"pred-{k}.zarr", f"runs/pred-{k}.zarr")
+    return _manifest(tmp_path, s3, {"sim": f"{s3.root}/truth.zarr"}, {"runs": f"{s3.root}/runs/pred-*.zarr"})
+
+
+def _manifest(tmp_path: Path, s3, truth: dict, pred: dict) -> Path:
+    opts = s3.storage_options
+    head = (f'results = "{tmp_path / "scores.sqlite"}"\n\n[storage_options]\nkey = "{opts["key"]}"\n'
+            f'secret = "{opts["secret"]}"\nuse_listings_cache = false\nskip_instance_cache = true\n\n'
+            f'[storage_options.client_kwargs]\nendpoint_url = "{opts["client_kwargs"]["endpoint_url"]}"\n'
+            f'region_name = "us-east-1"\n\n')
+    path = tmp_path / "m.toml"
+    path.write_text(head + manifest_text(truth, pred, [{"truth": "sim", "pred": "runs", "measures": MEASURES}]))
+    return path
+
+
+def _values(results: Path) -> dict:
+    with ResultsDB(results) as db:
+        return {(Path(r["pred"]).name, r["measure"]): r["value"] for r in db.scores(latest=True)}
+
+
+def test_nights_on_a_bucket_read_each_chunk_once_then_none(tmp_path, s3, client):
+    """The first night reads every chunk object once (fingerprints from the listing, the re-check after the
+    pairs complete too); a night with nothing new reads no chunk object at all."""
+    manifest = _lab(tmp_path, s3)
+    chunks = _chunk_keys(s3, "truth.zarr") | _chunk_keys(s3, "runs/pred-0.zarr") | _chunk_keys(s3, "runs/pred-1.zarr")
+    s3.server.mark()
+    first = run_batch(manifest, client=client)
+    assert (first.scored, first.failed) == (2, 0)
+    gets = _chunk_gets(s3.server.requests())
+    assert set(gets) == chunks  # every chunk object, each once
+    assert max(gets.values()) == 1, {k: n for k, n in gets.items() if n > 1}
+
+    s3.server.mark()
+    again = run_batch(manifest, client=client)
+    assert (again.scored, again.skipped, again.failed) == (0, 2, 0)
+    assert _chunk_gets(s3.server.requests()) == {}
+
+
+def test_a_written_store_is_fingerprinted_from_its_record_and_a_foreign_one_from_its_listing(tmp_path, s3):
+    """A store daskbicl wrote: one small read (its record), the same fingerprint as on a local disk.  A foreign
+    store (no record): from the objects' ETags, no object read; a copy keeps it, a rewritten chunk changes it."""
+    local = daskbicl.save(daskbicl.random_partition(ROWS, COLS, 5, 4, seed=1, chunk=CHUNK), tmp_path / "w.zarr")
+    url = _put(s3, Path(local), "w.zarr")
+    s3.server.mark()
+    info = fingerprint_stores([url], s3.storage_options, kinds=False)[url]
+    assert info.error is None and info.fingerprint == fingerprint(local)  # wherever it is
+    # one listing, then one small read (s3fs asks its size first): the record
+    seen = [(m, p.split("?")[0]) for m, p, _ in s3.server.requests()]
+    assert seen[0] == ("GET", f"/{s3.bucket}") and {path for _, path in seen[1:]} == {f"/{s3.bucket}/w.zarr/{RECORD_NAME}"}
+    assert [m for m, _ in seen].count("GET") == 2
+
+    plain = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=2, chunk=CHUNK)
+    plain.attrs.pop("daskbicl_kind", None)
+    plain.to_zarr(tmp_path / "plain.zarr", consolidated=False)
+    url = _put(s3, tmp_path / "plain.zarr", "plain.zarr")
+    fs = _fs(s3)
+    fs.copy(f"{s3.bucket}/plain.zarr", f"{s3.bucket}/copy.zarr", recursive=True)
+    s3.server.mark()
+    info = fingerprint_stores([url, f"{s3.root}/copy.zarr"], s3.storage_options, kinds=False)
+    assert info[url].error is None and info[url].fingerprint == info[f"{s3.root}/copy.zarr"].fingerprint
+    assert [m for m, _, _ in s3.server.requests()] == ["GET", "GET"]  # one listing each, no object read
+
+    chunk = f"{s3.bucket}/plain.zarr/row_labels/c/1"
+    data = bytearray(fs.cat_file(chunk))
+    data[-1] ^= 0xFF  # the same size, one byte flipped: a new ETag
+    fs.pipe_file(chunk, bytes(data))
+    assert fingerprint(url, s3.storage_options) != info[url].fingerprint
+
+
+def test_a_replaced_store_is_rescored_and_a_moved_one_is_not(tmp_path, s3, client):
+    manifest = _lab(tmp_path, s3)
+    assert run_batch(manifest, client=client).scored == 2
+    before = _values(tmp_path / "scores.sqlite")
+    fs = _fs(s3)
+    fs.mv(f"{s3.bucket}/runs/pred-0.zarr", f"{s3.bucket}/runs/pred-7.zarr", recursive=True)
+    fs.rm(f"{s3.bucket}/runs/pred-1.zarr", recursive=True)
+    truth = daskbicl.open(tmp_path / "local" / "truth.zarr")
+    daskbicl.save(daskbicl.perturb(truth, 0.3, seed=99), tmp_path / "other.zarr")
+    _put(s3, tmp_path / "other.zarr", "runs/pred-1.zarr")
+    s3.server.mark()
+    night = run_batch(manifest, client=client)
+    assert (night.scored, night.skipped, night.failed) == (1, 1, 0)  # pred-7 is pred-0, moved: reused
+    gets = _chunk_gets(s3.server.requests())
+    assert max(gets.values()) == 1
+    assert _chunk_keys(s3, "runs/pred-1.zarr") <= set(gets)  # the new pred, read to be scored
+    after = _values(tmp_path / "scores.sqlite")
+    assert after[("pred-1.zarr", "cari")] != before[("pred-1.zarr", "cari")]
+    assert after[("pred-7.zarr", "cari")] == before[("pred-0.zarr", "cari")]
+
+
+def _linked_lab(tmp_path: Path) -> Path:
+    truth = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=5, chunk=CHUNK)
+    daskbicl.save(truth, tmp_path / "truth.zarr")
+    for k in range(2):
+        daskbicl.save(daskbicl.perturb(truth, 0.1, seed=k), tmp_path / f"pred-{k}.zarr")
+    (tmp_path / "pred-1.zarr" / "row_labels" / "c" / "9").symlink_to("/dev/zero")
+    path = tmp_path / "m.toml"
+    path.write_text(manifest_text({"sim": "truth.zarr"}, {"runs": "pred-*.zarr"},
+                                  [{"truth": "sim", "pred": "runs", "measures": MEASURES}]))
+    return path
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_link_to_a_device_in_a_store_fails_its_pair_by_name_and_the_batch_goes_on(tmp_path, client):
+    manifest = _linked_lab(tmp_path)
+    report = run_batch(manifest, tmp_path / "r.sqlite", client=client)
+    assert (report.scored, report.failed) == (1, 1)
+    (reason,) = {why for _, pred, why in report.failures if pred.endswith("pred-1.zarr")}
+    assert "row_labels/c/9" in reason and "/dev/zero" in reason and "not a regular file" in reason
+
+
+@pytest.fixture
+def http_root(tmp_path):
+    """A read-only HTTP server on loopback serving ``tmp_path / "www"`` (index pages on), in a thread."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    folder = tmp_path / "www"
+    folder.mkdir()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield folder, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+def test_batch_reads_stores_over_http_as_score_does(tmp_path, http_root, client):
+    folder, url = http_root
+    truth = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=5, chunk=CHUNK)
+    daskbicl.save(truth, folder / "truth.zarr")
+    for k in range(2):
+        daskbicl.save(daskbicl.perturb(truth, 0.1 * (k + 1), seed=k), folder / f"pred-{k}.zarr")
+    preds = [f"{url}/pred-{k}.zarr" for k in range(2)]
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(manifest_text({"sim": f"{url}/truth.zarr"}, {"runs": preds},
+                                      [{"truth": "sim", "pred": "runs", "measures": MEASURES}]))
+    report = run_batch(manifest, tmp_path / "r.sqlite", client=client)
+    assert (report.scored, report.failed) == (2, 0), report.failures
+    got = _values(tmp_path / "r.sqlite")
+    for k in range(2):
+        want = daskbicl.score(folder / "truth.zarr", folder / f"pred-{k}.zarr", measures=["cari"])
+        assert got[(f"pred-{k}.zarr", "cari")] == want["cari"]
+    again = run_batch(manifest, tmp_path / "r.sqlite", client=client)
+    assert (again.scored, again.skipped, again.failed) == (0, 2, 0)
