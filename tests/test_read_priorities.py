@@ -147,7 +147,7 @@ def test_every_door_sends_its_reads_in_chunk_order(kind, door, tmp_path, priorit
 
 
 def test_the_benchmark_runs_quick():
-    """benchmarks/read_priorities.py --quick: both variants computed, their tables asserted equal inside."""
+    """benchmarks/read_priorities.py --quick: the preds scored on a cluster, every read task run once."""
     import os
     import subprocess
     import sys
@@ -158,7 +158,25 @@ def test_the_benchmark_runs_quick():
     out = subprocess.run([sys.executable, "benchmarks/read_priorities.py", "--quick"], capture_output=True,
                          text=True, timeout=600, env=env, cwd=root)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "ratio annotated / plain" in out.stdout
+    assert "each chunk once: True" in out.stdout, out.stdout
+
+
+def test_the_graph_size_benchmark_runs_quick():
+    """benchmarks/graph_size.py --quick: a pair of 10^9-label stores (metadata only) submitted to a scheduler
+    without workers, its tasks counted: fewer read tasks than stored chunks when sized for few threads."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONWARNINGS="ignore")
+    out = subprocess.run([sys.executable, "benchmarks/graph_size.py", "--quick", "--threads", "8"],
+                         capture_output=True, text=True, timeout=600, env=env, cwd=root)
+    assert out.returncode == 0, out.stderr[-3000:]
+    row = next(line.split() for line in out.stdout.splitlines() if line.strip().startswith("branch"))
+    reads = int(row[2].replace(",", ""))
+    assert 2 * 4 * 8 <= reads < 2 * 239  # at least 4 tasks per thread per array, fewer than the 239 stored chunks
 
 
 class _Annotations(SchedulerPlugin):
