@@ -14,6 +14,11 @@ reports, all measured on those workers in one run:
                    every array the score reads, on the same workers; floor
                    and score are measured alternately (``--repeat``, best
                    of each) because the load of a shared machine moves;
+* ``decode s``  -- the decode floor: Zarr reading and decoding the same
+                   arrays in this one process, no Dask (64 stored chunks
+                   at a time), measured alternately with the others;
+                   ``vs decode`` is the score against it (issue 38's
+                   target: at most 1.3 at 10^9 labels);
 * ``read GB``   -- bytes on disk of those arrays (what both read);
 * ``peak MB``   -- the peak RSS of every worker during the score, sampled
                    inside each worker process every 20 ms;
@@ -208,6 +213,20 @@ def _floor(client, stores) -> float:
     return time.perf_counter() - start
 
 
+def _decode(stores) -> float:
+    """Seconds for Zarr to read and decode every array of ``stores`` in this process, without Dask."""
+    import zarr
+
+    start = time.perf_counter()
+    for store in stores:
+        for path in _arrays(store):
+            array = zarr.open_array(path, mode="r")
+            step = 64 * int(array.chunks[-1])
+            for at in range(0, int(array.shape[-1]), step):
+                array[..., at : at + step]
+    return time.perf_counter() - start
+
+
 def _cli(*args, timeout=7200) -> subprocess.CompletedProcess:
     out = subprocess.run([sys.executable, "-m", "daskbicl", *map(str, args)], capture_output=True, text=True,
                          timeout=timeout)
@@ -239,12 +258,18 @@ def _start_cost(cluster, args) -> float:
     return best
 
 
+#: Best decode floor of each case's stores (:func:`_decode`), measured alternately with the read floor and score.
+DECODE: dict[tuple, float] = {}
+
+
 def _timed(cluster, repeat, floor_stores, command) -> tuple[Phase, float, float, subprocess.CompletedProcess]:
-    """Floor and score measured alternately ``repeat`` times (best of each): the machine's load moves."""
+    """Floor, decode floor and score measured alternately ``repeat`` times (best of each): the load moves."""
     floor = score = float("inf")
+    key = tuple(floor_stores)
     with Phase(cluster) as phase:
         for _ in range(repeat):
             floor = min(floor, _floor(cluster.client, floor_stores))
+            DECODE[key] = min(DECODE.get(key, float("inf")), _decode(floor_stores))
             start = time.perf_counter()
             out = _cli(*command)
             score = min(score, time.perf_counter() - start)
@@ -262,6 +287,8 @@ def _row(case, cluster, phase, floor, stores, gen, limit_mb, extra=None, score=N
     row = {
         "case": case, "score s": _sec(score), "start s": _sec(start), "floor s": _sec(floor),
         "vs floor": f"{score / floor:.2f}", "vs floor, less start": f"{(score - start) / floor:.2f}",
+        **({"decode s": _sec(DECODE[tuple(stores)]), "vs decode": f"{score / DECODE[tuple(stores)]:.2f}"}
+           if tuple(stores) in DECODE else {}),
         "read GB": f"{_disk(stores) / 1e9:.2f}",
         "peak MB": "/".join(f"{p:.0f}" for p in sorted(peaks)), "limit MB": f"{limit_mb:.0f}",
         "below limit": "yes" if peaks and max(peaks) < limit_mb else "NO",

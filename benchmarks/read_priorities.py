@@ -1,27 +1,32 @@
-"""Read priorities on a cluster (issue 25): every scoring graph with them against the same graphs without.
+"""Read priorities on a cluster (issues 25, 38): many preds sharing one truth, each truth chunk read once.
 
 One truth biclustering store and ``--preds`` pred stores on disk; every
-pred is scored against the truth in one computation (the truth's chunks
-shared by all pairs, as ``daskbicl batch`` and a list of plans do) on a
-LocalCluster (2 worker processes, 1 thread each).  The same provider graphs
-are computed with :func:`daskbicl.engine.provider_graph.read_first`'s
-annotations (what every door sends now) and without (what ``score``,
-``contingency`` and ``tradeoff`` sent before), alternating, ``--repeat``
-times each; the values are checked equal.  Printed per variant: the best
-and median wall time, the peak of the workers' summed memory
-(``distributed.diagnostics.MemorySampler``), and the ratios
-annotated / plain measured in this run, with the load (``uptime``).
+pred is scored against the truth in one computation (the truth's read
+tasks shared by all pairs, as ``daskbicl batch`` and a list of plans do) on
+a LocalCluster (2 worker processes, 1 thread each, ``--memory-limit`` each).
 
-Target: annotated time <= 1.05 x plain (the annotation costs nothing), and
-peak memory no higher.
+The reads carry their priority from where a store's arrays are built
+(``dask.annotate(priority=read_order)``, public dask) and each read task
+covers a range of stored chunks sized to the cluster (issue 38).  With
+``--base PATH`` (another source tree, e.g. ``git archive main | tar -x -C
+/tmp/base``: there every graph was rebuilt with ``read_first``'s priorities,
+one read task per stored chunk) the same stores are scored by both trees,
+each in a fresh process, alternating, ``--repeat`` times each; the values are
+checked equal.  Printed per tree: best and median wall time, the peak of the
+workers' summed memory (``distributed.diagnostics.MemorySampler``), the read
+tasks run against the distinct read tasks of the graph (equal: every chunk
+read once), the bytes spilled to disk, and the ratios branch / base, with
+the load (``uptime``).
 
-Run:  python3 benchmarks/read_priorities.py            (4 preds, 2.4e5 x 2e4 masks, 12 biclusters each)
-      python3 benchmarks/read_priorities.py --quick    (seconds)
+Run:  python3 benchmarks/read_priorities.py --base /tmp/base      (4 preds, 2.4e5 x 2e4 masks, 12 biclusters each)
+      python3 benchmarks/read_priorities.py --preds 20 --memory-limit 700MB --base /tmp/base   (the issue's batch)
+      python3 benchmarks/read_priorities.py --quick                (this tree only: seconds)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import statistics
@@ -30,18 +35,8 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-
-import dask  # noqa: E402
-
-import daskbicl  # noqa: E402
-from daskbicl.engine.core import shared_passes  # noqa: E402
-from daskbicl.engine.provider_graph import provider_graph, read_first  # noqa: E402
-from daskbicl.measures.plan import ScorePlan  # noqa: E402
-from daskbicl.measures.registry import PROVIDERS  # noqa: E402
+ROOT = os.path.dirname(HERE)
 
 
 def load() -> str:
@@ -49,6 +44,10 @@ def load() -> str:
 
 
 def stores(directory: str, n_preds: int, rows: int, cols: int, k: int, chunk: int) -> tuple[str, list[str]]:
+    import numpy as np
+
+    import daskbicl
+
     rng = np.random.default_rng(0)
     paths = []
     for i in range(n_preds + 1):
@@ -59,15 +58,49 @@ def stores(directory: str, n_preds: int, rows: int, cols: int, k: int, chunk: in
     return paths[0], paths[1:]
 
 
-def graphs(plans: list[ScorePlan], annotate: bool) -> list:
-    """Every plan's provider graphs, passes shared, with or without the read priorities."""
-    out = []
-    with shared_passes():
-        for plan in plans:
-            for name, opts in plan.options.items():
-                graph = provider_graph(PROVIDERS[name], plan.truth, plan.pred, opts)
-                out.append(read_first(graph) if annotate else graph)
-    return out
+def _spilled(dask_worker=None) -> float:
+    return getattr(dask_worker.data, "cumulative_metrics", {}).get(("disk-write", "bytes"), 0.0)
+
+
+def child(truth: str, preds: list[str], measures: list[str], memory_limit: str) -> dict:
+    """Score every pred against the truth in one computation on a fresh cluster: the numbers as a dict."""
+    import dask
+    from distributed import Client, LocalCluster, get_task_stream
+    from distributed.diagnostics import MemorySampler
+
+    from daskbicl.engine.core import shared_passes
+    from daskbicl.measures.plan import ScorePlan
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=memory_limit,
+                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        plans = [ScorePlan.build(truth, p, measures) for p in preds]
+        with shared_passes():
+            graphs = [g for plan in plans for g in plan.graphs().values()]
+        keys: set = set()
+        for graph in graphs:
+            keys.update(graph.__dask_graph__().keys())
+        reads = {key for key in keys if isinstance(key, tuple) and str(key[0]).startswith("open_dataset-")}
+        sampler = MemorySampler()
+        before = sum(client.run(_spilled).values())
+        with sampler.sample("run", interval=0.05), get_task_stream() as stream:
+            start = time.perf_counter()
+            done = dask.compute(*graphs)
+            seconds = time.perf_counter() - start
+        ran = sum(1 for record in stream.data if record["key"] in reads)
+        spilled = sum(client.run(_spilled).values()) - before
+        peak = float(sampler.to_pandas()["run"].max())
+    return {"seconds": seconds, "peak": peak, "reads": len(reads), "ran": ran, "spilled": spilled,
+            "values": repr(done)}
+
+
+def run(tree: str, args, truth: str, preds: list[str]) -> dict:
+    env = dict(os.environ, PYTHONPATH=tree, PYTHONWARNINGS="ignore")
+    command = [sys.executable, os.path.abspath(__file__), "--child", "--measures", args.measures,
+               "--memory-limit", args.memory_limit, truth, *preds]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree, timeout=3600)
+    if done.returncode:
+        raise SystemExit(f"{tree}: {done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -80,43 +113,41 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=8_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--measures", default="fmeasure,e4sc")
+    parser.add_argument("--memory-limit", default="2GB", help="per worker (the issue's batch: 700MB)")
+    parser.add_argument("--base", help="another source tree (e.g. main) measured in the same run")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.paths[0], args.paths[1:], args.measures.split(","), args.memory_limit)))
+        return
     if args.quick:
-        args.preds, args.rows, args.cols, args.chunk, args.repeat = 2, 8_000, 2_000, 1_000, 2
-    from distributed import Client, LocalCluster
-    from distributed.diagnostics import MemorySampler
-
+        args.preds, args.rows, args.cols, args.chunk, args.repeat = 2, 8_000, 2_000, 1_000, 1
+    trees = {"branch": ROOT, **({"base": os.path.abspath(args.base)} if args.base else {})}
     print(f"load before: {load()}")
-    with tempfile.TemporaryDirectory() as directory, \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                         silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    results: dict[str, list[dict]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory() as directory:
         truth, preds = stores(directory, args.preds, args.rows, args.cols, args.biclusters, args.chunk)
-        measures = args.measures.split(",")
-        plans = [ScorePlan.build(truth, p, measures) for p in preds]
-        sampler = MemorySampler()
-        times: dict[bool, list[float]] = {False: [], True: []}
-        values: dict[bool, str] = {}
         for r in range(args.repeat):
-            for annotate in ((False, True) if r % 2 == 0 else (True, False)):
-                label = f"{'annotated' if annotate else 'plain'}-{r}"
-                todo = graphs(plans, annotate)
-                with sampler.sample(label, interval=0.05):
-                    start = time.perf_counter()
-                    done = dask.compute(*todo)
-                    times[annotate].append(time.perf_counter() - start)
-                values[annotate] = repr(done)
-                client.run(lambda: __import__("gc").collect())
-        assert values[True] == values[False], "the annotated graphs computed other tables"
-        peaks = sampler.to_pandas().max()
-        peak = {a: max(peaks[f"{'annotated' if a else 'plain'}-{r}"] for r in range(args.repeat)) for a in times}
-        print(f"{args.preds} preds x 1 truth, masks {args.biclusters} x ({args.rows:,} rows, {args.cols:,} cols), "
-              f"chunks of {args.chunk:,}; measures {measures}; {args.repeat} runs each, alternating")
-        for annotate in (False, True):
-            t = times[annotate]
-            print(f"  {'annotated' if annotate else 'plain':9s}: best {min(t):.2f} s, median {statistics.median(t):.2f} s,"
-                  f" peak workers' memory {peak[annotate] / 2**20:.0f} MiB")
-        print(f"  ratio annotated / plain: time (median) {statistics.median(times[True]) / statistics.median(times[False]):.3f}, "
-              f"time (best) {min(times[True]) / min(times[False]):.3f}, peak memory {peak[True] / peak[False]:.3f}")
+            for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+                results[name].append(run(trees[name], args, truth, preds))
+    values = {runs[0]["values"] for runs in results.values()}
+    assert len(values) == 1, "the trees computed other tables"
+    print(f"{args.preds} preds x 1 truth, masks {args.biclusters} x ({args.rows:,} rows, {args.cols:,} cols), "
+          f"chunks of {args.chunk:,}; measures {args.measures}; 2 workers x 1 thread, {args.memory_limit} each; "
+          f"{args.repeat} run(s) each, alternating")
+    for name, runs in results.items():
+        t = [r["seconds"] for r in runs]
+        print(f"  {name:6s}: best {min(t):.2f} s, median {statistics.median(t):.2f} s, peak workers' memory "
+              f"{max(r['peak'] for r in runs) / 2**20:.0f} MiB, read tasks run {runs[0]['ran']} of "
+              f"{runs[0]['reads']} (each chunk once: {all(r['ran'] == r['reads'] for r in runs)}), spilled "
+              f"{max(r['spilled'] for r in runs) / 2**20:.0f} MiB")
+    if "base" in results:
+        b, a = results["branch"], results["base"]
+        print(f"  ratio branch / base: time (median) "
+              f"{statistics.median(r['seconds'] for r in b) / statistics.median(r['seconds'] for r in a):.3f}, "
+              f"time (best) {min(r['seconds'] for r in b) / min(r['seconds'] for r in a):.3f}, peak memory "
+              f"{max(r['peak'] for r in b) / max(r['peak'] for r in a):.3f}")
     print(f"load after: {load()}")
 
 

@@ -24,8 +24,8 @@ from .errors import DaskbiclError, NoWorkersError, SchedulerError, WorkerKilledE
 logger = logging.getLogger("daskbicl")
 
 __all__ = [
-    "DECLARED", "active_client", "compute", "declare", "in_process", "infrastructure_failure", "lost_scheduler", "places", "read_first",
-    "scatter_blocks", "scatter_inputs", "wait_watched", "worker_killed",
+    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "places", "read_order",
+    "scatter_blocks", "scatter_inputs", "task_chunks", "wait_watched", "worker_killed",
 ]
 
 
@@ -142,6 +142,71 @@ def places(weights) -> list[dict] | None:
     return out
 
 
+def read_order(key) -> int:
+    """The ``priority`` annotation of a read task (:func:`dask.annotate` takes it per key): -k for block k.
+
+    A store's arrays are built under ``dask.annotate(priority=read_order)``
+    (:func:`daskbicl.io.store.open_store`), so on a ``distributed`` cluster
+    every graph that reads them asks for block 0 first, then block 1, ...,
+    and every other task (counting, merging: no annotation, priority 0)
+    runs ahead of any further read.  A block is then counted, and its
+    memory released, soon after it is read, also when graphs submitted one
+    after another read the same store (a batch's waves of pairs sharing a
+    truth), where dask's own order holds only within one submission.  The
+    local schedulers ignore it.
+
+    >>> read_order(("read-row_labels", 3)), read_order(("read-row_mask", 0, 2)), read_order("other")
+    (-3, -2, 0)
+    """
+    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
+        return -key[-1]
+    return 0
+
+
+def cluster_threads() -> int:
+    """Worker threads of the active cluster, else of dask's local scheduler (``num_workers``, else the CPUs).
+
+    A cluster that has no worker yet (an adaptive one scaling up) counts as
+    this machine's CPUs.
+    """
+    import os
+
+    client = active_client()
+    threads = 0
+    if client is not None:
+        try:
+            threads = sum(int(n) for n in client.nthreads().values())
+        except Exception:  # noqa: BLE001 - a scheduler that does not answer: size for this machine
+            threads = 0
+    return threads or int(dask.config.get("num_workers", None) or os.cpu_count() or 1)
+
+
+def task_chunks(stored: tuple[int, ...], item_bytes: int, threads: int | None = None) -> tuple[int, ...]:
+    """Block lengths along one axis for read tasks that each cover a range of ``stored`` chunks.
+
+    A task per stored chunk costs the scheduler a round trip each (1-2 ms
+    in ``distributed``), while a pass needs only a few tasks per worker
+    thread to keep them all busy.  Consecutive stored chunks are grouped,
+    as many per task as leave at least ``daskbicl.tasks_per_thread`` times
+    the cluster's threads (:func:`cluster_threads`, or ``threads``) tasks,
+    and at most ``daskbicl.task_bytes`` bytes per task (``item_bytes``: the
+    bytes of one position along the axis, all other axes included).  Whole
+    stored chunks only: a task reads each of its chunks whole.
+
+    >>> task_chunks((4,) * 10, 1, threads=1), task_chunks((4,) * 10, 1 << 24, threads=1)
+    ((8, 8, 8, 8, 8), (4, 4, 4, 4, 4, 4, 4, 4, 4, 4))
+    """
+    from . import config
+
+    stored = tuple(int(c) for c in stored)
+    if len(stored) < 2:
+        return stored
+    want = max(1, int(config.get("tasks_per_thread")) * (threads or cluster_threads()))
+    fits = int(config.get("task_bytes")) // max(1, max(stored) * int(item_bytes))
+    group = max(1, min(fits, len(stored) // want))
+    return tuple(sum(stored[i : i + group]) for i in range(0, len(stored), group))
+
+
 def _local_scheduler(name):
     """The ``get`` function of dask's single-machine scheduler ``name`` (None: threads), when no Client can exist.
 
@@ -157,132 +222,6 @@ def _local_scheduler(name):
     if name is None:
         return named_schedulers["threads"]
     return named_schedulers.get(name, name) if isinstance(name, str) else name
-
-
-def _chunk_first(key) -> int:
-    """Scheduling priority of a task: the read of chunk k of an array gets -k, every other task 0.
-
-    Reads are released chunk by chunk in order, and every counting and
-    merging task runs ahead of any further read, so a chunk is counted (and
-    released) soon after it is read, whatever the number of passes and
-    pairs that use it.  In a batch, pairs that share a store read its chunks
-    through shared tasks: in dask's default order one pair could be counted
-    to the end before the next, keeping every chunk of the shared store in
-    memory (and spilling) until the last pair has used it.
-    """
-    if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
-        return -key[-1]
-    return 0
-
-
-class _OwnPriority:
-    """The priority of a layer's tasks: a task's declared one (:func:`declare`), -k for the task of chunk k, the
-    layer's own number otherwise (0 for a layer without one)."""
-
-    __slots__ = ("declared", "own", "per_key")
-
-    def __init__(self, own, declared=None, per_key=None):
-        self.own = own
-        self.declared = declared or {}
-        self.per_key = per_key
-
-    def __call__(self, key):
-        if key in self.declared:
-            return self.declared[key]
-        if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
-            return _chunk_first(key)
-        if self.per_key is not None:  # dask's own per-key record of a flattened graph's annotations
-            given = self.per_key(key)
-            if isinstance(given, (int, float)) and not isinstance(given, bool):
-                return given
-        return self.own
-
-    def __reduce__(self):
-        return _OwnPriority, (self.own, self.declared, self.per_key)
-
-
-def _is_read_first(priority, declared: dict) -> bool:
-    if not declared and priority is _chunk_first:
-        return True
-    return isinstance(priority, _OwnPriority) and priority.declared == declared
-
-
-def _read_priority(annotations, declared: dict):
-    own = (annotations or {}).get("priority")
-    if isinstance(own, _OwnPriority):
-        return _OwnPriority(own.own, declared, own.per_key)
-    if callable(own):  # a graph dask flattened: each task's priority, where it had one
-        return _OwnPriority(0, declared, own)
-    if own is None:
-        return _OwnPriority(0, declared) if declared else _chunk_first
-    return _OwnPriority(own, declared)
-
-
-#: The name of a layer :func:`declare` adds: one task and the annotations it declares for itself.
-DECLARED = "daskbicl-declared-"
-
-
-def declare(obj, **annotations):
-    """``obj`` (a Delayed) whose own task, and no other, carries ``annotations`` on a cluster.
-
-    ``dask.annotate`` annotates the layer a Delayed is built in, and that
-    layer holds the tasks of its dependencies too (dask 2026.8: an estimate
-    built under ``priority=3`` and ``workers=[a]`` gave both to the
-    membership pass it reads), and a later layer's value for a key replaces
-    an earlier one's (the read priority of the next task's layer then
-    overwrote the estimate's own).  Here the annotations go to a layer of
-    their own, holding the one task, and :func:`read_first` gives a declared
-    priority to the task in every layer that holds it; no other layer has the
-    other annotations (``workers``: daskbicl never annotates a layer with
-    them).  Anything that is not a
-    Delayed (a value computed at once, inside :func:`~daskbicl.engine.core.eager`)
-    is returned unchanged.
-    """
-    from dask.delayed import Delayed
-    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-
-    if not isinstance(obj, Delayed) or not annotations:
-        return obj
-    hlg = obj.__dask_graph__()
-    if not isinstance(hlg, HighLevelGraph):
-        hlg = HighLevelGraph.from_collections(str(obj.key), dict(hlg), [])
-    name = f"{DECLARED}{obj.key}"
-    layers = {**hlg.layers, name: MaterializedLayer({obj.key: hlg[obj.key]}, annotations=dict(annotations))}
-    return Delayed(obj.key, HighLevelGraph(layers, {**hlg.dependencies, name: set(hlg.layers)}), layer=name)
-
-
-def read_first(graph):
-    """``graph`` (a dask collection, else returned unchanged) with every task annotated with its read priority.
-
-    The one place priorities are set: every graph of a
-    :class:`~daskbicl.measures.plan.ScorePlan` (:func:`daskbicl.score`, the
-    accessor, :func:`daskbicl.contingency`, :func:`daskbicl.null`,
-    :func:`daskbicl.tradeoff`, the batch runner), and every graph
-    :func:`compute` sends to a cluster (the checks run while an input is
-    opened).  The annotation is read by ``distributed``'s scheduler (the
-    local schedulers ignore it).  A layer that carries a number as its own
-    priority keeps it for its single tasks, while its chunk tasks still get
-    -k; the tasks that :func:`declare` their own annotations keep them (their
-    layers come last, where the scheduler reads a key's annotations from);
-    a graph already annotated is returned unchanged.
-    """
-    from dask.base import is_dask_collection
-    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-
-    if not is_dask_collection(graph) or not isinstance(graph.__dask_graph__(), HighLevelGraph):
-        return graph
-    hlg = graph.__dask_graph__()
-    declared = {key: (own(key) if callable(own) else own) for name, layer in hlg.layers.items()
-                if name.startswith(DECLARED) and (own := (layer.annotations or {}).get("priority")) is not None
-                for key in layer}
-    if all(_is_read_first((layer.annotations or {}).get("priority"), declared) for layer in hlg.layers.values()):
-        return graph
-    layers = {name: layer if _is_read_first((layer.annotations or {}).get("priority"), declared)
-              else MaterializedLayer(dict(layer), annotations={**(layer.annotations or {}),
-                                                               "priority": _read_priority(layer.annotations, declared)})
-              for name, layer in hlg.layers.items()}
-    rebuild, args = graph.__dask_postpersist__()
-    return rebuild(HighLevelGraph(layers, hlg.dependencies), *args)
 
 
 def compute(*objs, progress: bool = False):
@@ -309,7 +248,7 @@ def compute(*objs, progress: bool = False):
     started = time.time()
     limit = worker_memory(client)
     try:
-        futures = client.compute([read_first(obj) for obj in objs])
+        futures = client.compute(list(objs))
     except (CancelledError, OSError) as exc:
         raise lost_scheduler(client, exc) from None
     if progress:

@@ -168,6 +168,44 @@ def test_io_never_imports_the_engine(module):
         assert not name.startswith("daskbicl.measures"), (module, name)
 
 
+#: dask's graph internals (being replaced by task spec and expressions): daskbicl builds graphs with public calls
+#: only (``dask.delayed``, ``dask.array``, ``dask.annotate``, ``Client.compute``) and never rebuilds one.
+GRAPH_INTERNALS = ("dask.highlevelgraph", "dask.layers", "dask.blockwise", "dask._task_spec", "dask._expr")
+LAYER_NAMES = ("HighLevelGraph", "MaterializedLayer", "Layer", "Blockwise")
+
+
+def _graph_internals(module: str, source: str) -> list[str]:
+    """Imports of dask's graph internals in ``module`` (its ``source``), and attribute uses of layer classes."""
+    found = [name for name, _ in _imports(module) if name.startswith(GRAPH_INTERNALS)
+             or name.rpartition(".")[2] in LAYER_NAMES and name.startswith("dask")]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in LAYER_NAMES:
+            found.append(f".{node.attr}")
+        elif isinstance(node, ast.Attribute) and node.attr == "layers" and not isinstance(node.ctx, ast.Store):
+            found.append(".layers")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_uses_dask_graph_internals(module):
+    """No HighLevelGraph, layer class or ``.layers`` of a graph in the package: public dask only."""
+    found = _graph_internals(module, MODULES[module].read_text(encoding="utf-8"))
+    assert not found, f"{module} uses dask's graph internals: {found}"
+
+
+def test_the_graph_internals_check_finds_them(tmp_path):
+    source = ("from dask.highlevelgraph import HighLevelGraph, MaterializedLayer\n"
+              "def f(x):\n    return x.__dask_graph__().layers\n")
+    path = tmp_path / "probe.py"
+    path.write_text(source, encoding="utf-8")
+    MODULES["daskbicl.probe"] = path
+    try:
+        found = _graph_internals("daskbicl.probe", source)
+    finally:
+        del MODULES["daskbicl.probe"]
+    assert "dask.highlevelgraph" in found and ".layers" in found
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_modules_stay_readable(module):
     lines = MODULES[module].read_text(encoding="utf-8").count("\n")

@@ -119,3 +119,68 @@ def test_a_bad_checksum_or_a_damaged_chunk_is_read_by_zarr_and_named(tmp_path):
     assert files.read((slice(3000, 4000),)) is None
     (folder / "c" / "4").unlink()  # gone after the store was opened: zarr reads the fill value, as before
     assert files.read((slice(4000, 5000),)) is None
+
+
+#: Read tasks as large as they can be: one thread, one task per thread (each task covers many stored chunks).
+FEW_TASKS = {"num_workers": 1, "daskbicl.tasks_per_thread": 1}
+
+
+@pytest.mark.parametrize("files_on", [True, False])
+@pytest.mark.parametrize("name,var", [("t", "row_labels"), ("p", "col_labels"), ("bt", "row_mask"),
+                                      ("bp", "col_mask")])
+def test_a_read_task_covers_a_range_of_stored_chunks_with_zarrs_values(tmp_path, monkeypatch, name, var, files_on):
+    """A store opened for few threads reads several stored chunks per task (whole chunks, the last maybe short),
+    each from its file or through zarr: the block is zarr's read of the same range, and the array is the same."""
+    import dask
+
+    _stores(tmp_path)
+    monkeypatch.setattr(store, "CHUNK_FILES", files_on)
+    path = tmp_path / f"{name}.zarr"
+    stored = zarr.open_array(str(path / var), mode="r")
+    with dask.config.set({"num_workers": 1, "daskbicl.tasks_per_thread": 2}):
+        ds = daskbicl.open(path)
+    blocks, n = ds[var].data.chunks[-1], stored.nchunks
+    group = max(1, n // 2)  # at least two tasks, as many stored chunks each as that leaves
+    assert len(blocks) == -(-n // group) and blocks[0] == group * stored.chunks[-1]
+    reader = store._ChunkReader(str(path), var, None, stored.shape, stored.dtype, tuple(
+        tuple(min(c, n - s) for s in range(0, n, c)) for n, c in zip(stored.shape, stored.chunks)))
+    whole = (slice(None),) * (stored.ndim - 1)
+    for key in [whole + (slice(0, blocks[0]),), whole + (slice(blocks[0], stored.shape[-1]),),
+                whole + (slice(stored.chunks[-1] - 3, 2 * stored.chunks[-1] + 5),)]:  # across edges: zarr's too
+        np.testing.assert_array_equal(reader[key], stored[key])
+    assert ds[var].data.compute(scheduler="sync").shape == stored.shape
+
+
+def test_a_damaged_chunk_inside_a_read_task_is_named_by_its_own_index(tmp_path):
+    import dask
+
+    labels = np.arange(5000) % 11
+    daskbicl.save((labels, np.arange(7)), tmp_path / "d.zarr", chunk=1000)
+    folder = tmp_path / "d.zarr" / "row_labels"
+    chunk = folder / "c" / "2"
+    data = bytearray(chunk.read_bytes())
+    data[-1] ^= 0x01
+    chunk.write_bytes(bytes(data))
+    with dask.config.set(FEW_TASKS):
+        ds = daskbicl.open(tmp_path / "d.zarr")
+        assert ds.row_labels.data.numblocks == (1,)  # one task reads the five stored chunks
+        with pytest.raises(StoreReadError, match=r"row_labels chunk 2.*checksum"):
+            daskbicl.score(ds, (labels, np.arange(7)))
+
+
+def test_scores_are_equal_whatever_the_read_tasks_cover(tmp_path):
+    import dask
+
+    _stores(tmp_path)
+    rng = np.random.default_rng(5)  # a co-clustering against a biclustering: labels aligned to the masks' blocks
+    daskbicl.save((rng.integers(0, 4, 3001), rng.integers(0, 3, 1501)), tmp_path / "c.zarr", chunk=600)
+    pairs = [("t", "p"), ("bt", "bp"), ("c", "bp")]
+    per_chunk = {"daskbicl.task_bytes": 1}  # a task per stored chunk, as before tasks were sized to the cluster
+    for a, b in pairs:
+        with dask.config.set(per_chunk):
+            want = daskbicl.score(tmp_path / f"{a}.zarr", tmp_path / f"{b}.zarr")
+        with dask.config.set(FEW_TASKS):
+            got = daskbicl.score(tmp_path / f"{a}.zarr", tmp_path / f"{b}.zarr")
+        assert list(got) == list(want) and len(got) > 5
+        for key in want:
+            assert got[key] == want[key] or (np.isnan(got[key]) and np.isnan(want[key])), (a, b, key)

@@ -397,8 +397,7 @@ def test_a_worker_runs_the_longest_estimate_first():
     """On one worker thread the estimate tasks of the micro graph run in the order of their priorities (the
     longest first), whatever order the graph lists them in; the values are those of the plain run.
 
-    The micro graph as the engine builds it (``score`` passes every graph through
-    ``provider_graph.read_first``, which today replaces these priorities: see the round-4 note)."""
+    The micro graph as the engine builds it."""
     from distributed import Client, LocalCluster, get_task_stream
 
     order = ["estimate_classes", "_probe_family", "_probe_side", "_early_union_side"]
@@ -453,11 +452,9 @@ def test_the_partitioned_merge_is_the_one_merge_array_for_array(collide, monkeyp
 
 
 def _annotations(graph, prefix: str) -> list[dict]:
-    """The annotations the tasks named ``prefix...`` declare for themselves (their own layers)."""
-    from daskbicl.scheduling import DECLARED
-
-    return [dict(layer.annotations or {}) for name, layer in graph.__dask_graph__().layers.items()
-            if name.startswith(DECLARED + prefix)]
+    """The annotations the tasks named ``prefix...`` carry (``dask.annotate`` around their own call: their layer)."""
+    return [dict(layer.annotations) for name, layer in graph.__dask_graph__().layers.items()
+            if name.startswith(prefix) and layer.annotations]
 
 
 @pytest.mark.slow

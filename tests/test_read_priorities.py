@@ -1,12 +1,15 @@
-"""Every door's graph carries the same read priorities, set in one place (scheduling.read_first).
+"""Every door's graph reads a store in block order, annotated where the store's arrays are built.
 
-A scheduler plugin on the real LocalCluster records the ``priority``
-annotations of every graph the scheduler receives; each door
-(:func:`daskbicl.score`, the accessor, :func:`daskbicl.contingency`,
-:func:`daskbicl.tradeoff`, :func:`daskbicl.null`, a batch manifest) scores
-stores on disk, and the reads of chunk k must arrive with priority -k, every
-other task with 0: in the graphs that count tables and in those that check
-an input while it is opened (:func:`daskbicl.scheduling.compute`).
+The reads of a store are built under ``dask.annotate(priority=read_order)``
+(:func:`daskbicl.scheduling.read_order`, public dask API; no graph is
+rebuilt on the way to the cluster).  A scheduler plugin on the real
+LocalCluster records the ``priority`` annotations of every graph the
+scheduler receives; each door (:func:`daskbicl.score`, the accessor,
+:func:`daskbicl.contingency`, :func:`daskbicl.tradeoff`,
+:func:`daskbicl.null`, a batch manifest) scores stores on disk, and the
+read of block k must arrive with priority -k, every other task with none
+(or the one its pass gives it with ``dask.annotate``): in the graphs that
+count tables and in those that check an input while it is opened.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 import daskbicl
 from daskbicl.batch import run_batch
 from daskbicl.engine.micro_estimates import PROBE_PRIORITY
-from daskbicl.engine.provider_graph import read_first
 
 
 class _Priorities(SchedulerPlugin):
@@ -72,8 +74,13 @@ def _counting(key) -> bool:
     return name.startswith(COUNTING)
 
 
+def _is_read(key) -> bool:
+    """A task of a store's read (xarray names the array ``open_dataset-<variable>-...``)."""
+    return isinstance(key, tuple) and isinstance(key[-1], int) and str(key[0]).startswith("open_dataset-")
+
+
 def _check(graphs: list) -> None:
-    """Every graph that reads chunks carries the read priorities on every task.
+    """Every graph that reads blocks carries the read priorities on its reads, and no other task has -k.
 
     That holds the graphs that count tables (the providers') and the checks
     computed while an input is opened (``daskbicl.io`` through
@@ -81,21 +88,20 @@ def _check(graphs: list) -> None:
     """
     counted = [g for g in graphs if any(map(_counting, g))]
     assert counted, f"no counting graph among the {len(graphs)} graphs that reached the cluster"
-    reading = [g for g in graphs if any(isinstance(key, tuple) and isinstance(key[-1], int) and key[-1] > 0
-                                        for key in g)]
-    assert len(reading) > len(counted), "no graph but the counting ones read chunks: the validation is not checked"
+    reading = [g for g in graphs if any(_is_read(key) and key[-1] > 0 for key in g)]
+    assert all(g in reading for g in counted), "a counting graph reads no later block of a store"
     for seen in reading:
         _check_graph(seen)
 
 
-#: Priorities a pass declares for its single tasks (kept by read_first): the micro planning's estimates, and the
-#: shorter axis's membership pass.
-DECLARED = {0, -1, *PROBE_PRIORITY.values()}
+#: Priorities a pass gives its own single tasks (``dask.annotate``): the micro planning's estimates, and the
+#: shorter axis's membership pass; None: no annotation (the scheduler's default, 0).
+DECLARED = {None, 0, -1, *PROBE_PRIORITY.values()}
 
 
 def _check_graph(seen: dict) -> None:
-    reads = {key: p for key, p in seen.items() if isinstance(key, tuple) and isinstance(key[-1], int)}
-    assert any(key[-1] > 0 for key in reads), f"no read of a later chunk among {sorted(map(str, seen))[:5]}"
+    reads = {key for key in seen if _is_read(key)}
+    assert any(key[-1] > 0 for key in reads), f"no read of a later block among {sorted(map(str, seen))[:5]}"
     wrong = {key: p for key, p in seen.items() if (p != -key[-1] if key in reads else p not in DECLARED)}
     assert not wrong, f"{len(wrong)} tasks without their read priority, e.g. {list(wrong.items())[:3]}"
 
@@ -140,21 +146,8 @@ def test_every_door_sends_its_reads_in_chunk_order(kind, door, tmp_path, priorit
     _check(priorities())
 
 
-def test_read_first_keeps_the_value_and_annotates_every_task():
-    import dask
-    import dask.array as da
-
-    x = da.arange(100, chunks=10)
-    graph = dask.delayed(int)(x.sum())
-    annotated = read_first(graph)
-    assert dask.compute(annotated, scheduler="sync")[0] == 4950
-    layers = annotated.__dask_graph__().layers.values()
-    assert all(callable(layer.annotations["priority"]) for layer in layers)
-    assert read_first(3) == 3  # a value counted in process is not a graph
-
-
 def test_the_benchmark_runs_quick():
-    """benchmarks/read_priorities.py --quick: both variants computed, their tables asserted equal inside."""
+    """benchmarks/read_priorities.py --quick: the preds scored on a cluster, every read task run once."""
     import os
     import subprocess
     import sys
@@ -165,25 +158,25 @@ def test_the_benchmark_runs_quick():
     out = subprocess.run([sys.executable, "benchmarks/read_priorities.py", "--quick"], capture_output=True,
                          text=True, timeout=600, env=env, cwd=root)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "ratio annotated / plain" in out.stdout
+    assert "each chunk once: True" in out.stdout, out.stdout
 
 
-def test_a_layer_with_its_own_priority_keeps_it():
-    """The micro-object planning annotates its estimates (longest first); read_first must not overwrite them."""
-    import dask
-    import dask.array as da
+def test_the_graph_size_benchmark_runs_quick():
+    """benchmarks/graph_size.py --quick: a pair of 10^9-label stores (metadata only) submitted to a scheduler
+    without workers, its tasks counted: fewer read tasks than stored chunks when sized for few threads."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
 
-    x = da.ones(40, chunks=10)
-    with dask.annotate(priority=7):
-        y = (x + 1).sum()
-    annotated = read_first(y)
-    priority = {key: layer.annotations["priority"](key)
-                for layer in annotated.__dask_graph__().layers.values() for key in layer}
-    assert priority[x.name, 3] == -3  # a read: its chunk order
-    own = {key for key in priority if not isinstance(key, tuple) or not isinstance(key[-1], int)}
-    assert own and all(priority[key] == 7 for key in own)  # the sum's last steps: the layer's own
-    assert read_first(annotated) is annotated
-    assert annotated.compute() == y.compute() == 80
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONWARNINGS="ignore")
+    out = subprocess.run([sys.executable, "benchmarks/graph_size.py", "--quick", "--threads", "8"],
+                         capture_output=True, text=True, timeout=600, env=env, cwd=root)
+    assert out.returncode == 0, out.stderr[-3000:]
+    row = next(line.split() for line in out.stdout.splitlines() if line.strip().startswith("branch"))
+    reads = int(row[2].replace(",", ""))
+    assert 2 * 4 * 8 <= reads < 2 * 239  # at least 4 tasks per thread per array, fewer than the 239 stored chunks
 
 
 class _Annotations(SchedulerPlugin):
@@ -197,29 +190,27 @@ class _Annotations(SchedulerPlugin):
         self.seen.append({kind: dict(values) for kind, values in annotations.items()})
 
 
-def test_a_declared_task_keeps_its_annotations_and_lends_them_to_no_other(client):
-    """``dask.annotate`` can give a Delayed's annotations to the tasks it reads as well, and the layer of a
-    later task overrides them (dask 2026.8); ``scheduling.declare`` puts them on the one task, and the
-    scheduler receives them so through read_first, whether dask keeps the task's layers or flattens them."""
-    from daskbicl.engine.core import task
-    from daskbicl.scheduling import declare
+def test_an_annotated_task_keeps_its_annotations_and_lends_them_to_no_other(client):
+    """``engine.core.annotated`` (``dask.annotate`` around one task's call, its inputs passed directly): the
+    scheduler receives the annotations on that task alone, whether a later task takes it directly or in a list
+    (dask then flattens the graph into one layer of per-key annotations)."""
+    from daskbicl.engine.core import annotated, eager, task
 
     worker = sorted(client.nthreads())[-1]
     read = task(np.add)(np.arange(3), 1)
-    own = declare(task(np.sum)([read]), priority=5, workers=[worker], allow_other_workers=True)
-    # lists of Delayed: dask flattens the graph into one layer of per-key annotations (the declared layer goes)
+    own = annotated(lambda: task(np.sum)(read), priority=5, workers=[worker], allow_other_workers=True)
     both = task(lambda b, c: (int(b[0]), int(np.sum(c[0]))))([own], [read])
-    direct = task(lambda b, c: (int(b), int(np.sum(c))))(own, read)  # the declared layer stays, a later one holds both
-    assert read_first(direct).compute(scheduler="sync") == (6, 6)
+    direct = task(lambda b, c: (int(b), int(np.sum(c))))(own, read)
     plugin = _Annotations()
     client.register_plugin(plugin)
     try:
         for graph in (both, direct):
-            assert client.compute(read_first(graph)).result() == (6, 6)
+            assert client.compute(graph).result() == (6, 6)
             seen = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins[plugin.name].seen[-1])
             assert seen["priority"][own.key] == 5 and seen["workers"][own.key] == [worker]
             assert seen["allow_other_workers"][own.key] is True
-            assert seen["priority"][read.key] == 0 and read.key not in seen["workers"]  # lent to no other task
+            assert read.key not in seen["priority"] and read.key not in seen["workers"]  # lent to no other task
     finally:
         client.unregister_scheduler_plugin(plugin.name)
-    assert declare(3, priority=5) == 3  # a value (eager): unchanged
+    with eager():  # a value computed at once: no graph, no annotation
+        assert annotated(lambda: task(np.sum)(np.arange(4)), priority=5) == 6

@@ -243,7 +243,7 @@ def run_pairs(client, submitted: list[Submitted], state: State, *, storage_optio
         The scheduler was lost or had no worker for too long; the pairs in
         flight are not recorded (see the module docstring).
     """
-    flight = _Flight(client, chunk_major=len(submitted) > 1 or more is not None)
+    flight = _Flight(client)
     started, limit = time.time(), worker_memory(client)
     hold = shared if more is not None else None
     try:
@@ -267,8 +267,8 @@ def run_pairs(client, submitted: list[Submitted], state: State, *, storage_optio
 class _Flight:
     """The pairs submitted so far: their futures, which table of which pair each future is, what is left."""
 
-    def __init__(self, client, chunk_major: bool):
-        self.client, self.chunk_major = client, chunk_major
+    def __init__(self, client):
+        self.client = client
         self.subs: list[Submitted] = []
         self.futures: list = []
         self.owner: dict = {}
@@ -289,10 +289,6 @@ class _Flight:
         slots = [(base + n, key) for n, sub in enumerate(subs) for key in sub.graphs]
         # a table may be a tuple of Delayed (several arrays): one Delayed each, so one future per table
         graphs = [_one(self.subs[n].graphs[key]) for n, key in slots]
-        if self.chunk_major:  # pairs may share stores: read them chunk by chunk across the pairs
-            from ..engine.provider_graph import read_first
-
-            graphs = [read_first(g) for g in graphs]
         for g in graphs:  # the stores' read tasks are shared: count each key once
             self.keys.update(g.__dask_graph__().keys())
         inner = _inner_keys(graphs, hold) if hold else []

@@ -46,7 +46,7 @@ def _block_labels(name: str, values: np.ndarray) -> PairCounts:
 
 def _distinct(values, name: str, policy: str) -> tuple[np.ndarray, int]:
     """``(assigned labels, number of unassigned entries)``; raises under the "error" policy."""
-    blocks = values.to_delayed().reshape(-1) if isinstance(values, da.Array) else [np.asarray(values)]
+    blocks = values.to_delayed(optimize_graph=False).reshape(-1) if isinstance(values, da.Array) else [np.asarray(values)]
     parts = [dask.delayed(_block_labels, pure=False)(name, b) for b in blocks]
     merged = compute(dask.delayed(merge_labelled, pure=False)(*parts))[0]
     table = to_table(merged, "cluster" if policy != "error" else "error", (name, name))

@@ -31,7 +31,7 @@ from dask.base import is_dask_collection
 from .. import config
 from ..scheduling import scatter_blocks
 
-__all__ = ["ChunkPass", "counting_pass", "aligned_blocks", "any_lazy", "eager", "map_blocks_delayed", "task", "task_map", "tree_reduce", "shared_pass", "shared_passes",
+__all__ = ["ChunkPass", "counting_pass", "aligned_blocks", "annotated", "any_lazy", "eager", "map_blocks_delayed", "task", "task_map", "tree_reduce", "shared_pass", "shared_passes",
            "DEFAULT_CHUNK"]
 
 #: Chunk length used when a numpy array enters the engine (16 MiB of int64):
@@ -48,9 +48,11 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int | None = None) -> list[tu
     ``from_array`` would copy the whole array first); on a distributed
     cluster the views are scattered to the workers inside
     :func:`scatter_inputs`.  When any input is a
-    dask array, the others are rechunked to the first dask array's chunks
-    along ``axis`` and to a single chunk along every other axis, and the
-    blocks are Delayed objects.
+    dask array, the others are rechunked to the chunks along ``axis`` of
+    the dask array with the most bytes per position (masks before labels),
+    and to a single chunk along every other axis, and the blocks are
+    Delayed objects (their graphs unoptimized, so the reads keep their
+    annotations, :func:`daskbicl.scheduling.read_order`).
     """
     if not any(isinstance(a, da.Array) for a in arrays):
         chunk = int(chunk or config.get("chunk"))
@@ -61,7 +63,9 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int | None = None) -> list[tu
             sl = slice(start, min(start + chunk, length))
             out.append(tuple(a[(slice(None),) * (axis % a.ndim) + (sl,)] for a in numpy_arrays))
         return scatter_blocks(out)
-    first = next(a for a in arrays if isinstance(a, da.Array))
+    # the blocks of the array with the most bytes per position (its read tasks sized by ``daskbicl.task_bytes``):
+    # labels counted against masks take the masks' blocks, so no block of masks grows to the labels' length
+    first = max((a for a in arrays if isinstance(a, da.Array)), key=_position_bytes)
     dask_arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
     target = first.chunks[axis % first.ndim]  # arrays may differ in ndim: ``axis`` counts from each one's end
     unified = []
@@ -69,8 +73,13 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int | None = None) -> list[tu
         chunks = tuple(target if i == axis % arr.ndim else (arr.shape[i],) for i in range(arr.ndim))
         if arr.chunks != chunks:
             arr = arr.rechunk(chunks)
-        unified.append(arr.to_delayed().reshape(-1))
+        unified.append(arr.to_delayed(optimize_graph=False).reshape(-1))  # keeps the reads' annotations
     return list(zip(*unified))
+
+
+def _position_bytes(array) -> int:
+    """Bytes of one position along the last axis (a mask's column: every bicluster)."""
+    return int(array.dtype.itemsize * np.prod(array.shape[:-1], dtype=np.int64))
 
 
 #: While :func:`shared_passes` is active: (pass name, id of inputs...) -> (inputs, graph).
@@ -161,6 +170,21 @@ def task(func, nout: int | None = None):
     return call
 
 
+def annotated(build: Callable, **annotations):
+    """``build()`` (one :func:`task` call) built inside ``dask.annotate(**annotations)``: its task carries them.
+
+    Public dask only: the annotations go to the layer of the task ``build``
+    makes.  Its lazy arguments must be passed directly, not inside a list,
+    tuple or dict: dask flattens the graphs of a container's items into the
+    new task's layer, and they would be annotated too.  Without annotations
+    (or inside :func:`eager`) it is ``build()``.
+    """
+    if not annotations:
+        return build()
+    with dask.annotate(**annotations):
+        return build()
+
+
 def task_map(func, calls: Sequence[tuple]) -> list:
     """``[task(func)(*args) for args in calls]``, the eager calls spread over threads.
 
@@ -230,6 +254,42 @@ class ChunkPass:
     axis: int = -1
 
 
+#: Bytes of the inputs (all arrays of a block together) one call of a chunk kernel counts at most: a read
+#: task's block (``daskbicl.task_bytes`` per array) is counted in steps of this size and the steps' results
+#: combined in the task, so a kernel's temporaries stay those of a stored chunk (the mask kernel's are about
+#: 4x its inputs; the label kernel's negligible).
+STEP_BYTES = 1 << 24
+
+
+class _Stepped:
+    """A pass's chunk kernel over a block in steps along ``spec.axis`` (:data:`STEP_BYTES` each), combined.
+
+    Named after the kernel (``__name__``), so a task is named as the
+    kernel's own would be.  ``combine`` is associative, so the block's
+    result is the one of its steps counted as blocks of their own.
+    """
+
+    def __init__(self, spec: ChunkPass, n_args: int):
+        self.spec, self.n_args = spec, n_args
+        self.__name__ = getattr(spec.chunk, "__name__", "chunk")
+
+    def __call__(self, *values):
+        spec = self.spec
+        args, block = values[: self.n_args], values[self.n_args :]
+        arrays = [a for a in block if isinstance(a, np.ndarray) and a.ndim]
+        if not arrays:
+            return spec.chunk(*args, *block)
+        length = arrays[0].shape[spec.axis % arrays[0].ndim]
+        per_position = sum(a.nbytes // max(1, a.shape[spec.axis % a.ndim]) for a in arrays)
+        step = max(1, STEP_BYTES // max(1, per_position))
+        if length <= step or len(arrays) != len(block):
+            return spec.chunk(*args, *block)
+        parts = [spec.chunk(*args, *(a[(slice(None),) * (spec.axis % a.ndim) + (slice(start, start + step),)]
+                                      for a in block))
+                 for start in range(0, length, step)]
+        return spec.combine(*parts)
+
+
 def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8, chunk: int | None = None,
                   last: Callable | None = None):
     """The combined partial result of ``spec`` over ``arrays``: map its chunk kernel, tree-reduce with combine.
@@ -256,7 +316,7 @@ def counting_pass(spec: ChunkPass, arrays: Sequence, *args, split_every: int = 8
     90
     """
     blocks = aligned_blocks(*arrays, axis=spec.axis, chunk=chunk)
-    parts = map_blocks_delayed(spec.chunk, blocks, *args)
+    parts = map_blocks_delayed(_Stepped(spec, len(args)), blocks, *args)
     if last is None or len(parts) < 2 or not any_lazy(*parts):
         return tree_reduce(parts, spec.combine, split_every=split_every)
     while len(parts) > split_every:

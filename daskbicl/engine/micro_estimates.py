@@ -13,8 +13,8 @@ from __future__ import annotations
 from ..errors import TooLargeError
 from ..kernels.micro import family_tasks
 from ..kernels.micro.planner import classes_ruled_out, estimate_classes, probe_family, probe_side, small_input
-from ..scheduling import declare, places
-from .core import task
+from ..scheduling import places
+from .core import annotated, task
 
 __all__ = ["EARLY_UNION", "PROBE_PRIORITY", "PROBE_WEIGHT", "PROBE_WORK"]
 
@@ -79,7 +79,7 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: i
     (:func:`~daskbicl.scheduling.places`, by :data:`PROBE_WEIGHT`, longest
     first to the least loaded thread; a preference, stealing may still move
     them), each with its priority, declared on the task alone
-    (:func:`~daskbicl.scheduling.declare`).  One side's union tables
+    (:func:`~daskbicl.engine.core.annotated`).  One side's union tables
     (``pred``) start early, on the thread the LPT gives them (on two
     threads: after both sides' estimates, which end before the family's
     profile, whose thread would otherwise wait); the plan, which is instant
@@ -92,17 +92,17 @@ def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float, size: i
     roles = ["classes", "family"] + (["side", "side", "union"] if bcubed else [])
     placed = places([PROBE_WEIGHT[role] for role in roles])
     where = placed or [{}] * len(roles)
-    classes = declare(task(estimate_classes)(rows, cols, coverage, bcubed), priority=PROBE_PRIORITY["classes"],
-                      **where[0])
-    family = declare(task(_probe_family)(rows, cols, limit), priority=PROBE_PRIORITY["family"], **where[1])
+    classes = annotated(lambda: task(estimate_classes)(rows, cols, coverage, bcubed),
+                        priority=PROBE_PRIORITY["classes"], **where[0])
+    family = annotated(lambda: task(_probe_family)(rows, cols, limit), priority=PROBE_PRIORITY["family"], **where[1])
     home = where[1]
     if not bcubed:
         return [classes, family, None, None], None, home
-    sides = [declare(task(_probe_side)(rows, cols, side, limit, None if placed else after),
-                     priority=PROBE_PRIORITY["side"], **where[2 + n]) for n, side in enumerate(("truth", "pred"))]
+    sides = [annotated(lambda side=side: task(_probe_side)(rows, cols, side, limit, None if placed else after),
+                       priority=PROBE_PRIORITY["side"], **where[2 + n]) for n, side in enumerate(("truth", "pred"))]
     if placed:  # one side's tables where the LPT puts them; the other after the (instant) plan, beside it
-        early = {"truth": None, "pred": declare(task(_early_union_side)(rows, cols, size, "pred", *sides),
-                                                 **where[4])}
+        early = {"truth": None, "pred": annotated(lambda: task(_early_union_side)(rows, cols, size, "pred", *sides),
+                                                   **where[4])}
         return [classes, family, *sides], early, home
     early = {side: task(_early_union_side)(rows, cols, size, side, *sides) for side in ("truth", "pred")}
     return [classes, family, *sides], early, home

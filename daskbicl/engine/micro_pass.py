@@ -82,10 +82,10 @@ from ..kernels.micro.memberships import (
     signature_counts,
 )
 from ..kernels.micro.planner import Estimates, plan_micro
-from ..scheduling import active_client, declare, places
+from ..scheduling import active_client, places
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
-from .core import ChunkPass, counting_pass, shared_pass, task, task_map
+from .core import ChunkPass, annotated, counting_pass, shared_pass, task, task_map
 from .micro_estimates import PROBE_PRIORITY, _probe_graph
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ def _merged(parts: list):
     if n_parts < 2:
         return task(merge_memberships)(*parts)
     where = places([1.0] * n_parts) or [{}] * n_parts  # side by side: each reads every chunk's lists
-    return task(join_parts)(*(declare(task(merge_part)(index, n_parts, *parts), **where[index])
+    return task(join_parts)(*(annotated(lambda index=index: task(merge_part)(index, n_parts, *parts), **where[index])
                               for index in range(n_parts)))
 
 
@@ -328,12 +328,12 @@ def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool) -> lis
     (up to 1 s with a thread idle on the spread benchmark's 8.5 s).
     """
     where = (places([1.0] * n_tasks) if PLACE_WALK else None) or [{}] * n_tasks
-    if not split:
-        return [declare(t, **where[i])
-                for i, t in enumerate(task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)]))]
-    coverage = task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)])
-    closure = task_map(_task, [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)])
-    return [declare(t, **where[i % n_tasks]) for i, t in enumerate(coverage + closure)]
+    calls = [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)] if not split else \
+        [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)] + \
+        [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)]
+    if not any(where):
+        return task_map(_task, calls)
+    return [annotated(lambda args=args: task(_task)(*args), **where[i % n_tasks]) for i, args in enumerate(calls)]
 
 
 #: Place walking task ``i`` on thread ``i`` mod the threads (:func:`_walk_graph`); False leaves them to the
@@ -591,15 +591,16 @@ def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: 
     plan = None
     if method != "sample" and (want_coverage or want_bcubed):
         probes, early, home = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, size, overlap)
-        plan = declare(task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed,
-                                                                       limit, size, n_tasks, *probes),
-                       priority=PROBE_PRIORITY["plan"], **home)
+        plan = annotated(lambda: task(_plan if method == "exact" else _plan_auto)(
+            rows, cols, want_coverage, want_bcubed, limit, size, n_tasks, *probes), priority=PROBE_PRIORITY["plan"], **home)
     if plan is not None:
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            tables = task(_union_tables)(*(declare(task(_union_side)(plan, rows, cols, size, side, early[side]),
-                                                   priority=PROBE_PRIORITY["union"], **({} if early[side] is not None else home))
+            tables = task(_union_tables)(*(annotated(lambda side=side: task(_union_side)(plan, rows, cols, size, side,
+                                                                                         early[side]),
+                                                     priority=PROBE_PRIORITY["union"],
+                                                     **({} if early[side] is not None else home))
                                            for side in ("pred", "truth")))
         results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)
         coverage, bcubed, error = task(_finish, nout=3)(

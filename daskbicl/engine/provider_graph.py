@@ -10,7 +10,8 @@ co-clusterings' contingency tables instead (``from_tables``), and its
 ``finalize``.  :func:`provider_graph` reads those fields and builds the
 map, the tree reduction and the one finalize task; the same code runs in
 process (:func:`~daskbicl.engine.core.eager`) or as a graph on any
-scheduler.  :func:`read_first` gives every graph the same read priorities.
+scheduler.  The reads of a store carry their priorities from where the
+store's arrays are built (:func:`daskbicl.scheduling.read_order`).
 
 A provider whose tables depend on the measures asked for declares
 ``reads`` instead of one source for both axes: the (source, axis) tables
@@ -35,10 +36,6 @@ import xarray as xr
 
 from ..kernels.coclustering.contingency import DEFAULT_POLICY, UNASSIGNED_ATTR
 from ..kernels.micro.memberships import memberships_of_table
-
-# the one rule of read priorities lives with the code that computes every graph (scheduling.compute applies it
-# to the graphs computed while an input is opened too); re-exported here, where the plans' graphs are built
-from ..scheduling import read_first
 from .bicluster_pass import INTERSECT_MASKS, mask_counts_graph
 from .blocks import SUM_BY_LABEL, as_biclustering, block_mask, blocks_against_masks, cover_mask
 from .contingency_pass import COUNT_LABEL_PAIRS, partition_tables
@@ -53,7 +50,7 @@ from .label_memberships import (
 from .micro_pass import COUNT_MEMBERSHIPS, memberships_graph
 
 __all__ = ["AXES", "COUNT_MEMBERSHIPS", "SOURCES", "Read", "Source", "axis_tables", "blocks_graph", "pair_tables",
-           "provider_graph", "read_first", "reads_graph", "tables_graph"]
+           "provider_graph", "reads_graph", "tables_graph"]
 
 #: The axes a per-axis table is counted along.
 AXES = ("rows", "cols")

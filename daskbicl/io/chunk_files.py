@@ -13,7 +13,8 @@ array: the same bytes, so the same values, in fewer steps.
 It is used only where it knows the layout exactly: a local Zarr v3 array
 of a one-byte type whose codecs are ``bytes``, ``blosc``, ``crc32c`` and
 whose chunk files are named by the default key encoding, and a request for
-one whole chunk.  Anything else, and any failure (a missing file, which
+one whole chunk (a read task covering several asks for each in turn,
+:class:`daskbicl.io.store._ChunkReader`).  Anything else, and any failure (a missing file, which
 Zarr reads as the fill value; a bad checksum; a damaged chunk), returns
 None, and the caller reads through Zarr, which gives its own result or
 error: the fast way never changes what a read returns or how it fails.
@@ -76,12 +77,20 @@ class ChunkFiles:
             parts.append(slice(0, stop - start))
         return tuple(index), tuple(parts)
 
-    def read(self, key) -> np.ndarray | None:
-        """The values of ``key`` (one whole chunk), or None: then read it through Zarr."""
+    def read(self, key, out: np.ndarray | None = None) -> np.ndarray | None:
+        """The values of ``key`` (one whole chunk), or None: then read it through Zarr.
+
+        ``out``, when given, is where the caller puts them (a part of a
+        larger block): a C-contiguous ``out`` of the chunk's shape is
+        decompressed into directly, without a copy.
+        """
         found = self._chunk(key)
         if found is None:
             return None
         index, parts = found
+        whole = all(p.stop == c for p, c in zip(parts, self.chunks))
+        if out is None or not whole or out.shape != self.chunks or not out.flags.c_contiguous:
+            out = np.empty(self.chunks, dtype=self.dtype)
         name = self.separator.join(["c", *map(str, index)])
         try:
             data = _read_file(os.path.join(self.folder, *name.split("/")))
@@ -91,11 +100,10 @@ class ChunkFiles:
 
             if np.uint32(google_crc32c.value(data[:-4])).tobytes() != bytes(data[-4:]):
                 return None  # zarr raises its own error naming the mismatch
-            out = np.empty(self.chunks, dtype=self.dtype)
             self._blosc.decode(data[:-4], out=out)
         except Exception:  # missing, unreadable, damaged: zarr says what (or reads the fill value)
             return None
-        return out if all(p.stop == c for p, c in zip(parts, self.chunks)) else out[parts]
+        return out if whole else out[parts]
 
 
 _BUFFERS = threading.local()

@@ -169,7 +169,7 @@ def coded_labels(var: xr.DataArray, name: str, compute):
     if coding is not None:
         return coding.codes, coding.values, coding.unassigned
     if isinstance(data, da.Array):
-        parts = [dask.delayed(_distinct)(block) for block in data.to_delayed().reshape(-1)]
+        parts = [dask.delayed(_distinct)(block) for block in data.to_delayed(optimize_graph=False).reshape(-1)]
         while len(parts) > 1:
             parts = [dask.delayed(_union)(*parts[i:i + 8]) for i in range(0, len(parts), 8)]
         found = compute(dask.delayed(_union)(parts[0]))

@@ -24,6 +24,7 @@ as they are.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import warnings
@@ -34,7 +35,7 @@ import xarray as xr
 
 from ..errors import InputError, StoreError, StoreReadError, one_line, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
-from ..scheduling import active_client, compute
+from ..scheduling import active_client, compute, read_order, task_chunks
 from .chunk_files import ChunkFiles
 from .coding import (
     LABEL_CHUNK,
@@ -355,7 +356,8 @@ _OPENING = threading.Lock()
 class _ChunkReader:
     """The array-like a store variable is read through: a failed read names the store, variable and chunk.
 
-    ``dask.array.from_array`` calls ``reader[slices]`` once per chunk; any
+    ``dask.array.from_array`` calls ``reader[slices]`` once per block, a
+    range of stored chunks (:func:`_checked_reads`); any
     error (a codec error from a damaged chunk, a truncated file, permission
     denied, the store deleted under the run) becomes a
     :class:`~daskbicl.errors.StoreReadError` (through
@@ -408,18 +410,68 @@ class _ChunkReader:
         return array
 
     def __getitem__(self, key):
+        """The values of ``key``: a block of one stored chunk, or of several (read one by one into the block)."""
+        parts = self._stored_parts(key)
+        if parts is None:
+            return self._read(key)
+        self._opened()
+        if self._files is None or not CHUNK_FILES:  # through zarr, which fetches the chunks concurrently
+            try:
+                return np.asarray(self._array[key])
+            except Exception:  # noqa: BLE001 - read chunk by chunk below, to name the failing one
+                pass
+        shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(key, self.shape))
+        out = np.empty(shape, dtype=self.dtype)
+        for part, where in parts:
+            self._read(part, out[where])
+        return out
+
+    def _stored_parts(self, key) -> list[tuple[tuple, tuple]] | None:
+        """``key`` cut at the stored chunks' edges: ``(part of the array, part of the block)`` each; None when
+        ``key`` lies within one stored chunk (or is not a tuple of plain slices)."""
+        if not isinstance(key, tuple) or len(key) != self.ndim or \
+                not all(isinstance(sl, slice) and sl.step in (None, 1) for sl in key):
+            return None
+        pieces = []
+        for sl, n, sizes in zip(key, self.shape, self.chunks):
+            start, stop = sl.indices(n)[:2]
+            edges = np.cumsum((0, *sizes))
+            inner = [int(e) for e in edges if start < e < stop]
+            cuts = [start, *inner, stop]
+            pieces.append([(slice(a, b), slice(a - start, b - start)) for a, b in zip(cuts[:-1], cuts[1:])])
+        if all(len(p) == 1 for p in pieces):
+            return None
+        return [(tuple(p[0] for p in combo), tuple(p[1] for p in combo)) for combo in itertools.product(*pieces)]
+
+    def _read(self, key, out: np.ndarray | None = None):
+        """One stored chunk's part (into ``out`` when given); a failure names the store, variable and chunk."""
         try:
             array = self._opened()
-            direct = self._files.read(key) if self._files is not None and CHUNK_FILES else None
-            return array[key] if direct is None else direct
+            direct = self._files.read(key, out) if self._files is not None and CHUNK_FILES else None
+            got = array[key] if direct is None else direct
         except Exception as exc:
             raise store_failure(exc, doing="read", store=self.path, variable=self.var,
                                 chunk=self._chunk_id(key), role=self.role) from None
+        if out is None:
+            return got
+        if got is not out:
+            out[...] = got
+        return out
 
 
 def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str = "input") -> xr.Dataset:
-    """``ds`` with every data variable read through a :class:`_ChunkReader` (same chunks, same values)."""
+    """``ds`` with every data variable read through a :class:`_ChunkReader`, in tasks sized to the cluster.
+
+    A read task covers a range of stored chunks along the last axis (rows
+    or columns; :func:`~daskbicl.scheduling.task_chunks`: a few tasks per
+    worker thread, at most ``daskbicl.task_bytes`` each) for arrays of a
+    fixed-size numeric type; other arrays (strings, objects) keep a task
+    per stored chunk.  The reads are annotated with their order
+    (:func:`~daskbicl.scheduling.read_order`), in every graph that uses them.
+    """
+    import dask
     import dask.array as da
+    from dask.base import tokenize
 
     out = ds.copy()
     for var in ds.data_vars:
@@ -427,9 +479,15 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
         if not isinstance(data, da.Array) or var not in group:
             continue
         reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role))
-        out[var] = (ds[var].dims, da.from_array(reader, chunks=data.chunks, name=data.name,
-                                                asarray=True, fancy=False, meta=np.empty((0,) * data.ndim, data.dtype)),
-                    ds[var].attrs)
+        chunks = data.chunks
+        if data.ndim and data.dtype.kind in "biuf":
+            item = data.dtype.itemsize * int(np.prod(data.shape[:-1], dtype=np.int64))
+            chunks = (*data.chunks[:-1], task_chunks(data.chunks[-1], item))
+        name = data.name if chunks == data.chunks else f"{data.name}-{tokenize(chunks)}"
+        with dask.annotate(priority=read_order):
+            read = da.from_array(reader, chunks=chunks, name=name, asarray=True, fancy=False,
+                                 meta=np.empty((0,) * data.ndim, data.dtype))
+        out[var] = (ds[var].dims, read, ds[var].attrs)
     return out
 
 

@@ -31,7 +31,7 @@ from dask.base import is_dask_collection
 
 from .. import config
 from ..engine.core import any_lazy, eager, shared_passes, task
-from ..engine.provider_graph import provider_graph, read_first, tables_graph
+from ..engine.provider_graph import provider_graph, tables_graph
 from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
@@ -224,7 +224,7 @@ class ScorePlan:
             }
         with shared_passes():
             return {
-                graph_key(name, opts): read_first(provider_graph(PROVIDERS[name], self.truth, self.pred, opts))
+                graph_key(name, opts): provider_graph(PROVIDERS[name], self.truth, self.pred, opts)
                 for name, opts in self.options.items()
             }
 
