@@ -549,4 +549,4 @@ def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, 
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "nowhere" / "h.png")
     assert code == 2 and "does not exist" in err
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "h.png", "--measure", "e4sc")
-    assert code == 2 and "no results rows to plot" in err
+    assert code == 2 and "no rows for measure(s) e4sc; the file has cari, nce" in err

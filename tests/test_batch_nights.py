@@ -135,3 +135,32 @@ def test_five_nights_one_story_per_pred(tmp_path, local_cluster):
     code, out, err = run_cli("results", results, "--diff", "-2", "--format", "json", "--measure", "cari")
     night3 = {r["pred_name"]: r for r in json.loads(out)}
     assert night3["runs/pred-0.zarr"]["status_after"] == "missing" and night3["runs/pred-0.zarr"]["after"] is None
+
+
+def test_a_worker_compiling_is_said_on_the_client(client):
+    """A worker's compile reaches the client as an event (its CompileWarning stays in the worker's log): the
+    batch's listener says once per worker that it compiles, and at the end for how long."""
+    from daskbicl.batch.commands import _Compiles
+    from daskbicl.kernels.compiled import tell_client
+    from daskbicl.scheduling import COMPILE_TOPIC
+
+    done = client.run(lambda: None)
+    workers = sorted(done)
+    for worker in workers:  # the hook the worker's daskbicl.scheduling registered, as a first compile calls it
+        client.submit(tell_client, "start", "a test group", workers=[worker], pure=False).result()
+        client.submit(tell_client, "end", "a test group", 12.5, workers=[worker], pure=False).result()
+        client.submit(tell_client, "start", "another test group", workers=[worker], pure=False).result()
+    events = [e for e in client.get_events(COMPILE_TOPIC) if e[1]["group"] in ("a test group", "another test group")]
+    assert sorted({e[1]["worker"] for e in events}) == workers
+    import io
+
+    out = io.StringIO()
+    compiles = _Compiles(out)
+    for event in events:
+        compiles(event)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == len(workers)  # once per worker, not once per kernel group
+    assert all("is compiling numba kernels (a test group; first use on that worker" in ln for ln in lines)
+    assert compiles.summary() == "daskbicl: workers compiled numba kernels this run: " + ", ".join(
+        f"{w} 12.5 s" for w in workers)
+    assert _Compiles(io.StringIO()).summary() is None  # nothing compiled: nothing said
