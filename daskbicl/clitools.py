@@ -134,6 +134,16 @@ def choose_scheduler(scheduler: str | None, workers: int | None = None, default:
     return default
 
 
+def _seconds(value) -> str:
+    """A Dask time-out setting (``15s``, ``1 minute``, 20) in words with its unit: ``15 s``."""
+    import dask.utils
+
+    try:
+        return f"{dask.utils.parse_timedelta(value):g} s"
+    except (TypeError, ValueError):
+        return str(value)
+
+
 @contextlib.contextmanager
 def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = True, *, default: str = "local"):
     """Where a command computes: yields a ``distributed.Client``, or None for an in-process scheduler.
@@ -184,7 +194,7 @@ def cluster(scheduler: str | None, workers: int | None = None, quiet: bool = Tru
         except (OSError, TimeoutError) as exc:  # nothing answers there (now): retryable
             raise InfrastructureError(
                 f"cannot connect to the Dask scheduler at {choice!r} within "
-                f"{config.get('connect_timeout')} ({type(exc).__name__}: {exc})"
+                f"{_seconds(config.get('connect_timeout'))} (daskbicl.connect_timeout; {type(exc).__name__}: {exc})"
             ) from exc
         with client:
             yield client

@@ -403,7 +403,7 @@ class _Watch:
         if not self.warned and now - self.since >= min(10.0, self.timeout / 2):
             self.warned = True
             logger.warning("daskbicl: waiting for a worker: the Dask scheduler at %s has none (giving up after "
-                           "%s, daskbicl.worker_timeout)", _address(self.client), config.get("worker_timeout"))
+                           "%g s (daskbicl.worker_timeout))", _address(self.client), self.timeout)
         if now - self.since > self.timeout:
             address = _address(self.client)
             raise NoWorkersError(
@@ -445,3 +445,33 @@ def wait_watched(client, futures, *, return_when: str = "ALL_COMPLETED", poll: f
                 raise lost_scheduler(client, exc) from None
             done = [f for f in futures if f.done()]  # cancelled by someone else: each caller sees its own
             return done, [f for f in futures if not f.done()]
+
+
+#: The Dask event topic on which a worker's numba compiles are told to its clients (``Client.subscribe_topic``).
+COMPILE_TOPIC = "daskbicl-compile"
+
+
+def _tell_clients(what: str, group: str, seconds: float) -> None:
+    """In a Dask worker: an event on :data:`COMPILE_TOPIC` (``{what, group, seconds, worker}``), so a client
+    subscribed to it says on its own stderr that the worker compiles (the ``CompileWarning`` goes to the
+    worker's log only).  Elsewhere: nothing."""
+    if "distributed" not in sys.modules:
+        return
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:  # not in a worker
+        return
+    worker.log_event(COMPILE_TOPIC, {"what": what, "group": group, "seconds": round(seconds, 3),
+                                     "worker": worker.address})
+
+
+def _listen_for_compiles() -> None:
+    from .kernels import compiled
+
+    if _tell_clients not in compiled.NOTIFY:
+        compiled.NOTIFY.append(_tell_clients)
+
+
+_listen_for_compiles()

@@ -526,15 +526,16 @@ def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, 
     daskbicl.save(daskbicl.perturb(truth, 0.5, seed=99), work / "pred-1.zarr", overwrite=True)
     run_batch(m, work / "r.sqlite", client=client)
     fig = plot_results(work / "r.sqlite", measures=["cari", "nce"])
-    assert [ax.get_title() for ax in fig.axes] == ["cari", "nce (normalizer=corrected)"]
-    assert fig._suptitle.get_text() == "scores against the truth 'truth'"
+    assert [ax.get_title() for ax in fig.axes] == ["cari", "nce"]  # nce's default parameters implied
+    assert fig._suptitle.get_text() == "scores against the truth 'sim/truth'"
     assert len(fig.legends) == 1 and len(fig.legends[0].get_texts()) == 4  # one legend, one entry per pred
-    lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("pred-")]
-    assert sorted(ln.get_label() for ln in lines) == [f"pred-{k}" for k in range(4)]
-    changed = next(ln for ln in lines if ln.get_label() == "pred-1")
-    assert len(set(changed.get_ydata())) == 2  # the value before and after the store changed
+    lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("runs/pred-")]
+    assert sorted(ln.get_label() for ln in lines) == [f"runs/pred-{k}" for k in range(4)]
+    changed = next(ln for ln in lines if ln.get_label() == "runs/pred-1")
+    assert list(changed.get_xdata()) == [1, 2]  # one point per night
     rows = rows_of(work / "r.sqlite", measure=["cari"], pred=[str(work / "pred-1.zarr")])
-    assert sorted(changed.get_ydata()[:-1]) == sorted(r["value"] for r in rows)
+    assert sorted(changed.get_ydata()) == sorted(r["value"] for r in rows)  # before and after the store changed
+    assert len(set(changed.get_ydata())) == 2
     # the command line: one figure, checked writable before anything is read
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "history.png", "--measure", "cari")
     assert code == 0, err
@@ -548,4 +549,4 @@ def test_results_plot_draws_each_measure_of_each_pred_across_runs(work, client, 
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "nowhere" / "h.png")
     assert code == 2 and "does not exist" in err
     code, out, err = run_main(capsys, "results", work / "r.sqlite", "--plot", work / "h.png", "--measure", "e4sc")
-    assert code == 2 and "no results rows to plot" in err
+    assert code == 2 and "no rows for measure(s) e4sc; the file has cari, nce" in err

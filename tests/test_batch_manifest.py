@@ -429,3 +429,129 @@ def test_each_parameter_of_a_manifest_is_validated_once(stores, monkeypatch):
     with pytest.raises(ManifestError, match=r"line 19: parameter beta must be a number in \(0, inf\), got -1"):
         load_manifest(bad)
     assert seen == [("beta", -1)]  # refused at its line, once
+
+
+def _datasets(root, names, algorithms=("spectral", "bicl")):
+    """Empty folders laid out as a lab keeps its datasets: truth/NAME.zarr and preds/ALGO/NAME.zarr."""
+    for name in names:
+        (root / "truth" / f"{name}.zarr").mkdir(parents=True)
+        for algo in algorithms:
+            (root / "preds" / algo / f"{name}.zarr").mkdir(parents=True)
+
+
+def test_pairing_by_name_one_table_for_24_datasets(tmp_path):
+    names = [f"{kind}-n{n}-s{seed}" for kind in ("bicl", "check") for n in (100, 200, 400)
+             for seed in (0, 1, 2, 3)]
+    assert len(names) == 24
+    _datasets(tmp_path, names)
+    by_placeholder = parse_manifest(textwrap.dedent("""
+        [truth]
+        data = "truth/{dataset}.zarr"
+        [pred]
+        spectral = "preds/spectral/{dataset}.zarr"
+        bicl = "preds/bicl/{dataset}.zarr"
+        [[pairs]]
+        truth = "data"
+        pred = ["spectral", "bicl"]
+        measures = ["cari"]
+    """), base_dir=str(tmp_path))
+    expected = {(str(tmp_path / "truth" / f"{n}.zarr"), str(tmp_path / "preds" / a / f"{n}.zarr"))
+                for n in names for a in ("spectral", "bicl")}
+    assert set(by_placeholder.pairs) == expected  # 48 pairs, each pred against its own truth, not 24 x 48
+    by_stem = parse_manifest(textwrap.dedent("""
+        [truth]
+        data = "truth/*.zarr"
+        [pred]
+        spectral = "preds/spectral/*.zarr"
+        bicl = "preds/bicl/*.zarr"
+        [[pairs]]
+        truth = "data"
+        pred = ["spectral", "bicl"]
+        match = "stem"
+    """), base_dir=str(tmp_path))
+    assert set(by_stem.pairs) == expected
+    assert by_stem.globbed("pred", "bicl/gone.zarr") and by_placeholder.globbed("pred", "bicl/gone.zarr")
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ('[truth]\nt = "truth/{dataset}.zarr"\n[pred]\np = "preds/spectral/*.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\n',
+     5, "truth 't' has the placeholder {dataset} and pred 'p' does not"),
+    ('[truth]\nt = "truth/{dataset}.zarr"\n[pred]\np = "preds/spectral/{name}.zarr"\n[[pairs]]\ntruth = "t"\n'
+     'pred = "p"\n', 5, "has the placeholder {dataset} and pred 'p' does not"),
+    ('[truth]\nt = ["truth/{dataset}.zarr", "truth/*.zarr"]\n[pred]\np = "preds/spectral/{dataset}.zarr"\n'
+     '[[pairs]]\ntruth = "t"\npred = "p"\n', 2, "every path or glob of a group has the same placeholders"),
+    ('[truth]\nt = "truth/*.zarr"\n[pred]\np = "preds/spectral/*.zarr"\n[[pairs]]\ntruth = "t"\npred = "p"\n'
+     'match = "name"\n', 8, "match must be one of 'all', 'stem'"),
+])
+def test_pairing_by_name_mistakes_name_their_line(tmp_path, text, line, message):
+    _datasets(tmp_path, ["a", "b"])
+    with pytest.raises(ManifestError) as err:
+        parse_manifest(text, base_dir=str(tmp_path), source="m.toml")
+    assert f"m.toml, line {line}: " in str(err.value) and message in str(err.value), str(err.value)
+
+
+def test_an_empty_glob_is_a_warning_not_a_pair(stores):
+    m = parse_manifest('[truth]\nt = "truth.zarr"\n[pred]\np = "run-*.zarr"\nlater = "next-*.zarr"\n'
+                       '[[pairs]]\ntruth = "t"\npred = ["p", "later"]\n', base_dir=str(stores))
+    assert len(m.pairs) == 3 and not any("next-" in p for _, p in m.pairs)  # no stand-in store, no phantom row
+    assert m.empty == {("pred", "later"): ["pred 'later': 'next-*.zarr' matches nothing"]}
+    with pytest.raises(ManifestError, match="line 4: pred 'later': 'next-\\*.zarr' matches nothing"):
+        parse_manifest('[truth]\nt = "truth.zarr"\n[pred]\nlater = "next-*.zarr"\n[[pairs]]\ntruth = "t"\n'
+                       'pred = "later"\n', base_dir=str(stores))  # nothing at all to score: the manifest is wrong
+
+
+def _two_runs(path):
+    """A results file with two runs over two preds: cari, nce and fmeasure (aggregate "pred")."""
+    from daskbicl.batch.results import Pair
+    from daskbicl.measures import REGISTRY
+
+    fm = params_key({"aggregate": "pred", "beta": 1.0, "clip": False, "drop_empty": False})
+    with ResultsDB(path) as db:
+        for run, shift in (("r1", 0.0), ("r2", -0.2)):
+            for k in range(2):
+                pair = Pair("/t.zarr", f"/p{k}.zarr", "T", f"P{k}{run}", "sim/t.zarr", f"runs/p{k}.zarr")
+                db.record_pair(pair, [("cari", "{}", 0.9 + shift * k, REGISTRY["cari"].version),
+                                      ("nce", params_key({"normalizer": "corrected"}), 0.8, REGISTRY["nce"].version),
+                                      ("fmeasure", fm, 0.7, REGISTRY["fmeasure"].version)], run_id=run)
+    return fm
+
+
+def test_a_gate_that_matches_nothing_is_an_error_naming_the_closest(tmp_path):
+    from daskbicl.batch.gates import GateError, check_gates, parse_gate
+
+    path = tmp_path / "s.sqlite"
+    _two_runs(path)
+    with ResultsDB(path, create=False) as db:
+        with pytest.raises(GateError, match=r"--fail-below ce=0.5 checks nothing: run r2 has no 'ce' "
+                                            r"\(it has: cari, fmeasure@pred, nce; did you mean 'nce'"):
+            check_gates(db, "r2", [parse_gate("ce=0.5", "below")])
+        with pytest.raises(GateError, match="selected by --truth/--pred/--measure has no 'cari'"):
+            check_gates(db, "r2", [parse_gate("cari=0.5", "below")], measure=["nce"])  # filtered away
+        # one label per measure and parameter set: nce (its default implied), fmeasure@pred
+        assert check_gates(db, "r2", [parse_gate("nce=0.5", "below"), parse_gate("fmeasure@pred=0.5", "below")]) == []
+        failed = check_gates(db, "r2", [parse_gate("fmeasure@pred=0.75", "below"),
+                                        parse_gate("cari=0.1", "drop")])
+    assert failed == [
+        "--fail-below fmeasure@pred=0.75: pred runs/p0.zarr against truth sim/t.zarr: fmeasure@pred = 0.7",
+        "--fail-below fmeasure@pred=0.75: pred runs/p1.zarr against truth sim/t.zarr: fmeasure@pred = 0.7",
+        "--fail-on-drop cari=0.1: pred runs/p1.zarr against truth sim/t.zarr: cari went from 0.9 to 0.7"]
+    with pytest.raises(GateError, match=r"'mocice_bcubed.f2' is not a measure field \(mocice_bcubed has the fields "
+                                        r"precision, recall, f1; did you mean 'mocice_bcubed.f1'\?\)"):
+        parse_gate("mocice_bcubed.f2=0.5", "below")
+
+
+def test_results_gates_that_check_nothing_exit_2(tmp_path, capsys):
+    from daskbicl.cli import main
+
+    path = tmp_path / "s.sqlite"
+    _two_runs(path)
+    with ResultsDB(path) as db:  # runs recorded as a batch would
+        for run in ("r1", "r2"):
+            db.conn.execute("INSERT INTO runs (run_id, started_at, status) VALUES (?, ?, 'ok')", (run, run))
+    for gate, message in [("ce=0.5", "checks nothing: run r2 has no 'ce'"),
+                          ("mocice_bcubed.f2=0.5", "is not a measure field")]:
+        capsys.readouterr()
+        assert main(["results", str(path), "--fail-below", gate]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    assert main(["results", str(path), "--fail-below", "cari=0.5"]) == 0

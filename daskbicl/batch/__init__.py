@@ -11,10 +11,13 @@ Modules:
 * :mod:`~daskbicl.batch.manifest`    -- parse and validate the manifest (errors name the line);
 * :mod:`~daskbicl.batch.fingerprint` -- content fingerprints of Zarr stores;
 * :mod:`~daskbicl.batch.results`     -- the SQLite results file;
-* :mod:`~daskbicl.batch.names`       -- how rows name their stores (manifest names, paths) and patterns match;
+* :mod:`~daskbicl.batch.pairing`     -- pairing each pred with its own truth by name (``match``, ``{dataset}``);
+* :mod:`~daskbicl.batch.names`       -- how rows name their stores (manifest names, paths) and measures (labels),
+  and patterns match;
 * :mod:`~daskbicl.batch.runlog`      -- what each run saw: one run, two runs compared, the latest state;
 * :mod:`~daskbicl.batch.mlflow_export` -- the runs as MLflow runs (``results --to-mlflow``; the ``mlflow`` extra);
-* :mod:`~daskbicl.batch.gates`       -- ``--fail-below`` and ``--fail-on-drop`` (exit status 4);
+* :mod:`~daskbicl.batch.gates`       -- ``--fail-below``, ``--fail-on-drop``, ``--fail-on-missing`` (exit
+  status 4; a gate that checks nothing: 2);
 * :mod:`~daskbicl.batch.runner`      -- survey (fingerprints, kinds), plan (what to score) and
   execute (on a Client);
 * :mod:`~daskbicl.batch.commands`         -- the ``batch`` and ``results`` subcommands.

@@ -85,6 +85,8 @@ class State:
         self.pending: dict[tuple[str, str], list[tuple[Request, str, tuple[str, ...] | None, str, list]]] = {}
         self.failures: list[tuple[str, str, str]] = []
         self.failed_pairs: set[tuple[str, str]] = set()
+        #: pairs found missing by this run (not failures): (truth, pred, reason)
+        self.absent: list[tuple[str, str, str]] = []
         self.committed: set[tuple[str, str]] = set()
         self.rows = self.tasks = 0
 
@@ -92,7 +94,7 @@ class State:
              status: str = "failed", keys: list | None = None) -> None:
         """Note a failure of ``measures`` of ``request`` (None: all of them) for ``job``'s pair.
 
-        ``status`` is what the run saw (``failed``, ``missing``, ``changed``);
+        ``status`` is what the run saw (``failed``, ``missing``, ``gone``, ``changed``);
         ``keys`` the ``(measure, params)`` that failed (default: all of the
         request's work left, see :func:`work_keys`).
         """
@@ -101,11 +103,18 @@ class State:
         self.pending.setdefault((job.truth, job.pred), []).append((request, reason, measures, status, keys))
 
     def settle(self, job) -> None:
-        """Record the pair's failures, if any, as one failure (reasons joined)."""
+        """Record the pair's failures, if any, as one failure (reasons joined); a pair whose store is missing or
+        gone is recorded as such, not as a failure."""
         problems = self.pending.pop((job.truth, job.pred), None)
         if not problems:
             return
         reason = "; ".join(dict.fromkeys(p[1] for p in problems))
+        absent = next((p[3] for p in problems if p[3] in ("missing", "gone")), None)
+        if absent is not None:
+            self.db.record_absent(job.pair, absent, reason, run_id=self.run_id)
+            if absent == "missing":
+                self.absent.append((job.truth, job.pred, reason))
+            return
         requests = list(dict.fromkeys(p[0] for p in problems))
         if any(names is None and r.measures is None for r, _, names, _, _ in problems):
             measures = "*"
@@ -115,7 +124,7 @@ class State:
         params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned)) for r in requests))
         params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
         statuses = {p[3] for p in problems}
-        status = next((s for s in ("missing", "changed") if s in statuses), "failed")
+        status = "changed" if "changed" in statuses else "failed"
         keys = list(dict.fromkeys(k for p in problems for k in p[4]))
         self.db.record_failure(job.pair, measures, params_text, reason, run_id=self.run_id, status=status,
                                observed=keys)

@@ -1,15 +1,18 @@
 """``daskbicl batch`` and ``daskbicl results`` (registered by :mod:`daskbicl.cli`).
 
-Exit codes a scheduler can act on: 0 every pair scored (or already scored),
-1 some pairs failed (each recorded with its reason; the others scored),
-2 something to fix: a bad manifest or usage, a results file that cannot be
-used (unwritable, corrupt, disk full, another program's): the message names
-the manifest line or the file; 3 retry later: the cluster failed (the
-scheduler unreachable or lost, no worker) or another batch holds the
-results file; 4 a gate failed (``--fail-below``, ``--fail-on-drop``; the
-offending pairs are printed), after everything was scored and recorded.
-4 wins over 1.  The results file is opened and locked before any cluster
-is started.
+Exit codes a scheduler can act on: 0 every pair scored (or already scored;
+a pair whose store disappeared is reported ``missing`` once, then listed
+``gone``, and a glob that matches nothing is a warning: none of these is a
+failure), 1 some pairs failed to score (each recorded with its reason; the
+others scored), 2 something to fix: a bad manifest or usage, a gate that
+would check nothing (its measure matches no row), a results file that
+cannot be used (unwritable, corrupt, disk full, another program's): the
+message names the manifest line or the file; 3 retry later: the cluster
+failed (the scheduler unreachable or lost, no worker) or another batch
+holds the results file; 4 a gate failed (``--fail-below``,
+``--fail-on-drop``, ``--fail-on-missing``; the offending pairs are
+printed), after everything was scored and recorded.  4 wins over 1.  The
+results file is opened and locked before any cluster is started.
 """
 
 from __future__ import annotations
@@ -41,13 +44,68 @@ def _quiet_worker_logs() -> None:
     logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
 
 
+class _Compiles:
+    """Workers' compiles said on the client's stderr: once per worker when it starts compiling numba kernels
+    (the worker's ``CompileWarning`` reaches only its own log), and at the end how long each worker compiled.
+    Fed by the workers' events (:data:`~daskbicl.scheduling.COMPILE_TOPIC`)."""
+
+    def __init__(self, out=None):
+        self.out = out or sys.stderr
+        self.started: dict[str, list[str]] = {}
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, event) -> None:
+        _, msg = event
+        if not isinstance(msg, dict):
+            return
+        worker, group = str(msg.get("worker", "a worker")), str(msg.get("group", "kernels"))
+        if msg.get("what") == "start":
+            first = worker not in self.started
+            self.started.setdefault(worker, []).append(group)
+            if first:
+                print(f"daskbicl: worker {worker} is compiling numba kernels ({group}; first use on that worker, "
+                      "cached afterwards): this run is slower; `batch --warm` or a pre-warmed worker image "
+                      "compiles ahead", file=self.out, flush=True)
+        elif msg.get("what") == "end":
+            self.seconds[worker] = self.seconds.get(worker, 0.0) + float(msg.get("seconds") or 0.0)
+
+    def summary(self) -> str | None:
+        if not self.started:
+            return None
+        each = ", ".join(f"{w} {self.seconds.get(w, 0.0):.1f} s" for w in sorted(self.started))
+        return f"daskbicl: workers compiled numba kernels this run: {each}"
+
+
+def _warm_workers(client) -> None:
+    """``batch --warm``: every worker compiles (or loads) every numba kernel before the first task."""
+    from ..warmup import WarmKernels
+
+    client.register_plugin(WarmKernels())
+    seconds = client.run(lambda dask_worker: sum(dask_worker.plugins["daskbicl-warm-kernels"].seconds.values()))
+    each = ", ".join(f"{w} {s:.1f} s" for w, s in sorted(seconds.items()))
+    print(f"daskbicl: warmed {len(seconds)} worker{'s' * (len(seconds) != 1)}: {each}", file=sys.stderr)
+
+
 @contextlib.contextmanager
 def _connect(args):
-    """The cluster of ``--scheduler`` (or a new local one), entered only when there is work."""
+    """The cluster of ``--scheduler`` (or a new local one), entered only when there is work; the workers'
+    compiles said on stderr, and with ``--warm`` every kernel compiled first."""
+    from ..scheduling import COMPILE_TOPIC
+
     with cluster(args.scheduler, args.workers) as client:
         if not args.scheduler:
             client.run(_quiet_worker_logs)
-        yield client
+        compiles = _Compiles()
+        client.subscribe_topic(COMPILE_TOPIC, compiles)
+        try:
+            if args.warm:
+                _warm_workers(client)
+            yield client
+        finally:
+            with contextlib.suppress(Exception):
+                client.unsubscribe_topic(COMPILE_TOPIC)
+            if compiles.summary():
+                print(compiles.summary(), file=sys.stderr)
 
 
 def _dry_run(manifest, results: str, force: bool) -> int:
@@ -61,10 +119,12 @@ def _dry_run(manifest, results: str, force: bool) -> int:
         the_plan = plan(manifest, db, force=force, stores=stores)
     print(the_plan.describe(), file=sys.stderr)
     for job in the_plan.jobs:
-        state = "score" if job.work else ("fail" if job.errors else "skip")
+        state = "score" if job.work else (job.absent or ("fail" if job.errors else "skip"))
         detail = "; ".join(dict.fromkeys(reason for _, reason in job.errors))
         print(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else ""))
-    return 1 if any(job.errors for job in the_plan.jobs) else 0
+    for line in the_plan.warnings():
+        print(f"daskbicl: warning: {line}", file=sys.stderr)
+    return 1 if any(job.errors and not job.absent for job in the_plan.jobs) else 0
 
 
 def cmd_batch(args) -> int:
@@ -85,23 +145,30 @@ def cmd_batch(args) -> int:
     # default hashes in this process's threads (same machine) and starts no cluster on a night with nothing new
     on_cluster = bool(args.scheduler) and args.scheduler != "local"
     report = run_batch(manifest, results, connect=lambda: _connect(args), force=args.force,
-                       progress=progress_wanted(args), out=sys.stderr, tags=tags, hash_on_cluster=on_cluster)
+                       progress=progress_wanted(args), out=sys.stderr, tags=tags, hash_on_cluster=on_cluster,
+                       gates=gates)
+    for line in report.warnings:
+        print(f"daskbicl: warning: {line}", file=sys.stderr)
+    for truth, pred, reason in report.absent:
+        print(f"daskbicl: missing: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
     for truth, pred, reason in report.failures:
         print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
     if args.json:
         print(json.dumps({
             "pairs": report.pairs, "scored": report.scored, "skipped": report.skipped,
-            "failed": report.failed, "rows": report.rows, "seconds": round(report.seconds, 3),
-            "results": report.results, "run_id": report.run_id,
+            "failed": report.failed, "missing": report.missing, "gone": report.gone, "rows": report.rows,
+            "seconds": round(report.seconds, 3), "results": report.results, "run_id": report.run_id,
             "failures": [{"truth": t, "pred": p, "reason": r} for t, p, r in report.failures],
+            "absent": [{"truth": t, "pred": p, "reason": r} for t, p, r in report.absent],
+            "warnings": report.warnings,
         }))
     else:
         print(report.summary())
-    if gates and report.run_id:
+    if (gates or args.fail_on_missing) and report.run_id:
         from .results import ResultsDB
 
         with ResultsDB(report.results, create=False) as db:
-            if _report_gates(db, report.run_id, gates):
+            if _report_gates(db, report.run_id, gates, missing=args.fail_on_missing):
                 return EXIT_GATE
     return report.exit_code
 
@@ -120,11 +187,14 @@ def _gates(args) -> list:
             + [parse_gate(t, "drop") for t in args.fail_on_drop or ()])
 
 
-def _report_gates(db, run_id: str, gates: list) -> bool:
-    """Check ``gates`` on run ``run_id``; print each offending pair on stderr.  True when a gate failed."""
-    from .gates import check_gates
+def _report_gates(db, run_id: str, gates: list, *, missing: bool = False, filters: dict | None = None) -> bool:
+    """Check ``gates`` (and, with ``missing``, ``--fail-on-missing``) on run ``run_id``; print each offending
+    pair on stderr.  True when a gate failed."""
+    from .gates import check_gates, check_missing
 
-    failed = check_gates(db, run_id, gates)
+    failed = check_gates(db, run_id, gates, **(filters or {}))
+    if missing:
+        failed += check_missing(db, run_id, **(filters or {}))
     for line in failed:
         print(f"daskbicl: gate failed: {line}", file=sys.stderr)
     if failed:
@@ -214,14 +284,14 @@ _TABLE = {
     "latest": ("truth_name", "pred_name", "measure", "params", "value", "status", "last_run"),
     "run": ("truth_name", "pred_name", "measure", "params", "status", "value"),
     "diff": ("truth_name", "pred_name", "measure", "params", "before", "after", "change", "status_after"),
-    "runs": ("run_id", "started_at", "finished_at", "status", "pairs", "scored", "skipped", "failed", "tags",
-             "git_commit"),
+    "runs": ("run_id", "started_at", "finished_at", "status", "pairs", "scored", "skipped", "failed", "missing",
+             "gone", "tags", "git_commit"),
 }
 
 
 def _view(args, db) -> tuple[str, list[dict], tuple]:
     """(view name, rows, columns) that ``results`` was asked for."""
-    from .results import FAILURE_COLUMNS, RUN_COLUMNS, SCORE_COLUMNS
+    from .results import FAILURE_COLUMNS, RUN_VIEW, SCORE_COLUMNS
     from .runlog import (
         DIFF_ROW,
         LATEST_ROW,
@@ -234,8 +304,10 @@ def _view(args, db) -> tuple[str, list[dict], tuple]:
     )
 
     filters = dict(truth=args.truth or (), pred=args.pred or (), measure=args.measure or ())
+    if args.changed and args.diff is None:
+        raise InputError("--changed keeps the rows of --diff that moved: use it with --diff")
     if args.runs:
-        return "runs", db.runs(), RUN_COLUMNS
+        return "runs", db.runs(), RUN_VIEW
     if args.diff is not None:
         if len(args.diff) > 2:
             raise InputError("--diff takes at most two runs: --diff [BEFORE [AFTER]]")
@@ -250,7 +322,7 @@ def _view(args, db) -> tuple[str, list[dict], tuple]:
                 raise DaskbiclError(f"--diff needs two runs that recorded pairs; {db.path} has {len(ids)}")
             before, after = ids
         print(f"changes from run {before} to run {after}", file=sys.stderr)
-        return "diff", diff_rows(db, before, after, **filters), DIFF_ROW
+        return "diff", diff_rows(db, before, after, **filters, changed=args.changed), DIFF_ROW
     if args.run:
         return "run", run_rows(db, resolve_run(db, args.run), **filters), RUN_ROW
     if args.failures:
@@ -260,28 +332,52 @@ def _view(args, db) -> tuple[str, list[dict], tuple]:
     return "scores", db.scores(**filters), SCORE_COLUMNS + ("truth_name", "pred_name")
 
 
+#: The statuses whose values ``--wide`` and ``--format metrics`` export: values that are current.
+_CURRENT = ("current", "stale", "scored", "reused")
+
+
+def _current(rows: list[dict]) -> list[dict]:
+    """The rows whose value is current (``--wide``, ``--format metrics``): a pair missing, gone or failed is
+    left out, said once on stderr, so a reader of the export never takes a last value for a current one."""
+    kept = [r for r in rows if r["measure"] != "*" and r["status"] in _CURRENT]
+    left: dict = {}
+    for r in rows:
+        if r["status"] not in _CURRENT:
+            left.setdefault(r["status"], set()).add((r["truth_name"], r["pred_name"]))
+    if left:
+        listed = ", ".join(f"{len(pairs)} {status}" for status, pairs in sorted(left.items()))
+        print(f"daskbicl: pairs left out of the export ({listed}): their values are not current; --latest or "
+              "--run lists them with their status", file=sys.stderr)
+    return kept
+
+
 def _wide(rows: list[dict], view: str) -> tuple[list[dict], tuple]:
-    """One row per (truth, pred), one column per measure (and parameter set): ``measure`` or ``measure[beta=2]``."""
+    """One row per (truth, pred), one column per measure label (:func:`~daskbicl.batch.names.label`), current
+    values only."""
+    from .names import label
+
     if view not in ("latest", "run"):
         raise InputError("--wide pivots one value per pair and measure: use it with --latest (the default for "
                          "--wide) or --run ID")
     table: dict = {}
     columns: dict = {}
-    for r in rows:
-        label = r["measure"] + (f"[{short_params(r['params'])}]" if short_params(r["params"]) else "")
-        columns[label] = None
-        table.setdefault((r["truth_name"], r["pred_name"]), {})[label] = r["value"]
+    for r in _current(rows):
+        name = label(r["measure"], r["params"])
+        columns[name] = None
+        table.setdefault((r["truth_name"], r["pred_name"]), {})[name] = r["value"]
     names = ("truth_name", "pred_name", *sorted(columns))
     return [{"truth_name": t, "pred_name": p, **{c: v.get(c) for c in columns}}
             for (t, p), v in sorted(table.items())], names
 
 
 def _metrics(rows: list[dict]) -> dict:
-    """DVC-style metrics: ``{truth name: {pred name: {measure[params]: value}}}``."""
+    """DVC-style metrics: ``{truth name: {pred name: {label: value}}}``, current values only."""
+    from .names import label
+
     out: dict = {}
-    for r in rows:
-        label = r["measure"] + (f"[{short_params(r['params'])}]" if short_params(r["params"]) else "")
-        out.setdefault(r["truth_name"], {}).setdefault(r["pred_name"], {})[label] = _json_value(r["value"])
+    for r in _current(rows):
+        out.setdefault(r["truth_name"], {}).setdefault(r["pred_name"], {})[label(r["measure"], r["params"])] = \
+            _json_value(r["value"])
     return out
 
 
@@ -333,10 +429,12 @@ def cmd_results(args) -> int:
         if args.wide:
             rows, columns = _wide(rows, view)
         gate_failed = False
-        if gates:
+        if gates or args.fail_on_missing:
             from .runlog import resolve_run
 
-            gate_failed = _report_gates(db, resolve_run(db, args.run or "last"), gates)
+            gate_failed = _report_gates(db, resolve_run(db, args.run or "last"), gates, missing=args.fail_on_missing,
+                                        filters=dict(truth=args.truth or (), pred=args.pred or (),
+                                                     measure=args.measure or ()))
     if args.format == "parquet":
         flat, names = (rows, columns) if args.wide else _flat_params(rows, columns)
         _write_parquet(flat, names, args.output)
@@ -366,6 +464,7 @@ def _to_mlflow(args) -> int:
         ("--failures", args.failures), ("--wide", args.wide), ("--output", args.output),
         ("--format", args.format != "table"), ("--truth", args.truth), ("--pred", args.pred),
         ("--measure", args.measure), ("--fail-below", args.fail_below), ("--fail-on-drop", args.fail_on_drop),
+        ("--fail-on-missing", args.fail_on_missing), ("--changed", args.changed),
     ) if given]
     if other:
         raise InputError(f"--to-mlflow exports whole batch runs (all of them, or --run ID); it does not take "
@@ -403,6 +502,8 @@ def _gate_options(p) -> None:
     p.add_argument("--fail-on-drop", action="append", metavar="MEASURE=DELTA",
                    help="exit 4 when a pair's MEASURE is worse than its previous value by more than DELTA "
                    "(repeatable)")
+    p.add_argument("--fail-on-missing", action="store_true",
+                   help="exit 4 when a pair of the run is missing (a store that disappeared, the run it goes)")
 
 
 def add_parsers(sub, common) -> None:
@@ -429,6 +530,9 @@ def add_parsers(sub, common) -> None:
                    help="progress bar (pairs and tasks done) on stderr (default: when stderr is a terminal)")
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
                    help="a tag recorded with this run (over the manifest's [run] table; repeatable)")
+    p.add_argument("--warm", action="store_true",
+                   help="compile (or load) every numba kernel on every worker before scoring (daskbicl warm, on "
+                   "the cluster); without it, workers that compile say so on stderr")
     _gate_options(p)
     common(p)
     p.set_defaults(func=cmd_batch)
@@ -446,13 +550,15 @@ def add_parsers(sub, common) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--latest", action="store_true",
                        help="per pair (by manifest names), measure and params: the last value, and its status "
-                       "in the last run that named it (current, missing, failed, stale)")
+                       "in the last run that named it (current, missing, gone, failed, stale)")
     which.add_argument("--run", metavar="ID",
                        help="what run ID saw of every pair (an id, a unique prefix, 'last' or -N: N runs before "
                        "the last)")
     which.add_argument("--diff", nargs="*", metavar="RUN",
                        help="per pair and measure: the value before, after and the change between two runs "
                        "(default: the last two; one RUN: that run against the one before it)")
+    p.add_argument("--changed", action="store_true",
+                   help="with --diff: only the rows that moved (a value changed, or a status)")
     which.add_argument("--runs", action="store_true", help="list the runs (time, status, counts, tags, commit)")
     which.add_argument("--failures", action="store_true",
                        help="export the recorded failures (every failed attempt) instead of scores")

@@ -39,9 +39,11 @@ work starts, and every problem is reported with its line: TOML syntax (from
 :mod:`tomllib`), unknown keys, unknown group names, unknown measures,
 parameters no listed measure accepts or of the wrong type or range (each
 distinct request is run once on a tiny in-memory pair, so the measures' own
-checks apply).  A glob that matches nothing fails its group's pairs, each
-recorded with the reason, and the others are scored; only when no pair is
-left to score at all is it a manifest error.  :mod:`tomllib` reports no line
+checks apply).  A glob that matches nothing is a warning for its group
+(:attr:`Manifest.empty`; its group has no pair, the others are scored and
+a pair a run saw before is reported missing, see
+:mod:`~daskbicl.batch.runlog`); only when no pair is left at all is it a
+manifest error.  :mod:`tomllib` reports no line
 for such semantic errors, so :class:`_Locator` finds keys in the source text.
 """
 
@@ -57,6 +59,8 @@ from ..errors import DaskbiclError
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
 from ..measures import check_options, check_params, get, select_measures
+from .pairing import FIELD as _FIELD
+from .pairing import MATCHES, capture, paired
 
 try:  # Python >= 3.11
     import tomllib
@@ -66,7 +70,8 @@ except ImportError:  # pragma: no cover - Python 3.10
 __all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key", "stored_params"]
 
 TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs", "run")
-PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned")
+PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned", "match")
+
 _MAGIC = set("*?[")
 
 
@@ -176,8 +181,8 @@ class Manifest:
     names: dict[tuple[str, str], str] = field(default_factory=dict)
     #: the ``[run]`` table: tags recorded with every run of this manifest
     tags: dict[str, str] = field(default_factory=dict)
-    #: a glob that matches nothing stands in its group as this store, which fails with the message
-    empty: dict[str, str] = field(default_factory=dict)
+    #: (role, group) -> a warning per glob of the group that matches nothing (the group lists no store for it)
+    empty: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     #: (role, group) -> the last path component of each of the group's globs (``nmf-*.zarr``)
     globs: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
@@ -463,6 +468,11 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
                 check.error(path + ("measures",), str(exc), token=name)
                 ok = False
         measures = list(dict.fromkeys(canonical))
+    match = entry.get("match", "all")
+    if match not in MATCHES:
+        check.error(path + ("match",), f"match must be one of {', '.join(repr(m) for m in MATCHES)} (\"stem\": each "
+                    f"pred against the truth of the same folder name, suffix left out), got {match!r}")
+        ok = False
     policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
     if "unassigned" in entry and policy is None:
         ok = False
@@ -476,7 +486,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         policy or default_policy,
         checked=True,  # each parameter was checked (and made canonical) once, by _check_params
     )
-    return chosen["truth"], chosen["pred"], request
+    return chosen["truth"], chosen["pred"], request, match
 
 
 def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
@@ -497,12 +507,20 @@ def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
     return sorted(os.path.normpath(p) for p in glob.glob(local, recursive=True) if os.path.isdir(p))
 
 
-def _placeholder(pattern: str, base_dir: str) -> str:
-    """The stand-in store of a glob that matches nothing: the pattern, spelled as stores are."""
-    if is_remote(pattern):
-        return pattern.rstrip("/")
-    local = os.path.expanduser(pattern[len("file://"):] if pattern.startswith("file://") else pattern)
-    return os.path.normpath(local if os.path.isabs(local) else os.path.join(base_dir, local))
+def _check_fields(fields: dict, checked: list, check: _Checker) -> None:
+    """A placeholder pairs stores by name only when both sides of a table have it: one side only is an error."""
+    for i, item in enumerate(checked):
+        if item is None:
+            continue
+        truth_names, pred_names, _, _ = item
+        for tn in truth_names:
+            for pn in pred_names:
+                a, b = fields.get(("truth", tn), set()), fields.get(("pred", pn), set())
+                if a != b:
+                    one = sorted(a ^ b)[0]
+                    has, lacks = (f"truth {tn!r}", f"pred {pn!r}") if one in a else (f"pred {pn!r}", f"truth {tn!r}")
+                    check.error(("pairs", i), f"{_where(('pairs', i))}: {has} has the placeholder {{{one}}} and "
+                                f"{lacks} does not: a placeholder pairs stores by name only when both globs have it")
 
 
 def _basename(store: str) -> str:
@@ -521,6 +539,42 @@ def _check_tags(table, check: _Checker) -> dict[str, str]:
             continue
         tags[key] = str(value).lower() if isinstance(value, bool) else str(value)
     return tags
+
+
+def _expand_groups(groups: dict, base_dir: str, storage_options: dict, check: _Checker) -> tuple:
+    """``(expanded, empty, fields, values)``: each group's stores, its globs that match nothing (with their
+    line), its placeholders, and each store's placeholder values (``{(role, group, store): {name: value}}``)."""
+    expanded: dict[tuple[str, str], list[str]] = {}
+    empty: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    fields: dict[tuple[str, str], set[str]] = {}
+    values: dict[tuple[str, str, str], dict[str, str]] = {}
+    for role in ("truth", "pred"):
+        for name, patterns in groups[role].items():
+            stores: list[str] = []
+            named = [set(_FIELD.findall(pattern)) for pattern in patterns]
+            if any(n != named[0] for n in named):
+                check.error((role, name), f"{role} {name!r}: every path or glob of a group has the same "
+                            "placeholders (or none)")
+            if named and named[0]:
+                fields[(role, name)] = named[0]
+            for pattern in patterns:
+                try:
+                    found = _expand(_FIELD.sub("*", pattern), base_dir, storage_options)
+                except Exception as exc:  # fsspec: unknown protocol, missing backend, no credentials, ...
+                    check.error((role, name), f"cannot expand {pattern!r}: {type(exc).__name__}: {exc}", token=pattern)
+                    continue
+                if not found:  # a warning for the group, unless nothing at all is left to score
+                    empty.setdefault((role, name), []).append(
+                        (check.locator.line((role, name), pattern), f"{role} {name!r}: {pattern!r} matches nothing"))
+                if _FIELD.search(pattern):
+                    regex = capture(pattern, base_dir)
+                    for store in found:
+                        hit = regex.fullmatch(store)  # no match: paired with nothing
+                        values.setdefault((role, name, store), hit.groupdict() if hit is not None else
+                                          dict.fromkeys(named[0], "\0" + store))
+                stores.extend(found)
+            expanded[(role, name)] = list(dict.fromkeys(stores))
+    return expanded, empty, fields, values
 
 
 def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") -> Manifest:
@@ -560,36 +614,23 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
     checked = [_check_pair(entry, i, groups, check, default_policy) for i, entry in enumerate(entries)]
 
     base_dir = os.path.abspath(base_dir)
-    expanded: dict[tuple[str, str], list[str]] = {}
-    empty: dict[str, tuple[int, str]] = {}
-    for role in ("truth", "pred"):
-        for name, patterns in groups[role].items():
-            stores: list[str] = []
-            for pattern in patterns:
-                try:
-                    found = _expand(pattern, base_dir, storage_options)
-                except Exception as exc:  # fsspec: unknown protocol, missing backend, no credentials, ...
-                    check.error((role, name), f"cannot expand {pattern!r}: {type(exc).__name__}: {exc}", token=pattern)
-                    continue
-                if not found:  # the group's pairs fail (recorded), unless nothing at all is left to score
-                    found = [_placeholder(pattern, base_dir)]
-                    empty[found[0]] = (check.locator.line((role, name), pattern),
-                                       f"{role} {name!r}: {pattern!r} matches nothing")
-                stores.extend(found)
-            expanded[(role, name)] = list(dict.fromkeys(stores))
+    expanded, empty, fields, values = _expand_groups(groups, base_dir, storage_options, check)
+    _check_fields(fields, checked, check)
     if results is not None and is_remote(results):
         check.error(("results",), f"results must be a local file (SQLite), got {results!r}")
     pairs: dict[tuple[str, str], list[Request]] = {}
-    for truth_names, pred_names, request in filter(None, checked):
+    for truth_names, pred_names, request, match in filter(None, checked):
         for tn in truth_names:
             for pn in pred_names:
                 for t in expanded[("truth", tn)]:
                     for p in expanded[("pred", pn)]:
+                        if not paired(t, p, match, values, tn, pn):
+                            continue
                         requests = pairs.setdefault((t, p), [])
                         if request not in requests:
                             requests.append(request)
-    if empty and all(t in empty or p in empty for t, p in pairs):  # nothing to score at all: the manifest is wrong
-        check.errors.extend(empty.values())
+    if empty and not pairs:  # nothing to score at all: the manifest is wrong
+        check.errors.extend(e for found in empty.values() for e in found)
     check.raise_if_any()
     if results is not None:
         results = os.path.normpath(os.path.join(base_dir, os.path.expanduser(results)))
@@ -605,8 +646,8 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
         source=source,
         names=names,
         tags=tags,
-        empty={path: message for path, (_, message) in empty.items()},
-        globs={(role, n): [_basename(p) for p in ps if _MAGIC & set(p)]
+        empty={key: [message for _, message in found] for key, found in empty.items()},
+        globs={(role, n): [_basename(_FIELD.sub("*", p)) for p in ps if _MAGIC & set(_FIELD.sub("*", p))]
                for role in ("truth", "pred") for n, ps in groups[role].items()},
     )
 

@@ -27,9 +27,10 @@ Schema (``PRAGMA user_version`` = 3)::
   :class:`~daskbicl.Estimate`, MOCICE-BCubed's ``method``), whose 95 %
   half-width is ``half_width`` (NULL for exact values).
 * ``observations`` holds, per run, what it saw of every pair and measure its
-  manifest named (``scored``, ``reused``, ``missing``, ``failed``,
-  ``changed``) and the score row it stands on: any run's scores can be
-  listed and two runs compared.
+  manifest named (``scored``, ``reused``, ``missing``, ``gone``,
+  ``failed``, ``changed``) and the score row it stands on (for ``missing``
+  and ``gone``: the pair's last score, shown with that status): any run's
+  scores can be listed and two runs compared.
 * ``seen_at``/``seen_run`` say when a batch run last found the inputs at
   these fingerprints: set when the row is scored, and again by every later
   run that skips the pair because it is already scored.  ``--latest`` picks,
@@ -79,7 +80,7 @@ from ..kernels.micro.estimates import Estimate
 from .names import Pair, matches, measure_matches
 
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "Pair", "SCORE_COLUMNS", "FAILURE_COLUMNS",
-           "OBSERVATION_COLUMNS", "RUN_COLUMNS", "matches", "measure_matches", "now"]
+           "OBSERVATION_COLUMNS", "RUN_COLUMNS", "RUN_VIEW", "matches", "measure_matches", "now"]
 
 SCHEMA_VERSION = 3
 #: ``PRAGMA application_id`` of a daskbicl results file ("DBCL"): another program's database is refused.
@@ -92,6 +93,8 @@ OBSERVATION_COLUMNS = ("run_id", "truth_name", "pred_name", "truth", "pred", "tr
                        "params", "status", "score_id", "reason")
 RUN_COLUMNS = ("run_id", "manifest", "started_at", "finished_at", "pairs", "scored", "skipped", "failed", "status",
                "tags", "git_commit")
+#: Columns of :meth:`ResultsDB.runs`: the runs table's, with the pairs each run listed missing or gone.
+RUN_VIEW = RUN_COLUMNS[:8] + ("missing", "gone") + RUN_COLUMNS[8:]
 FAILURE_COLUMNS = ("truth", "pred", "measures", "params", "reason", "truth_fp", "pred_fp", "version", "failed_at", "run_id")
 
 #: The columns of the scores table, once: the schema and the migration from schema 2 both use them.
@@ -501,11 +504,15 @@ class ResultsDB:
             )
         return run_id
 
-    def finish_run(self, run_id: str, *, scored: int, skipped: int, failed: int, status: str) -> None:
+    def finish_run(self, run_id: str, *, scored: int, skipped: int, failed: int, status: str,
+                   pairs: int | None = None) -> None:
+        """Record the run's end, its counts and (when given) its number of pairs, those listed missing or gone
+        included."""
         with self._sqlite("write to"), self._transaction():
             self.conn.execute(
-                "UPDATE runs SET finished_at = ?, scored = ?, skipped = ?, failed = ?, status = ? WHERE run_id = ?",
-                (now(), scored, skipped, failed, status, run_id),
+                "UPDATE runs SET finished_at = ?, scored = ?, skipped = ?, failed = ?, status = ?, "
+                "pairs = coalesce(?, pairs) WHERE run_id = ?",
+                (now(), scored, skipped, failed, status, pairs, run_id),
             )
 
     def reuse(self, pair: Pair, score_ids, *, run_id: str) -> None:
@@ -563,6 +570,16 @@ class ResultsDB:
                 "WHERE truth_name = ? AND pred_name = ? AND score_id IS NOT NULL ORDER BY measure, params",
                 (pair.truth_name, pair.pred_name))] or [("*", params)]
             self.conn.executemany(_OBSERVE, [pair.observation(run_id, m, p, status, None, reason) for m, p in keys])
+
+    def record_absent(self, pair: Pair, status: str, reason: str, *, run_id: str) -> None:
+        """A store of ``pair`` is ``status`` (``missing``, then ``gone``): an observation per ``(measure, params)``
+        its names had a score for, on the last one (``*`` when none).  Not a failure (none is written)."""
+        with self._sqlite("write to"), self._transaction():
+            last = {(m, p): i for m, p, i in self.conn.execute(
+                "SELECT measure, params, score_id FROM observations WHERE truth_name = ? AND pred_name = ? "
+                "AND score_id IS NOT NULL ORDER BY id", (pair.truth_name, pair.pred_name))}
+            rows = [pair.observation(run_id, m, p, status, i, reason) for (m, p), i in sorted(last.items())]
+            self.conn.executemany(_OBSERVE, rows or [pair.observation(run_id, "*", "{}", status, None, reason)])
 
     # ----------------------------------------------------------------- reading
 
@@ -643,13 +660,18 @@ class ResultsDB:
         return rows
 
     def runs(self) -> list[dict]:
-        """Every run, oldest first; ``tags`` as a dict."""
+        """Every run, oldest first (columns :data:`RUN_VIEW`); ``tags`` as a dict; ``missing`` and ``gone``: its
+        pairs listed so (counted from its observations, as the run's summary counts them)."""
         with self._sqlite("read"):
             cur = self.conn.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY started_at, rowid").fetchall()
+            absent = {(run_id, status): n for run_id, status, n in self.conn.execute(
+                "SELECT run_id, status, count(DISTINCT truth_name || char(0) || pred_name) FROM observations "
+                "WHERE status IN ('missing', 'gone') GROUP BY run_id, status")}
         out = [dict(zip(RUN_COLUMNS, r)) for r in cur]
         for r in out:
             r["tags"] = json.loads(r["tags"]) if r["tags"] else {}
-        return out
+            r["missing"], r["gone"] = (absent.get((r["run_id"], s), 0) for s in ("missing", "gone"))
+        return [{c: r[c] for c in RUN_VIEW} for r in out]
 
     def observations(self, run_ids=None) -> list[dict]:
         """Observations (columns :data:`OBSERVATION_COLUMNS` + ``value``, ``measure_version``, ``started_at``),

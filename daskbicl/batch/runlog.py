@@ -9,11 +9,21 @@ status    meaning
 ========  ==============================================================
 scored    computed by this run
 reused    the inputs' content was scored before (by fingerprint): that row
-missing   a store of the pair does not exist (deleted, or a glob that
-          matched nothing)
+missing   a store of the pair disappeared: this run is the first not to
+          find it (deleted, or its glob matches it no more); the row is
+          the pair's last score, listed with this status, never as current
+gone      a store of the pair was found missing by an earlier run and is
+          still absent: listed with its last score and this status
 failed    the pair, or this measure of it, could not be scored
 changed   a store changed while it was being read; nothing was recorded
 ========  ==============================================================
+
+One status model for presence, used by every view and export: a pair
+that disappears is ``missing`` once (the run it goes; ``batch
+--fail-on-missing`` fails that night), then ``gone``; neither counts as
+failed (exit status 1 is for pairs that failed to score), neither is ever
+shown as current, and only the values the run stands on (``scored``,
+``reused``) are compared by ``--diff`` or checked by a gate.
 
 Pairs are known by the manifest names of their stores (``group/folder``,
 see :mod:`~daskbicl.batch.manifest`), so one pair keeps one history when
@@ -25,7 +35,7 @@ from __future__ import annotations
 from ..errors import DaskbiclError
 from .results import ResultsDB, matches, measure_matches
 
-__all__ = ["RUN_ROW", "DIFF_ROW", "LATEST_ROW", "resolve_run", "last_runs", "run_rows", "diff_rows", "latest_rows"]
+__all__ = ["STANDS_ON", "RUN_ROW", "DIFF_ROW", "LATEST_ROW", "resolve_run", "last_runs", "run_rows", "diff_rows", "latest_rows"]
 
 #: Columns of :func:`run_rows`.
 RUN_ROW = ("run_id", "truth_name", "pred_name", "measure", "params", "status", "value", "measure_version",
@@ -101,24 +111,37 @@ def run_rows(db: ResultsDB, run_id: str, *, truth=(), pred=(), measure=()) -> li
     return _filtered(_query(db, "WHERE o.run_id = ?", [run_id]), truth, pred, measure)
 
 
+#: Statuses whose value a run stands on (compared, checked, exported as a current value).
+STANDS_ON = ("scored", "reused")
+
+
 def _key(row: dict) -> tuple:
     return row["truth_name"], row["pred_name"], row["measure"], row["params"]
 
 
-def diff_rows(db: ResultsDB, before: str, after: str, *, truth=(), pred=(), measure=()) -> list[dict]:
+def diff_rows(db: ResultsDB, before: str, after: str, *, truth=(), pred=(), measure=(),
+              changed: bool = False) -> list[dict]:
     """Per pair and measure named by either run: the value before, after, and the change (columns :data:`DIFF_ROW`).
 
-    ``change`` is ``after - before`` when both runs have a value, else None
-    (the statuses say why).  Rows are sorted by pair, measure, parameters.
+    ``before``/``after`` are the values each run stands on (scored or
+    reused; None for a pair missing, gone or failed in it); ``change`` is
+    ``after - before`` when both runs have one, else None (the statuses say
+    why).  ``changed``: only the rows that moved (a change other than 0, or
+    another status).  Rows are sorted by pair, measure, parameters.
     """
     a = {_key(r): r for r in run_rows(db, before, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
     b = {_key(r): r for r in run_rows(db, after, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
     out = []
     for key in sorted(set(a) | set(b)):
         x, y = a.get(key, {}), b.get(key, {})
-        vx, vy = x.get("value"), y.get("value")
-        out.append(dict(zip(DIFF_ROW, (*key, vx, vy, None if vx is None or vy is None else vy - vx,
-                                       x.get("status", "absent"), y.get("status", "absent")))))
+        vx = x.get("value") if x.get("status") in STANDS_ON else None
+        vy = y.get("value") if y.get("status") in STANDS_ON else None
+        row = dict(zip(DIFF_ROW, (*key, vx, vy, None if vx is None or vy is None else vy - vx,
+                                  x.get("status", "absent"), y.get("status", "absent"))))
+        same = row["status_before"] == row["status_after"]
+        if changed and same and (row["change"] == 0 or (vx is None and vy is None)):
+            continue
+        out.append(row)
     return out
 
 
@@ -128,9 +151,10 @@ def latest_rows(db: ResultsDB, *, truth=(), pred=(), measure=()) -> list[dict]:
     ``status`` (columns :data:`LATEST_ROW`):
 
     * ``current``: the last run that named it scored or reused it;
-    * ``missing`` / ``failed``: the last run found a store missing, or could
-      not score it (``failed`` also when a store changed while read);
-      ``value`` is the last value it had, if any;
+    * ``missing`` / ``gone``: the last run found a store missing (the run it
+      went) or still gone; ``value`` is the last value it had;
+    * ``failed``: the last run could not score it (also when a store changed
+      while read); ``value`` is the last value it had, if any;
     * ``stale``: its value was scored with another version of the measure's
       definition than this daskbicl's (a run rescores it).
     """
@@ -142,7 +166,7 @@ def latest_rows(db: ResultsDB, *, truth=(), pred=(), measure=()) -> list[dict]:
         if r["measure"] == "*":
             continue
         last[_key(r)] = r
-        if r["value"] is not None or r["status"] in ("scored", "reused"):
+        if r["status"] in STANDS_ON:
             valued[_key(r)] = r
     out = []
     for key in sorted(last):
@@ -151,7 +175,7 @@ def latest_rows(db: ResultsDB, *, truth=(), pred=(), measure=()) -> list[dict]:
             current = REGISTRY.get(key[2].split(".", 1)[0])
             status = "stale" if current is not None and seen["measure_version"] != current.version else "current"
         else:
-            status = "missing" if seen["status"] == "missing" else "failed"
+            status = seen["status"] if seen["status"] in ("missing", "gone") else "failed"
         out.append(dict(
             truth_name=key[0], pred_name=key[1], measure=key[2], params=key[3], value=had.get("value"), status=status,
             last_run=seen["run_id"], scored_at=had.get("scored_at"), measure_version=had.get("measure_version"),

@@ -54,7 +54,7 @@ from .fingerprint import StoreInfo, fingerprint_stores
 from .manifest import Manifest, ManifestError, Request, load_manifest, params_key
 from .results import Pair, ResultsDB
 
-__all__ = ["PairJob", "Plan", "BatchReport", "survey", "plan", "execute", "run_batch"]
+__all__ = ["PairJob", "Plan", "BatchReport", "survey", "plan", "execute", "run_batch", "expected_keys"]
 
 
 @dataclass
@@ -75,8 +75,8 @@ class PairJob:
     pred_name: str = ""
     #: ids of the score rows this run stands on without scoring (the inputs' content was scored before)
     reused: list[int] = field(default_factory=list)
-    #: a store of the pair does not exist (any more)
-    missing: bool = False
+    #: a store of the pair does not exist: ``"missing"`` the run it goes, ``"gone"`` after (else empty)
+    absent: str = ""
 
     @property
     def pair(self) -> Pair:
@@ -101,17 +101,34 @@ class Plan:
     def skipped(self) -> list[PairJob]:
         return [j for j in self.jobs if not j.work and not j.errors]
 
+    def absent(self, status: str) -> list[PairJob]:
+        """The pairs whose store is ``status`` (``"missing"``, ``"gone"``)."""
+        return [j for j in self.jobs if j.absent == status]
+
     def describe(self) -> str:
-        n_fail = sum(1 for j in self.jobs if j.errors and not j.work)
+        n_fail = sum(1 for j in self.jobs if j.errors and not j.work and not j.absent)
+        absent = "".join(f", {len(self.absent(s))} {s}" for s in ("missing", "gone") if self.absent(s))
         return (
             f"{len(self.jobs)} pairs over {len(self.stores)} stores: {len(self.to_score)} to score, "
-            f"{len(self.skipped)} already scored" + (f", {n_fail} cannot run" if n_fail else "")
+            f"{len(self.skipped)} already scored" + absent + (f", {n_fail} cannot run" if n_fail else "")
         )
+
+    def warnings(self) -> list[str]:
+        """A line per glob that matches nothing, unless its group has pairs reported missing or gone (a store
+        deleted is reported once, as its pairs)."""
+        reported = {("truth", j.truth_name.split("/", 1)[0]) for j in self.jobs if j.absent}
+        reported |= {("pred", j.pred_name.split("/", 1)[0]) for j in self.jobs if j.absent}
+        return [f"{message} (its group has no store this run)" for key, found in self.manifest.empty.items()
+                if key not in reported for message in found]
 
 
 @dataclass
 class BatchReport:
-    """Outcome of a batch run; ``exit_code`` is 0 when no pair failed, else 1."""
+    """Outcome of a batch run; ``exit_code`` is 0 when no pair failed to score, else 1.
+
+    A pair whose store disappeared is ``missing`` (the run it goes: listed
+    in ``absent``), then ``gone``; neither is a failure.
+    """
 
     pairs: int
     scored: int
@@ -123,17 +140,21 @@ class BatchReport:
     run_id: str | None
     results: str
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # (truth, pred, reason)
+    missing: int = 0
+    gone: int = 0
+    absent: list[tuple[str, str, str]] = field(default_factory=list)  # missing this run: (truth, pred, reason)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
     def summary(self) -> str:
-        text = (
+        absent = "".join(f", {n} {s}" for s, n in (("missing", self.missing), ("gone", self.gone)) if n)
+        return (
             f"{self.pairs} pairs: {self.scored} scored, {self.skipped} already scored, "
-            f"{self.failed} failed; {self.rows} rows written to {self.results} in {self.seconds:.1f} s"
+            f"{self.failed} failed{absent}; {self.rows} rows written to {self.results} in {self.seconds:.1f} s"
         )
-        return text
 
 
 def _absent(path: str) -> bool:
@@ -163,9 +184,7 @@ def survey(manifest: Manifest, *, threads: int = 16, contents: bool = True) -> d
         the kind of a store it pairs (``cari`` needs co-clusterings), naming
         the table's line and the stores.
     """
-    real = [s for s in manifest.stores if s not in manifest.empty]
-    stores = fingerprint_stores(real, manifest.storage_options, threads=threads, contents=contents)
-    stores.update({path: StoreInfo(path, error=message) for path, message in manifest.empty.items()})
+    stores = fingerprint_stores(manifest.stores, manifest.storage_options, threads=threads, contents=contents)
     known = _known_kinds()
     problems: dict[tuple[int, str], list[tuple[str, str]]] = {}
     for (truth, pred), requests in manifest.pairs.items():
@@ -200,6 +219,7 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
         stores = survey(manifest, threads=threads)
     jobs = []
     versions = {name: m.version for name, m in REGISTRY.items()}
+    known = db.known_pairs()
     for (truth, pred), requests in manifest.pairs.items():
         t, p = stores[truth], stores[pred]
         job = PairJob(truth, pred, t.fingerprint, p.fingerprint, truth_name=manifest.name(truth, "truth"),
@@ -208,7 +228,10 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
         problems = [f"{role}: {info.error}" for role, info in (("truth", t), ("pred", p)) if info.error]
         if problems:
             job.errors = [(r, "; ".join(problems)) for r in requests]
-            job.missing = any(path in manifest.empty or _absent(path) for path in (truth, pred))
+            before = known.get((job.truth_name, job.pred_name))
+            if before is not None and any(_absent(path) for path in (truth, pred)):  # a store that went; one
+                # no run ever saw (a path mistyped in the manifest) fails
+                job.absent = "gone" if before[2] in ("missing", "gone") else "missing"
             continue
         done = {} if force else db.reusable(t.fingerprint, p.fingerprint, versions)
         for request in requests:
@@ -222,42 +245,54 @@ def plan(manifest: Manifest, db: ResultsDB, *, force: bool = False, threads: int
             job.reused.extend(i for m, prm in resolved for i in done.get((m.name, params_key(prm)), ()))
             if todo:
                 job.work.append((request, todo))
-    jobs.extend(_gone(manifest, db, jobs))
+    jobs.extend(_gone(manifest, known, jobs))
     return Plan(manifest, stores, jobs, force)
 
 
-def _gone(manifest: Manifest, db: ResultsDB, jobs: list[PairJob]) -> list[PairJob]:
-    """Pairs of this manifest's groups that a run saw and this manifest no longer names: missing, once.
+def _gone(manifest: Manifest, known: dict, jobs: list[PairJob]) -> list[PairJob]:
+    """Pairs of this manifest's groups that a run saw and this manifest no longer names: missing, then gone.
 
     A pred deleted from a folder a glob lists is not named by the manifest
     any more (a store taken out of the manifest by hand is not missing: no
-    glob of its group would list it); it is reported missing by the first run that does not find it
-    (then ``--latest`` keeps saying so, and later runs leave it alone).  A
-    pair whose content this run finds under other names was renamed, not lost.
+    glob of its group would list it); the first run that does not find it
+    reports it ``missing``, every later run lists it as ``gone`` (with its
+    last value; never as current, never as failed).  A pair whose content
+    this run finds under other names was renamed, not lost.  ``known`` is
+    :meth:`ResultsDB.known_pairs`.
     """
     groups: dict[str, set[str]] = {"truth": set(), "pred": set()}
-    for (role, _), name in manifest.names.items():
-        groups[role].add(name.split("/", 1)[0])
+    for role, group in manifest.globs:
+        groups[role].add(group)
     present = {(role, name) for (role, _), name in manifest.names.items()}
     named = {(j.truth_name, j.pred_name) for j in jobs}
     contents = {(j.truth_fp, j.pred_fp) for j in jobs if j.truth_fp and j.pred_fp}
     out = []
-    for (t, p), (truth, pred, status, content) in db.known_pairs().items():
-        if status == "missing" or (t, p) in named or t.split("/", 1)[0] not in groups["truth"] \
-                or p.split("/", 1)[0] not in groups["pred"]:
+    for (t, p), (truth, pred, status, content) in known.items():
+        if (t, p) in named or t.split("/", 1)[0] not in groups["truth"] or p.split("/", 1)[0] not in groups["pred"]:
+            continue
+        if status in ("missing", "gone"):  # reported: listed as gone while its group still globs for it
+            absent = [(role, name) for role, name in (("truth", t), ("pred", p)) if (role, name) not in present]
+            if absent and all(manifest.globbed(role, name) for role, name in absent):
+                job = PairJob(truth, pred, None, None, truth_name=t, pred_name=p, absent="gone")
+                job.errors = [(Request(None), "gone: " + _gone_what(t, p, truth, pred, present))]
+                out.append(job)
             continue
         if content in contents:  # renamed: the same content under another name is here
             continue
         absent = [(role, name) for role, name in (("truth", t), ("pred", p)) if (role, name) not in present]
         if not all(manifest.globbed(role, name) for role, name in absent):
             continue  # taken out of the manifest by hand, not lost
-        job = PairJob(truth, pred, None, None, truth_name=t, pred_name=p, missing=True)
-        gone = [f"{role} {name} ({path})" for role, name, path in (("truth", t, truth), ("pred", p, pred))
-                if (role, name) not in present]
-        job.errors = [(Request(None), f"{' and '.join(gone) or 'the pair'} is gone: the manifest no longer names "
-                                      "it (deleted, or its glob matches it no more)")]
+        job = PairJob(truth, pred, None, None, truth_name=t, pred_name=p, absent="missing")
+        job.errors = [(Request(None), f"{_gone_what(t, p, truth, pred, present)} is gone: the manifest no longer "
+                                      "names it (deleted, or its glob matches it no more)")]
         out.append(job)
     return out
+
+
+def _gone_what(t: str, p: str, truth: str, pred: str, present: set) -> str:
+    gone = [f"{role} {name} ({path})" for role, name, path in (("truth", t, truth), ("pred", p, pred))
+            if (role, name) not in present]
+    return " and ".join(gone) or "the pair"
 
 
 # --------------------------------------------------------------------------- execution
@@ -477,7 +512,7 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
                 db.reuse(job.pair, list(dict.fromkeys(job.reused)), run_id=run_id)
         for job in plan.jobs:
             for request, reason in job.errors:
-                state.fail(job, request, reason, status="missing" if job.missing else "failed")
+                state.fail(job, request, reason, status=job.absent or "failed")
             if not job.work:
                 state.settle(job)
 
@@ -494,7 +529,7 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
                      and (job.truth, job.pred) not in state.failed_pairs)
-        counts = dict(scored=scored, skipped=len(plan.skipped), failed=len(state.failed_pairs))
+        counts = dict(pairs=len(plan.jobs), scored=scored, skipped=len(plan.skipped), failed=len(state.failed_pairs))
         if status == "interrupted":  # already failing: that error is the one to report
             with contextlib.suppress(DaskbiclError):
                 db.finish_run(run_id, **counts, status=status)
@@ -503,7 +538,8 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
     return BatchReport(
         pairs=len(plan.jobs), scored=scored, skipped=len(plan.skipped), failed=len(state.failed_pairs),
         rows=state.rows, tasks=state.tasks, seconds=time.perf_counter() - started, run_id=run_id,
-        results=db.path, failures=state.failures,
+        results=db.path, failures=state.failures, missing=len(plan.absent("missing")), gone=len(plan.absent("gone")),
+        absent=state.absent, warnings=plan.warnings(),
     )
 
 
@@ -540,9 +576,26 @@ def git_commit(folder: str | None) -> str | None:
     return commit if done.returncode == 0 and commit else None
 
 
+def expected_keys(manifest: Manifest, stores: dict[str, StoreInfo]) -> set[tuple[str, str]]:
+    """The ``(measure, params)`` rows (a record's fields as ``name.field``) the pairs of ``manifest`` whose
+    stores' kinds are known would have: what a gate may check (see :func:`~daskbicl.batch.gates.check_applies`)."""
+    known = _known_kinds()
+    keys: set[tuple[str, str]] = set()
+    for (truth, pred), requests in manifest.pairs.items():
+        t, p = stores[truth], stores[pred]
+        if t.error or p.error or t.kind not in known or p.kind not in known:
+            continue
+        for request in requests:
+            with contextlib.suppress(MeasureError):
+                for m, prm in request.resolve(t.kind, p.kind):
+                    names = [f"{m.name}.{f}" for f in m.fields] or [m.name]
+                    keys.update((n, params_key(prm)) for n in names)
+    return keys
+
+
 def run_batch(manifest, results=None, *, client=None, connect=None, force: bool = False,
               progress: bool = False, progress_every: float = 5.0, out=None, tags: dict | None = None,
-              hash_on_cluster: bool = False) -> BatchReport:
+              hash_on_cluster: bool = False, gates=()) -> BatchReport:
     """Load ``manifest`` (a path or a :class:`Manifest`), survey, plan and execute it.
 
     ``results`` defaults to the manifest's ``results`` key, else
@@ -564,7 +617,9 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     they will be counted; a run then needs its cluster even when nothing is
     new).  The run records ``tags`` over the manifest's ``[run]``
     table, and the git commit of the manifest's folder when it is in a
-    repository.
+    repository.  ``gates`` (:class:`~daskbicl.batch.gates.Gate`): one that
+    selects no row the manifest's pairs would have is a
+    :class:`~daskbicl.batch.gates.GateError` before anything is written.
     """
     if not isinstance(manifest, Manifest):
         manifest = load_manifest(manifest)
@@ -574,6 +629,12 @@ def run_batch(manifest, results=None, *, client=None, connect=None, force: bool 
     live = _live_client(client, connect) if FINGERPRINTS_ON_CLUSTER else None
     connect_first = FINGERPRINTS_ON_CLUSTER and hash_on_cluster and live is None and connect is not None
     stores = survey(manifest, contents=live is None and not connect_first)
+    if gates:
+        from .gates import check_applies
+
+        keys = expected_keys(manifest, stores)
+        if keys:  # else no store could be read yet: the gates are checked on the run's rows
+            check_applies(list(gates), keys, f"manifest {manifest.source}")
     opened: dict = {}
     with ResultsDB(os.fspath(path)) as db, contextlib.ExitStack() as entered:
         commit = git_commit(os.path.dirname(manifest.path)) if manifest.path else None

@@ -71,8 +71,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["COMPILE_SECONDS", "KERNEL_MODULES", "LOAD_SECONDS", "SLOWDOWN", "STAND_INS", "CompileWarning",
-           "announce_compiles", "cached", "call", "compiled_only", "ready", "run", "twin"]
+__all__ = ["COMPILE_SECONDS", "KERNEL_MODULES", "LOAD_SECONDS", "SLOWDOWN", "STAND_INS",
+           "CompileWarning", "NOTIFY", "tell_client", "announce_compiles", "cached", "call", "compiled_only", "ready", "run", "twin"]
 
 # Which measures run the compiled walk is a fact of their records (``Measure.compiled``).
 
@@ -137,6 +137,7 @@ class _Announcer:
         self.group = group
         if group not in self.announced:
             self.announced.add(group)
+            tell_client("start", group)
             try:
                 warnings.warn_explicit(message(group), CompileWarning, "daskbicl", 0, module="daskbicl")
             except CompileWarning:  # warnings turned into errors: a notice must not fail the compile
@@ -146,7 +147,22 @@ class _Announcer:
         self.depth -= 1
         if self.depth == 0 and self.group is not None:
             log.debug("daskbicl: compiled a function of %s in %.1f s", self.group, time.perf_counter() - self.started)
+            tell_client("end", self.group, time.perf_counter() - self.started)
             self.group = None
+
+
+#: Called as ``hook(what, group, seconds)`` when a first compile of a group starts (``"start"``) and when a
+#: compile ends (``"end"``): :mod:`daskbicl.scheduling` adds one that tells a Dask worker's clients.
+NOTIFY: list = []
+
+
+def tell_client(what: str, group: str, seconds: float = 0.0) -> None:
+    """Call every :data:`NOTIFY` hook; a notice never fails the compile."""
+    for hook in NOTIFY:
+        try:
+            hook(what, group, seconds)
+        except Exception:  # pragma: no cover - the notice is a courtesy
+            log.debug("daskbicl: a compile notice failed", exc_info=True)
 
 
 _STATE = _Announcer()
