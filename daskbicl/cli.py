@@ -1,4 +1,4 @@
-"""Command line: ``daskbicl score | generate | demo | convert | tradeoff | measures | warm | batch | results``.
+"""Command line: ``daskbicl score | explain | generate | demo | convert | tradeoff | measures | warm | batch | results``.
 
 Errors a user can cause are printed as one line on stderr and exit with
 status 2 (no traceback); ``--debug`` shows the traceback instead.  Output
@@ -38,6 +38,7 @@ from .clitools import (
 )
 from .datacommands import cmd_convert, cmd_demo, cmd_generate
 from .errors import DaskbiclError, InputError
+from .explain_command import add_parser as add_explain_parser
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
 from .measures.weighted_indices import DEFAULT_INDEX, INDICES
@@ -359,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     _add_score_parser(sub)
+    add_explain_parser(sub, _add_cluster_args, _add_unassigned_arg)
     _add_generate_parser(sub)
     _add_convert_parser(sub)
 
