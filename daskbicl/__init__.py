@@ -51,6 +51,7 @@ from .kernels.micro.estimates import Estimate
 from .measures import REGISTRY as _REGISTRY
 from .measures import Contingency, contingency, score
 from .measures.bicluster import pair_scores
+from .measures.explain import explain
 from .measures.functions import *  # noqa: F403  (one function per measure)
 from .measures.functions import __all__ as _measure_names
 
@@ -169,6 +170,7 @@ __all__ = [
     "Estimate",
     "Contingency",
     "contingency",
+    "explain",
     "null",
     "NullResult",
     "SweepTradeoff",

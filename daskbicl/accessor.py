@@ -3,7 +3,8 @@
 ``truth.bicl.score(pred)`` is ``daskbicl.score(truth, pred)``;
 ``truth.bicl.cari(pred)`` is ``daskbicl.cari(truth, pred)``, and so on for
 every registered measure, with the same signature (less ``truth``) and
-docstring; ``truth.bicl.element_scores(pred, axis=...)`` is
+docstring; ``truth.bicl.explain(pred)`` is
+``daskbicl.explain(truth, pred)``; ``truth.bicl.element_scores(pred, axis=...)`` is
 ``daskbicl.element_scores(truth, pred, axis=...)``.  No maths here.
 """
 
@@ -17,6 +18,7 @@ import xarray as xr
 from .io.store import save
 from .measures import REGISTRY, score
 from .measures import functions as _functions
+from .measures.explain import explain
 
 __all__ = ["BiclAccessor"]
 
@@ -43,6 +45,7 @@ class BiclAccessor:
         self._obj = ds
 
     score = _bind(score)
+    explain = _bind(explain)
 
     def element_scores(self, pred, *, axis: str = "rows") -> xr.DataArray:
         """Each row's, column's or cell's element-centric similarity to ``pred`` (see :func:`daskbicl.element_scores`)."""

@@ -1,4 +1,4 @@
-"""Command line: ``daskbicl score | generate | demo | convert | tradeoff | measures | warm | batch | results``.
+"""Command line: ``daskbicl score | explain | generate | demo | convert | tradeoff | measures | warm | batch | results``.
 
 Errors a user can cause are printed as one line on stderr and exit with
 status 2 (no traceback); ``--debug`` shows the traceback instead.  Output
@@ -38,6 +38,7 @@ from .clitools import (
 )
 from .datacommands import cmd_convert, cmd_demo, cmd_generate
 from .errors import DaskbiclError, InputError
+from .explain_command import add_parser as add_explain_parser
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
 from .measures.weighted_indices import DEFAULT_INDEX, INDICES
@@ -53,19 +54,24 @@ from .measures.weighted_indices import DEFAULT_INDEX, INDICES
 
 def cmd_score(args) -> int:
     from .measures import ScorePlan, check_request
+    from .measures.bootstrap import compute_with_intervals
 
     # The request (measures, parameters, options) is checked before any store is opened, the inputs
     # before any cluster is started.
     params = dict(args.param or [])
     null_options = {"n": args.null, "seed": args.seed} if args.null is not None else {}
     check_request(args.measure, params, unassigned=args.unassigned, **null_options)
+    interval = _interval(args)
     plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **params)
     if args.null is not None:
         return _score_null(args, plan)
     with cluster(args.scheduler, args.workers, default="threads"):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
-            results = plan.compute(progress=progress_wanted(args))
+            if interval is None:
+                results = plan.compute(progress=progress_wanted(args))
+            else:
+                results = compute_with_intervals(plan, progress=progress_wanted(args), **interval)
         elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(jsonable(results)))
@@ -73,6 +79,18 @@ def cmd_score(args) -> int:
         print(format_table(results))
         print(f"\nscored in {elapsed:.2f} s", file=sys.stderr)
     return EXIT_OK
+
+
+def _interval(args) -> dict | None:
+    """``--ci LEVEL`` (with ``--replicates``, ``--seed``) checked, or None."""
+    from .measures.bootstrap import check_interval
+
+    if args.ci is None:
+        return None
+    if args.null is not None:
+        raise InputError("--ci and --null answer different questions: ask one at a time")
+    ci, replicates, seed = check_interval(args.ci, args.replicates, 0 if args.seed is None else args.seed)
+    return {"ci": ci, "replicates": replicates, "seed": seed}
 
 
 def _show_compiles() -> None:
@@ -271,7 +289,12 @@ def _add_score_parser(sub) -> None:
                         "(uniform partitions with the same number of clusters), all (uniform partitions)")
     p.add_argument("--two-sided", action="store_true",
                    help="--null draws truth from the model too (default: truth fixed, pred random)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the --null draws (default: fresh)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the --null draws (default: fresh) and of the --ci replicates (default 0)")
+    p.add_argument("--ci", metavar="LEVEL",
+                   help="bootstrap interval at this level (e.g. 0.95) for every measure of the contingency tables: "
+                        "rows and columns resampled from the counted tables (docs/guide/reading-a-score.md)")
+    p.add_argument("--replicates", default=999, metavar="N", help="bootstrap replicates of --ci (default 999)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_unassigned_arg(p)
     _add_cluster_args(p, "threads (this process; see docs/guide/cluster.md)", in_process=True)
@@ -359,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     _add_score_parser(sub)
+    add_explain_parser(sub, _add_cluster_args, _add_unassigned_arg)
     _add_generate_parser(sub)
     _add_convert_parser(sub)
 

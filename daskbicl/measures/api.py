@@ -5,7 +5,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable
 
+import dask
+
 from ..errors import MeasureError
+from .bootstrap import check_interval, compute_with_intervals, with_intervals
 from .plan import ScorePlan, run_tables
 from .registry import Measure
 from .request import check_options
@@ -16,7 +19,8 @@ __all__ = ["contingency", "function_stubs", "make_measure_function", "measure_do
 
 
 def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, progress: bool = False,
-          compute: bool = True, unassigned: str = "error", **params):
+          compute: bool = True, unassigned: str = "error", ci: float | None = None, replicates: int = 999,
+          seed: int = 0, **params):
     """Score ``pred`` against ``truth`` with every requested measure.
 
     Parameters
@@ -44,6 +48,18 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
         integer such as DBSCAN's -1) of a co-clustering means: an error
         naming how many there are (default), one extra cluster of all the
         unassigned rows (likewise columns), or a cluster of its own each.
+    ci : float, optional
+        A level such as 0.95: every measure finalized from the contingency
+        tables (the co-clustering and per-axis measures) is returned as a
+        :class:`~daskbicl.kernels.coclustering.resampling.Bootstrapped`
+        float with its percentile interval (``low``, ``high``,
+        ``method="bootstrap"``) over ``replicates`` two-way bootstrap
+        replicates of the rows and columns, redrawn from the counted tables
+        (no second read).  It covers the sampling of the items, not the
+        algorithm's randomness (docs/guide/reading-a-score.md).
+    replicates, seed : int
+        Bootstrap replicates (default 999) and their seed (default 0: the
+        same digits on any machine).
     **params
         Measure parameters (e.g. ``beta=0.5`` or ``R=2`` for bicluster
         measures, ``multiset=False`` for micro CE and RNIA), checked against
@@ -82,8 +98,19 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     >>> dask.compute(*lazy)
     ({'ari_rows': 1.0}, {'ari_rows': 0.0})
     """
+    if ci is not None:
+        level, replicates, seed = check_interval(ci, replicates, seed)  # before any input is opened
     plan = ScorePlan.build(truth, pred, measures, unassigned=unassigned, **params)
-    return plan.compute(progress=progress) if compute else plan.to_delayed()
+    if ci is None:
+        return plan.compute(progress=progress) if compute else plan.to_delayed()
+    interval = {"ci": level, "replicates": replicates, "seed": seed}
+    if not compute:
+        return dask.delayed(_scores_with_intervals, pure=False)(plan, plan.graphs(), interval)
+    return compute_with_intervals(plan, progress=progress, **interval)
+
+
+def _scores_with_intervals(plan: ScorePlan, tables: dict, interval: dict) -> dict:
+    return with_intervals(plan, tables, plan.finalize(tables), **interval)
 
 
 def measure_docstring(measure: Measure) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "ce",
     "nce",
     "matched_count",
+    "matching",
     "entropy",
     "mutual_info",
     "sure_cells",
@@ -168,15 +169,33 @@ def matched_count(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> int:
     >>> matched_count(Table.from_labels([0, 0, 0, 1, 1], [5, 5, 6, 6, 6]), dense_limit=0)  # sparse solver
     4
     """
+    def total():
+        return int(matching(table, dense_limit)[2].sum(dtype=np.int64))
+
+    return table.memo(("matched", dense_limit), total)
+
+
+def matching(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The best one-to-one matching :func:`matched_count` sums: ``(truth index, pred index, count)`` of its cells.
+
+    Only non-zero cells are listed (a cluster matched to an empty one is left
+    out), sorted by truth index; ties between optimal matchings are broken by
+    the solver.
+
+    >>> r, c, n = matching(Table.from_labels([0, 0, 0, 1, 1], [5, 5, 6, 6, 6]))
+    >>> r.tolist(), c.tolist(), n.tolist()
+    ([0, 1], [0, 1], [2, 2])
+    """
     def solve():
         rows, cols, counts = table.rows, table.cols, table.counts
         shape = table.shape
-        total = 0
+        row_ids, col_ids = np.arange(shape[0]), np.arange(shape[1])
+        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for _ in range(_SURE_ROUNDS):
             sure = sure_cells(rows, cols, counts, shape)
             if not sure.any():
                 break
-            total += int(counts[sure].sum(dtype=np.int64))
+            found.append((row_ids[rows[sure]], col_ids[cols[sure]], counts[sure]))
             row_taken = np.zeros(shape[0], dtype=bool)
             col_taken = np.zeros(shape[1], dtype=bool)
             row_taken[rows[sure]] = True
@@ -184,12 +203,18 @@ def matched_count(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> int:
             rest = ~(row_taken[rows] | col_taken[cols])
             rows, cols, counts = rows[rest], cols[rest], counts[rest]
             if counts.size == 0:
-                return total
-            (rows, h), (cols, hp) = _compact(rows, shape[0]), _compact(cols, shape[1])
-            shape = (h, hp)
-        return total + _best_matching(rows, cols, counts, shape, dense_limit)
+                break
+            (rows, row_kept), (cols, col_kept) = _compact_ids(rows, shape[0]), _compact_ids(cols, shape[1])
+            row_ids, col_ids = row_ids[row_kept], col_ids[col_kept]
+            shape = (len(row_kept), len(col_kept))
+        if counts.size:
+            r, c, n = _best_matching(rows, cols, counts, shape, dense_limit)
+            found.append((row_ids[r], col_ids[c], n))
+        r, c, n = (np.concatenate([f[i] for f in found]) if found else np.zeros(0, np.int64) for i in range(3))
+        order = np.argsort(r, kind="stable")
+        return r[order].astype(np.intp), c[order].astype(np.intp), n[order].astype(np.int64)
 
-    return table.memo(("matched", dense_limit), solve)
+    return table.memo(("matching", dense_limit), solve)
 
 
 def _group_max(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
@@ -244,15 +269,15 @@ def sure_cells(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, shape: tu
     return top & (counts > row_second[rows] + col_second[cols])
 
 
-def _compact(index: np.ndarray, size: int) -> tuple[np.ndarray, int]:
-    """``index`` renumbered 0..k-1 over the values it uses (order kept), and k; O(size + len(index))."""
+def _compact_ids(index: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``index`` renumbered 0..k-1 over the values it uses (order kept), and those values; O(size + len(index))."""
     used = np.zeros(size, dtype=bool)
     used[index] = True
     new = np.cumsum(used) - 1
-    return new[index], int(used.sum())
+    return new[index], np.flatnonzero(used)
 
 
-def _best_matching(rows, cols, counts, shape, dense_limit: int) -> int:
+def _best_matching(rows, cols, counts, shape, dense_limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     h, hp = shape
     cells = h * hp
     if cells <= dense_limit and (cells <= _SMALL_DENSE or _DENSE_FILL * counts.size >= cells):
@@ -261,11 +286,17 @@ def _best_matching(rows, cols, counts, shape, dense_limit: int) -> int:
         dense = np.zeros(shape, dtype=np.int64)
         dense[rows, cols] = counts
         r, c = linear_sum_assignment(dense, maximize=True)
-        return int(dense[r, c].sum(dtype=np.int64))
-    return _sparse_matched_count(rows, cols, counts, shape)
+        keep = dense[r, c] > 0
+        return r[keep], c[keep], dense[r[keep], c[keep]]
+    return _sparse_matching(rows, cols, counts, shape)
 
 
 def _sparse_matched_count(rows, cols, counts, shape) -> int:
+    """The total of :func:`_sparse_matching` (the sparse solver alone, for benchmarks and tests)."""
+    return int(_sparse_matching(rows, cols, counts, shape)[2].sum(dtype=np.int64))
+
+
+def _sparse_matching(rows, cols, counts, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Maximum-weight matching of the sparse table, as a *full* matching.
 
     A full matching (every vertex of the smaller side matched) need not exist
@@ -281,7 +312,8 @@ def _sparse_matched_count(rows, cols, counts, shape) -> int:
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
     h, hp = shape
-    if h > hp:  # the smaller side is the one every vertex of which is matched
+    swapped = h > hp
+    if swapped:  # the smaller side is the one every vertex of which is matched
         rows, cols, h, hp = cols, rows, hp, h
     own = np.arange(h)
     graph = sp.csr_array(
@@ -295,7 +327,9 @@ def _sparse_matched_count(rows, cols, counts, shape) -> int:
     real = c < hp
     # Read the matched counts back exactly from the int64 table.
     lookup = sp.csr_array((counts, (rows, cols)), shape=(h, hp))
-    return int(np.asarray(lookup[r[real], c[real]], dtype=np.int64).sum(dtype=np.int64))
+    r, c = r[real], c[real]
+    n = np.asarray(lookup[r, c], dtype=np.int64).reshape(-1)
+    return (c, r, n) if swapped else (r, c, n)
 
 
 def _ce_fraction(rows: Table, cols: Table, dense_limit: int) -> Fraction:

@@ -1,0 +1,237 @@
+"""Bootstrap replicates of contingency tables, and the labelled value they give (numpy only).
+
+A bootstrap replicate of a co-clustering draws its I rows and its J columns
+again, with replacement and independently (the two-way bootstrap).  Drawing
+I rows with replacement and counting their (truth, pred) row-cluster pairs
+is the same as redrawing the row contingency table from
+Multinomial(I, n_hh' / I); the columns likewise.  So a replicate costs two
+small redraws and never touches the labels:
+
+* :func:`redraw_counts` redraws the non-zero cells of one table for many
+  replicates at once (one vectorised multinomial draw, or, when the table
+  has more cells than items, one draw of the items and a ``bincount``);
+* :func:`replicate_table` turns one replicate's counts back into a
+  :class:`~daskbicl.kernels.coclustering.contingency.Table` (clusters left
+  empty by the draw dropped, the users' labels kept), which every measure
+  reads as it reads the observed table;
+* :func:`percentile_interval` is the percentile interval of the replicate
+  values, and :class:`Bootstrapped` the value that carries it.
+
+What the interval covers: the variability of the score under another draw
+of rows and columns from the same population — not the algorithm's own
+randomness, not errors of the reference (docs/guide/reading-a-score.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..micro.estimates import Estimate
+from .contingency import Table
+
+__all__ = ["AxisReplicates", "Bootstrapped", "ari_replicates", "axis_replicates", "cari_replicates",
+           "entropy_replicates", "mi_replicates", "percentile_interval", "ratio_replicates", "redraw_counts",
+           "replicate_table"]
+
+
+class Bootstrapped(Estimate):
+    """An exact value with its bootstrap interval over the items (rows and columns redrawn).
+
+    A float (the value computed on the data, exact), like the sampled
+    :class:`~daskbicl.kernels.micro.estimates.Estimate` it extends: ``low``
+    and ``high`` are the percentile interval at ``level``, ``method`` is
+    ``"bootstrap"``, ``samples`` the number of replicates and ``undefined``
+    the share of replicates on which the measure was undefined (left out).
+    ``half_width`` is the larger distance from the value to an end.
+
+    >>> b = Bootstrapped(0.61, 0.58, 0.65, 999)
+    >>> float(b), b.low, b.high, b.method, b.exact
+    (0.61, 0.58, 0.65, 'bootstrap', True)
+    >>> print(b)
+    0.6100 [0.5800, 0.6500]
+    """
+
+    exact = True
+    method = "bootstrap"
+    level: float
+    undefined: float
+    _low: float
+    _high: float
+
+    def __new__(cls, value: float, low: float, high: float, samples: int, level: float = 0.95,
+                undefined: float = 0.0):
+        value = float(value)
+        half = max(value - low, high - value) if not (math.isnan(low) or math.isnan(high)) else math.nan
+        self = super().__new__(cls, value, half, samples)
+        self._low, self._high = float(low), float(high)
+        self.level, self.undefined = float(level), float(undefined)
+        return self
+
+    def __reduce__(self):
+        return (Bootstrapped, (float(self), self._low, self._high, self.samples, self.level, self.undefined))
+
+    @property
+    def low(self) -> float:
+        """Lower end of the percentile interval."""
+        return self._low
+
+    @property
+    def high(self) -> float:
+        """Upper end of the percentile interval."""
+        return self._high
+
+    def __repr__(self) -> str:
+        return (f"Bootstrapped({float(self)!r}, low={self._low!r}, high={self._high!r}, samples={self.samples}, "
+                f"level={self.level!r})")
+
+    def __str__(self) -> str:
+        """``value [low, high]``, 4 decimals."""
+        return f"{float(self):.4f} [{self._low:.4f}, {self._high:.4f}]"
+
+    def as_dict(self) -> dict:
+        """The JSON form: value, its interval and how it was made."""
+        return {"value": float(self), "exact": True, "low": self._low, "high": self._high, "method": self.method,
+                "level": self.level, "samples": self.samples, "undefined": self.undefined}
+
+
+def redraw_counts(counts: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """``(replicates, len(counts))`` int64: each row a Multinomial(n, counts / n) redraw, n = Σ counts.
+
+    >>> r = redraw_counts(np.array([3, 1]), 5, np.random.default_rng(0))
+    >>> r.shape, r.sum(axis=1).tolist()
+    ((5, 2), [4, 4, 4, 4, 4])
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    if counts.size == 1 or n == 0:
+        return np.broadcast_to(counts, (replicates, counts.size)).copy()
+    if n < counts.size:  # fewer items than cells: draw the items, count them per cell
+        cells = rng.choice(counts.size, size=(replicates, n), p=counts / n)
+        cells += (np.arange(replicates) * counts.size)[:, None]
+        return np.bincount(cells.ravel(), minlength=replicates * counts.size).reshape(replicates, counts.size)
+    return rng.multinomial(n, counts / n, size=replicates).astype(np.int64, copy=False)
+
+
+def replicate_table(table: Table, counts: np.ndarray) -> Table:
+    """The table of one replicate: ``counts`` for the cells of ``table``, empty cells and clusters dropped.
+
+    >>> t = Table.from_labels([0, 0, 1], [5, 6, 6])
+    >>> r = replicate_table(t, np.array([0, 2, 1]))
+    >>> r.truth_labels.tolist(), r.pred_labels.tolist(), r.dense().tolist()
+    ([0, 1], [6], [[2], [1]])
+    """
+    keep = counts > 0
+    rows, cols = table.rows[keep], table.cols[keep]
+    used_r = np.zeros(table.shape[0], dtype=bool)
+    used_c = np.zeros(table.shape[1], dtype=bool)
+    used_r[rows] = True
+    used_c[cols] = True
+    return Table((np.cumsum(used_r) - 1)[rows].astype(np.intp), (np.cumsum(used_c) - 1)[cols].astype(np.intp),
+                 np.asarray(counts[keep], dtype=np.int64), table.truth_labels[used_r], table.pred_labels[used_c])
+
+
+def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float, float]:
+    """``(low, high, undefined share)``: the percentile interval of the finite replicate values.
+
+    NaN marks a replicate on which the measure was undefined; it is left out
+    and counted.  No finite value: ``(nan, nan, 1.0)``.
+
+    >>> [round(x, 12) for x in percentile_interval(np.array([0.1, 0.2, np.nan, 0.3, 0.4]), 0.5)]
+    [0.175, 0.325, 0.2]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    undefined = (values.size - finite.size) / values.size if values.size else 1.0
+    if finite.size == 0:
+        return math.nan, math.nan, 1.0
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return float(low), float(high), float(undefined)
+
+
+# --------------------------------------------------------------------------- many replicates at once
+
+
+class AxisReplicates(NamedTuple):
+    """Per replicate (arrays of length B) the sums the pair-counting and information measures read.
+
+    ``*_sq`` are sums of squares of the cell counts and of the truth and pred
+    cluster sizes; ``*_xlogx`` sums of ``x log x``; ``n`` the items (the same
+    in every replicate).  float64: the point value is exact elsewhere, these
+    only place the interval.
+    """
+
+    n: int
+    cell_sq: np.ndarray
+    truth_sq: np.ndarray
+    pred_sq: np.ndarray
+    cell_xlogx: np.ndarray
+    truth_xlogx: np.ndarray
+    pred_xlogx: np.ndarray
+
+
+def _xlogx(x: np.ndarray) -> np.ndarray:
+    return (x * np.log(np.maximum(x, 1.0))).sum(axis=-1)
+
+
+def axis_replicates(table: Table, drawn: np.ndarray) -> AxisReplicates:
+    """The sums of :class:`AxisReplicates` for the replicates ``drawn`` (B x cells) of ``table``.
+
+    >>> t = Table.from_labels([0, 0, 1], [0, 1, 1])
+    >>> s = axis_replicates(t, np.array([[1, 1, 1], [3, 0, 0]]))
+    >>> s.cell_sq.tolist(), s.truth_sq.tolist(), s.pred_sq.tolist()
+    ([3.0, 9.0], [5.0, 9.0], [5.0, 9.0])
+    """
+    import scipy.sparse as sp
+
+    cells = np.asarray(drawn, dtype=np.float64)
+    k = table.counts.size
+    one_hot = [sp.csc_array((np.ones(k), (np.arange(k), index)), shape=(k, size))
+               for index, size in ((table.rows, table.shape[0]), (table.cols, table.shape[1]))]
+    truth, pred = ((one_hot[i].T @ cells.T).T for i in range(2))
+    return AxisReplicates(table.n, (cells * cells).sum(axis=1), (truth * truth).sum(axis=1),
+                          (pred * pred).sum(axis=1), _xlogx(cells), _xlogx(truth), _xlogx(pred))
+
+
+def _adjusted(a, r, c, pairs):
+    den = pairs * (r + c) - 2.0 * r * c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den == 0, 1.0, 2.0 * (a * pairs - r * c) / den)
+
+
+def ari_replicates(s: AxisReplicates) -> np.ndarray:
+    """The adjusted Rand index of each replicate (the formula of ``cocluster_scores.ari``, in float64)."""
+    n = float(s.n)
+    return _adjusted((s.cell_sq - n) / 2, (s.truth_sq - n) / 2, (s.pred_sq - n) / 2, n * (n - 1) / 2)
+
+
+def cari_replicates(rows: AxisReplicates, cols: AxisReplicates) -> np.ndarray:
+    """CARI of each replicate: the ARI of the cell table, whose sums of squares are products of the axes'."""
+    n = float(rows.n) * float(cols.n)
+    return _adjusted((rows.cell_sq * cols.cell_sq - n) / 2, (rows.truth_sq * cols.truth_sq - n) / 2,
+                     (rows.pred_sq * cols.pred_sq - n) / 2, n * (n - 1) / 2)
+
+
+def mi_replicates(s: AxisReplicates) -> np.ndarray:
+    """Mutual information (nats) of each replicate, ``(Σ n log n − Σ a log a − Σ b log b)/n + log n``, at least 0."""
+    n = float(s.n)
+    if n <= 1:
+        return np.zeros_like(s.cell_sq)
+    return np.maximum((s.cell_xlogx - s.truth_xlogx - s.pred_xlogx) / n + math.log(n), 0.0)
+
+
+def entropy_replicates(s: AxisReplicates) -> tuple[np.ndarray, np.ndarray]:
+    """``(H(truth), H(pred))`` of each replicate, at least 0."""
+    n = float(s.n)
+    if n <= 1:
+        return np.zeros_like(s.cell_sq), np.zeros_like(s.cell_sq)
+    return (np.maximum(math.log(n) - s.truth_xlogx / n, 0.0), np.maximum(math.log(n) - s.pred_xlogx / n, 0.0))
+
+
+def ratio_replicates(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` clipped to [0, 1], 1 where ``den`` is 0 (``cocluster_scores._ratio``, elementwise)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den <= 0.0, 1.0, np.clip(num / den, 0.0, 1.0))

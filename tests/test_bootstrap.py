@@ -1,0 +1,156 @@
+"""Bootstrap intervals over the items: ``score(..., ci=0.95)`` and ``daskbicl score --ci``."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import daskbicl
+from daskbicl.kernels.coclustering.resampling import Bootstrapped, redraw_counts, replicate_table
+from daskbicl.measures import REGISTRY, ScorePlan
+from daskbicl.measures.bootstrap import VECTORISED, bootstrappable, replicate_values
+
+
+def _pair(seed, n_rows=300, n_cols=80, noise=0.3):
+    rng = np.random.default_rng(seed)
+    t = (rng.integers(0, 5, n_rows), rng.integers(0, 4, n_cols))
+    p = tuple(np.where(rng.random(x.size) < noise, rng.integers(0, 6, x.size), x) for x in t)
+    return t, p
+
+
+def test_the_vectorised_measures_are_bootstrappable_records():
+    for name in VECTORISED:
+        assert bootstrappable(REGISTRY[name]), name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_vectorised_replicates_equal_each_measures_own_finalize(seed):
+    truth, pred = _pair(seed, n_rows=40 + 30 * seed, n_cols=10 + 5 * seed)
+    plan = ScorePlan.build(truth, pred, list(VECTORISED))
+    rows, cols = daskbicl.contingency(truth, pred).row_table, daskbicl.contingency(truth, pred).col_table
+    fast = replicate_values(plan, rows, cols, replicates=70, seed=seed)
+    slow = replicate_values(plan, rows, cols, replicates=70, seed=seed, vectorised=False)
+    for name in VECTORISED:
+        np.testing.assert_allclose(fast[name], slow[name], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_a_replicate_is_a_multinomial_redraw_of_the_cells():
+    counts = np.array([50, 30, 15, 5])
+    drawn = redraw_counts(counts, 4000, np.random.default_rng(0))
+    assert (drawn.sum(axis=1) == 100).all() and (drawn >= 0).all()
+    np.testing.assert_allclose(drawn.mean(axis=0), counts, rtol=0.03)
+    p = counts / 100
+    np.testing.assert_allclose(drawn.var(axis=0), 100 * p * (1 - p), rtol=0.1)
+    few = redraw_counts(np.array([1, 1, 1, 1, 1, 1]), 3000, np.random.default_rng(1))  # fewer items than cells path
+    assert (few.sum(axis=1) == 6).all()
+    np.testing.assert_allclose(few.mean(axis=0), 1.0, rtol=0.05)
+
+
+def test_a_replicate_table_keeps_the_users_labels():
+    t = daskbicl.contingency((np.array(["a", "a", "b", "c"]), [0]), ([7, 8, 8, 9], [0])).row_table
+    r = replicate_table(t, np.array([2, 0, 0, 2]))
+    assert r.truth_labels.tolist() == ["a", "c"] and r.pred_labels.tolist() == [7, 9]
+    assert r.dense().tolist() == [[2, 0], [0, 2]] and r.n == 4
+
+
+def test_intervals_are_seeded_and_labelled():
+    truth, pred = _pair(10)
+    a = daskbicl.score(truth, pred, ci=0.9, replicates=200)
+    b = daskbicl.score(truth, pred, ci=0.9, replicates=200)
+    c = daskbicl.score(truth, pred, ci=0.9, replicates=200, seed=5)
+    plain = daskbicl.score(truth, pred)
+    for name, value in a.items():
+        assert isinstance(value, Bootstrapped) and isinstance(value, daskbicl.Estimate)
+        assert float(value) == plain[name]  # the value itself is the exact one
+        assert (value.low, value.high) == (b[name].low, b[name].high)
+        assert value.low <= value.high and value.method == "bootstrap" and value.level == 0.9
+        assert value.samples == 200 and value.exact
+    assert any((a[k].low, a[k].high) != (c[k].low, c[k].high) for k in a)
+
+
+def test_rows_and_columns_are_redrawn_independently():
+    truth, pred = _pair(11)
+    other_cols = (pred[0], np.random.default_rng(3).integers(0, 3, truth[1].size))
+    a = daskbicl.score(truth, pred, measures=["ari_rows", "ari_cols"], ci=0.95, replicates=100)
+    b = daskbicl.score(truth, other_cols, measures=["ari_rows", "ari_cols"], ci=0.95, replicates=100)
+    assert (a["ari_rows"].low, a["ari_rows"].high) == (b["ari_rows"].low, b["ari_rows"].high)
+    assert (a["ari_cols"].low, a["ari_cols"].high) != (b["ari_cols"].low, b["ari_cols"].high)
+
+
+def test_a_wider_level_gives_a_wider_interval():
+    truth, pred = _pair(12)
+    narrow = daskbicl.score(truth, pred, measures="cari", ci=0.5, replicates=300)["cari"]
+    wide = daskbicl.score(truth, pred, measures="cari", ci=0.99, replicates=300)["cari"]
+    assert wide.low < narrow.low < narrow.high < wide.high
+
+
+def test_from_counted_tables_and_lazily_the_same_digits():
+    import dask
+
+    truth, pred = _pair(13)
+    direct = daskbicl.score(truth, pred, ci=0.95, replicates=100)
+    counted = daskbicl.score(daskbicl.contingency(truth, pred), ci=0.95, replicates=100)
+    lazy = dask.compute(daskbicl.score(truth, pred, ci=0.95, replicates=100, compute=False))[0]
+    for name in direct:
+        assert (direct[name].low, direct[name].high) == (counted[name].low, counted[name].high)
+        assert (direct[name].low, direct[name].high) == (lazy[name].low, lazy[name].high)
+
+
+def test_the_value_pickles_and_prints():
+    b = Bootstrapped(0.61, 0.58, 0.65, 999, level=0.9)
+    back = pickle.loads(pickle.dumps(b))
+    assert (float(back), back.low, back.high, back.level, back.samples) == (0.61, 0.58, 0.65, 0.9, 999)
+    assert str(b) == "0.6100 [0.5800, 0.6500]"
+    assert b.as_dict() == {"value": 0.61, "exact": True, "low": 0.58, "high": 0.65, "method": "bootstrap",
+                           "level": 0.9, "samples": 999, "undefined": 0.0}
+
+
+def test_measures_of_other_passes_are_returned_as_they_are():
+    truth = daskbicl.biclustering([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 1, 0], [0, 0, 1]])
+    pred = daskbicl.biclustering([[1, 1, 1, 0]], [[1, 1, 0]])
+    out = daskbicl.score(truth, pred, measures="jaccard", ci=0.95)
+    assert type(out["jaccard"]) is float
+
+
+@pytest.mark.parametrize("kwargs, word", [({"ci": 1.0}, "ci"), ({"ci": 0.95, "replicates": 0}, "replicates"),
+                                          ({"ci": 0.95, "replicates": 2.5}, "replicates"),
+                                          ({"ci": 0.95, "seed": -1}, "seed")])
+def test_bad_interval_options_are_refused_before_any_read(kwargs, word):
+    with pytest.raises(daskbicl.MeasureError, match=word):
+        daskbicl.score("/nonexistent/t.zarr", "/nonexistent/p.zarr", **kwargs)
+
+
+def test_the_same_digits_on_a_cluster(client, tmp_path):
+    truth, pred = _pair(14, n_rows=2000, n_cols=300)
+    daskbicl.save(daskbicl.partition(*truth), tmp_path / "t.zarr", chunk=256)
+    daskbicl.save(daskbicl.partition(*pred), tmp_path / "p.zarr", chunk=256)
+    there = daskbicl.score(str(tmp_path / "t.zarr"), str(tmp_path / "p.zarr"), ci=0.95, replicates=100)
+    here = daskbicl.score(truth, pred, ci=0.95, replicates=100)
+    assert {k: (v.low, v.high) for k, v in there.items()} == {k: (v.low, v.high) for k, v in here.items()}
+
+
+def test_the_command_line_prints_the_intervals(tmp_path):
+    truth, pred = _pair(15)
+    daskbicl.save(daskbicl.partition(*truth), tmp_path / "t.zarr")
+    daskbicl.save(daskbicl.partition(*pred), tmp_path / "p.zarr")
+
+    def run(*args):
+        proc = subprocess.run([sys.executable, "-m", "daskbicl", "score", str(tmp_path / "t.zarr"),
+                               str(tmp_path / "p.zarr"), *args], capture_output=True, text=True, timeout=180)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    code, out, err = run("--ci", "0.9", "--replicates", "150", "--json", "--measures", "cari", "nce")
+    assert code == 0, err
+    expected = daskbicl.score(truth, pred, measures=["cari", "nce"], ci=0.9, replicates=150)
+    assert json.loads(out) == {k: v.as_dict() for k, v in expected.items()}
+    code, out, err = run("--ci", "0.9", "--replicates", "150", "--measure", "cari")
+    assert code == 0 and str(expected["cari"]) in out and "0.9 bootstrap interval" in out
+    code, out, err = run("--ci", "2")
+    assert code == 2 and "ci" in err and "Traceback" not in err
+    code, out, err = run("--ci", "0.9", "--null", "5")
+    assert code == 2 and "--null" in err
