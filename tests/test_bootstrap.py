@@ -154,3 +154,18 @@ def test_the_command_line_prints_the_intervals(tmp_path):
     assert code == 2 and "ci" in err and "Traceback" not in err
     code, out, err = run("--ci", "0.9", "--null", "5")
     assert code == 2 and "--null" in err
+
+
+def test_the_coverage_simulation_runs_quick():
+    """benchmarks/bootstrap_coverage.py --quick: the simulation cannot rot; its coverage column is a share."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "bootstrap_coverage.py"), "--quick"],
+                          capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split(" | ") for line in proc.stdout.splitlines() if " | " in line]
+    assert lines[0][:3] == ["measure", "population", "coverage"]
+    assert {row[0] for row in lines[1:]} == {"cari", "ari_rows", "nmi_rows", "nce"}
+    assert all(0.0 <= float(row[2]) <= 1.0 for row in lines[1:])

@@ -269,3 +269,15 @@ def test_the_command_line_prints_the_same_tables(tmp_path):
     assert code == 0 and out.startswith("# daskbicl explain") and "## Rows: 60 items" in out
     code, out, err = _run("explain", tmp_path / "t.zarr", tmp_path / "p.zarr", "--share", "2")
     assert code == 2 and "share" in err and "Traceback" not in err and out == ""
+
+
+def test_the_benchmark_runs_quick():
+    """benchmarks/explain.py --quick: explain beside score and the bootstrap's cost (the script cannot rot)."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "explain.py"), "--quick"], capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert proc.returncode == 0, proc.stderr
+    assert "explain / score" in proc.stdout and "per replicate (ce, nce)" in proc.stdout
