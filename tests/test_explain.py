@@ -281,3 +281,22 @@ def test_the_benchmark_runs_quick():
                           text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
     assert proc.returncode == 0, proc.stderr
     assert "explain / score" in proc.stdout and "per replicate (ce, nce)" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["partition", "biclustering"])
+def test_explain_runs_the_passes_of_score_and_nothing_more(kind, tmp_path):
+    """The explanation reads the tables score counts: its graph is score's graph plus one assembling task."""
+    rng = np.random.default_rng(41)
+    if kind == "partition":
+        truth, pred = (daskbicl.partition(*side) for side in _random_pair(rng, 300, 40))
+        measures = ["cari", "nce"]
+    else:
+        truth, pred = (daskbicl.biclustering(*_masks(rng, 3, 300, 40)) for _ in range(2))
+        measures = ["jaccard", "fmeasure"]
+    for name, ds in (("t", truth), ("p", pred)):
+        daskbicl.save(ds, tmp_path / f"{name}.zarr", chunk=64)
+    t, p = str(tmp_path / "t.zarr"), str(tmp_path / "p.zarr")
+    scored = daskbicl.score(t, p, measures=measures, compute=False)
+    explained = daskbicl.explain(t, p, measures=measures, compute=False)
+    assert len(dict(explained.__dask_graph__())) == len(dict(scored.__dask_graph__()))
+    assert explained.compute().score.values.tolist() == list(scored.compute().values())
