@@ -300,3 +300,16 @@ def test_explain_runs_the_passes_of_score_and_nothing_more(kind, tmp_path):
     explained = daskbicl.explain(t, p, measures=measures, compute=False)
     assert len(dict(explained.__dask_graph__())) == len(dict(scored.__dask_graph__()))
     assert explained.compute().score.values.tolist() == list(scored.compute().values())
+
+
+def test_the_command_line_explains_biclusterings(tmp_path):
+    rng = np.random.default_rng(51)
+    truth, pred = daskbicl.biclustering(*_masks(rng, 3, 30, 12)), daskbicl.biclustering(*_masks(rng, 4, 30, 12))
+    daskbicl.save(truth, tmp_path / "t.zarr")
+    daskbicl.save(pred, tmp_path / "p.zarr")
+    code, out, err = _run("explain", tmp_path / "t.zarr", tmp_path / "p.zarr", "--measure", "jaccard", "--format", "csv",
+                          "--threshold", "0.3", "--plot", tmp_path / "b.png")
+    assert code == 0, err
+    expected = to_csv(daskbicl.explain(truth, pred, measures="jaccard", threshold=0.3))
+    assert out == expected and out.startswith("table,truth,cells,best_pred,jaccard,recovered")
+    assert (tmp_path / "b.png").stat().st_size > 0
