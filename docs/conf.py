@@ -119,7 +119,7 @@ def _write_cli_reference(app):
 
 
 _API_GROUPS = {
-    "Scoring": ["score", "contingency", "Contingency", "pair_scores", "tradeoff", "SweepTradeoff"],
+    "Scoring": ["score", "explain", "contingency", "Contingency", "pair_scores", "tradeoff", "SweepTradeoff"],
     "Inputs and stores": ["partition", "biclustering", "biclustering_from_indices", "from_estimator",
                           "as_dataset", "open", "save", "random_partition", "perturb"],
     "Tradeoff-space maths": ["weighted_index", "tradeoff_curves", "optimal_tradeoff", "application_domain",
@@ -138,7 +138,7 @@ _SUBPACKAGES = [
       "MlflowExportError"]),
     ("Figures (daskbicl.plot)", "daskbicl.plot",
      ["plot_tradeoff_space", "plot_tradeoff", "plot_comparison", "plot_pr_space", "plot_corrected_pr_space",
-      "plot_history", "save"]),
+      "plot_history", "plot_match_matrix", "save"]),
     ("Input notes (daskbicl.io.inputs)", "daskbicl.io.inputs", ["TwoViewsWarning", "read_labels", "count_missing"]),
 ]
 

@@ -154,3 +154,30 @@ def test_the_command_line_prints_the_intervals(tmp_path):
     assert code == 2 and "ci" in err and "Traceback" not in err
     code, out, err = run("--ci", "0.9", "--null", "5")
     assert code == 2 and "--null" in err
+
+
+def test_the_coverage_simulation_runs_quick():
+    """benchmarks/bootstrap_coverage.py --quick: the simulation cannot rot; its coverage column is a share."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "bootstrap_coverage.py"), "--quick"],
+                          capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split(" | ") for line in proc.stdout.splitlines() if " | " in line]
+    assert lines[0][:3] == ["measure", "population", "coverage"]
+    assert {row[0] for row in lines[1:]} == {"cari", "ari_rows", "nmi_rows", "nce"}
+    assert all(0.0 <= float(row[2]) <= 1.0 for row in lines[1:])
+
+
+def test_lazy_intervals_add_no_read(tmp_path):
+    """score(ci=..., compute=False) is score's graph with the intervals in its last task: no input is loaded whole."""
+    truth, pred = _pair(16)
+    daskbicl.save(daskbicl.partition(*truth), tmp_path / "t.zarr", chunk=64)
+    daskbicl.save(daskbicl.partition(*pred), tmp_path / "p.zarr", chunk=64)
+    t, p = str(tmp_path / "t.zarr"), str(tmp_path / "p.zarr")
+    plain = daskbicl.score(t, p, measures="cari", compute=False)
+    lazy = daskbicl.score(t, p, measures="cari", ci=0.95, replicates=50, compute=False)
+    assert len(dict(lazy.__dask_graph__())) == len(dict(plain.__dask_graph__()))
+    assert float(lazy.compute()["cari"]) == plain.compute()["cari"]

@@ -269,3 +269,47 @@ def test_the_command_line_prints_the_same_tables(tmp_path):
     assert code == 0 and out.startswith("# daskbicl explain") and "## Rows: 60 items" in out
     code, out, err = _run("explain", tmp_path / "t.zarr", tmp_path / "p.zarr", "--share", "2")
     assert code == 2 and "share" in err and "Traceback" not in err and out == ""
+
+
+def test_the_benchmark_runs_quick():
+    """benchmarks/explain.py --quick: explain beside score and the bootstrap's cost (the script cannot rot)."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "explain.py"), "--quick"], capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert proc.returncode == 0, proc.stderr
+    assert "explain / score" in proc.stdout and "per replicate (ce, nce)" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["partition", "biclustering"])
+def test_explain_runs_the_passes_of_score_and_nothing_more(kind, tmp_path):
+    """The explanation reads the tables score counts: its graph is score's graph plus one assembling task."""
+    rng = np.random.default_rng(41)
+    if kind == "partition":
+        truth, pred = (daskbicl.partition(*side) for side in _random_pair(rng, 300, 40))
+        measures = ["cari", "nce"]
+    else:
+        truth, pred = (daskbicl.biclustering(*_masks(rng, 3, 300, 40)) for _ in range(2))
+        measures = ["jaccard", "fmeasure"]
+    for name, ds in (("t", truth), ("p", pred)):
+        daskbicl.save(ds, tmp_path / f"{name}.zarr", chunk=64)
+    t, p = str(tmp_path / "t.zarr"), str(tmp_path / "p.zarr")
+    scored = daskbicl.score(t, p, measures=measures, compute=False)
+    explained = daskbicl.explain(t, p, measures=measures, compute=False)
+    assert len(dict(explained.__dask_graph__())) == len(dict(scored.__dask_graph__()))
+    assert explained.compute().score.values.tolist() == list(scored.compute().values())
+
+
+def test_the_command_line_explains_biclusterings(tmp_path):
+    rng = np.random.default_rng(51)
+    truth, pred = daskbicl.biclustering(*_masks(rng, 3, 30, 12)), daskbicl.biclustering(*_masks(rng, 4, 30, 12))
+    daskbicl.save(truth, tmp_path / "t.zarr")
+    daskbicl.save(pred, tmp_path / "p.zarr")
+    code, out, err = _run("explain", tmp_path / "t.zarr", tmp_path / "p.zarr", "--measure", "jaccard", "--format", "csv",
+                          "--threshold", "0.3", "--plot", tmp_path / "b.png")
+    assert code == 0, err
+    expected = to_csv(daskbicl.explain(truth, pred, measures="jaccard", threshold=0.3))
+    assert out == expected and out.startswith("table,truth,cells,best_pred,jaccard,recovered")
+    assert (tmp_path / "b.png").stat().st_size > 0

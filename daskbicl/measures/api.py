@@ -105,12 +105,12 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
         return plan.compute(progress=progress) if compute else plan.to_delayed()
     interval = {"ci": level, "replicates": replicates, "seed": seed}
     if not compute:
-        return dask.delayed(_scores_with_intervals, pure=False)(plan, plan.graphs(), interval)
+        # A closure, not arguments: delayed would unpack the plan (a dataclass) and load its input arrays.
+        def finish(tables):
+            return with_intervals(plan, tables, plan.finalize(tables), **interval)
+
+        return dask.delayed(finish, pure=False)(plan.graphs())
     return compute_with_intervals(plan, progress=progress, **interval)
-
-
-def _scores_with_intervals(plan: ScorePlan, tables: dict, interval: dict) -> dict:
-    return with_intervals(plan, tables, plan.finalize(tables), **interval)
 
 
 def measure_docstring(measure: Measure) -> str:

@@ -117,7 +117,11 @@ def explain(truth, pred=None, *, measures: str | Iterable[str] | None = None, sh
     options = {"share": share, "threshold": threshold, "drop_empty": _drop_empty(params),
                "unassigned": check_options(unassigned=unassigned)["unassigned"]}
     if not compute:
-        return dask.delayed(_assemble, pure=False)(plan, provider, plan.graphs(), options)
+        # A closure, not arguments: delayed would unpack the plan (a dataclass) and load its input arrays.
+        def assemble(tables):
+            return _assemble(plan, provider, tables, options)
+
+        return dask.delayed(assemble, pure=False)(plan.graphs())
     return _assemble(plan, provider, run_tables([plan], progress=progress)[0], options)
 
 

@@ -1,0 +1,97 @@
+"""Coverage of the bootstrap intervals of ``score(..., ci=...)``, by simulation.
+
+A fixed population of rows and columns carries a truth and a pred
+co-clustering (pred: truth with a share of labels redrawn).  Each draw
+samples ``--rows`` rows and ``--cols`` columns from it (with replacement,
+as the bootstrap assumes), scores the sample with ``ci=--level`` and checks
+whether the interval holds the population's value.  Coverage is the share
+of draws whose interval does; its binomial standard error is printed next
+to it.  What the interval is meant to cover is exactly this: another draw
+of the items from the same population.
+
+    python3 benchmarks/bootstrap_coverage.py               # 500 draws, 999 replicates
+    python3 benchmarks/bootstrap_coverage.py --quick       # a few draws (the test runs this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import daskbicl  # noqa: E402
+from benchmarks._common import machine  # noqa: E402
+
+#: The measures whose coverage the issue asks for.
+MEASURES = ["cari", "ari_rows", "nmi_rows", "nce"]
+
+
+def population(args, rng):
+    """Truth and pred labels of the population's rows and columns."""
+    def axis(n, k):
+        truth = rng.integers(0, k, n)
+        noisy = rng.random(n) < args.noise
+        return truth, np.where(noisy, rng.integers(0, k, n), truth)
+
+    (tr, pr), (tc, pc) = axis(args.population_rows, args.row_clusters), axis(args.population_cols, args.col_clusters)
+    return (tr, tc), (pr, pc)
+
+
+def simulate(args) -> list[dict]:
+    rng = np.random.default_rng(args.seed)
+    truth, pred = population(args, rng)
+    target = daskbicl.score(truth, pred, measures=MEASURES)
+    hits = {m: 0 for m in MEASURES}
+    widths = {m: [] for m in MEASURES}
+    started = time.perf_counter()
+    for draw in range(args.draws):
+        r = rng.integers(0, truth[0].size, args.rows)
+        c = rng.integers(0, truth[1].size, args.cols)
+        out = daskbicl.score((truth[0][r], truth[1][c]), (pred[0][r], pred[1][c]), measures=MEASURES,
+                             ci=args.level, replicates=args.replicates, seed=draw)
+        for m in MEASURES:
+            hits[m] += out[m].low <= target[m] <= out[m].high
+            widths[m].append(out[m].high - out[m].low)
+    seconds = time.perf_counter() - started
+    rows = []
+    for m in MEASURES:
+        cover = hits[m] / args.draws
+        rows.append({"measure": m, "population": f"{target[m]:.4f}", "coverage": f"{cover:.3f}",
+                     "se": f"{math.sqrt(cover * (1 - cover) / args.draws):.3f}", "nominal": f"{args.level:g}",
+                     "mean_width": f"{np.mean(widths[m]):.4f}"})
+    print(f"# {args.draws} draws of {args.rows} rows x {args.cols} cols, {args.replicates} replicates each, "
+          f"{seconds:.1f} s; {machine()}; load {os.getloadavg()[0]:.1f}")
+    return rows
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--draws", type=int, default=500)
+    p.add_argument("--replicates", type=int, default=999)
+    p.add_argument("--rows", type=int, default=400)
+    p.add_argument("--cols", type=int, default=120)
+    p.add_argument("--population-rows", type=int, default=100_000)
+    p.add_argument("--population-cols", type=int, default=20_000)
+    p.add_argument("--row-clusters", type=int, default=5)
+    p.add_argument("--col-clusters", type=int, default=4)
+    p.add_argument("--noise", type=float, default=0.3)
+    p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="8 draws of 99 replicates")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.draws, args.replicates = 8, 99
+    rows = simulate(args)
+    columns = list(rows[0])
+    print(" | ".join(columns))
+    for row in rows:
+        print(" | ".join(str(row[c]) for c in columns))
+
+
+if __name__ == "__main__":
+    main()
