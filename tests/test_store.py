@@ -84,9 +84,13 @@ def test_a_plain_to_zarr_store_is_read_by_its_variables(tmp_path):
     assert '"cari": ' in proc.stdout
 
 
-def test_save_into_missing_folder(tmp_path):
-    with pytest.raises(StoreError, match="does not exist"):
-        daskbicl.save(([0], [0]), tmp_path / "nope" / "t.zarr")
+def test_save_creates_missing_folders(tmp_path):
+    """As ``Dataset.to_zarr`` does; a file in the way is refused."""
+    daskbicl.save(([0], [0]), tmp_path / "nope" / "deeper" / "t.zarr")
+    assert daskbicl.open(tmp_path / "nope" / "deeper" / "t.zarr").row_labels.values.tolist() == [0]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="is a file, not a folder"):
+        daskbicl.save(([0], [0]), tmp_path / "file" / "t.zarr")
 
 
 def test_generated_data_is_deterministic(tmp_path):

@@ -25,9 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import uuid
 from dataclasses import dataclass, field
 
-from ..errors import StoreReadError, StoreWriteError, one_line, store_failure
+from ..errors import DaskbiclError, StoreError, StoreReadError, StoreWriteError, one_line, store_failure
+from .replace import KIND_ATTR, _failure
 
 __all__ = [
     "RECORD_NAME",
@@ -39,6 +42,7 @@ __all__ = [
     "make_record",
     "write_record",
     "combined_digest",
+    "write_remote",
 ]
 
 #: The completion record, at the root of every store daskbicl writes.
@@ -210,3 +214,191 @@ def write_record(fs, root: str, store: str) -> WriteRecord:
             raise
         raise store_failure(exc, doing="write", store=store) from None
     return record
+
+
+# --------------------------------------------------------------------------- publication on an object store
+
+#: Objects of a store's root whose absence makes the prefix no Zarr group (deleted first on unpublishing).
+ROOT_METADATA = ("zarr.json", ".zgroup", ".zattrs", ".zmetadata")
+_STAGED = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-[0-9a-f]{12}$")
+
+
+def _url(fs, path: str) -> str:
+    return fs.unstrip_protocol(path)
+
+
+def _root_attrs(fs, root: str) -> dict | None:
+    """The attributes of the Zarr group at ``root`` (None when it has no group metadata)."""
+    for name in ("zarr.json", ".zattrs"):
+        try:
+            doc = json.loads(fs.cat_file(f"{root}/{name}"))
+        except FileNotFoundError:
+            continue
+        except ValueError:
+            return {}
+        attrs = doc.get("attributes", {}) if name == "zarr.json" else doc
+        return attrs if isinstance(attrs, dict) else {}
+    return None
+
+
+def state_of(fs, root: str) -> tuple[str, list[str]]:
+    """What is at ``root`` on an object store, and its objects.
+
+    ``"absent"`` (no object), ``"file"``, ``"store"`` (a published daskbicl
+    store, or one written before records), ``"unpublished"`` (what an
+    interrupted daskbicl write left: its sentinel, or its metadata without
+    the record), ``"foreign"`` (anything else: another tool's data).
+    """
+    objects = [p for p in fs.find(root) if p.rstrip("/") != root]
+    if not objects:
+        return ("file" if fs.isfile(root) else "absent"), []
+    names = {_relative(root, p) for p in objects}
+    if RECORD_NAME in names:
+        return "store", objects
+    attrs = _root_attrs(fs, root) if names & set(ROOT_METADATA) else None
+    if WRITING_NAME in names or (attrs is not None and RECORD_ATTR in attrs):
+        return "unpublished", objects
+    if attrs is not None and KIND_ATTR in attrs:
+        return "store", objects
+    return "foreign", objects
+
+
+def _delete(fs, paths: list[str]) -> None:
+    if paths:
+        fs.rm(sorted(paths))
+
+
+def clear(fs, root: str, objects: list[str] | None = None) -> None:
+    """Remove every object under ``root``, unpublishing first: the record, then the root metadata,
+    then the rest, the write-in-progress sentinel last.  Between any two steps the prefix is
+    refused by :func:`daskbicl.open` (an interrupted write) and the next write removes it."""
+    objects = fs.find(root) if objects is None else objects
+    by_name = {_relative(root, p): p for p in objects}
+    first = [by_name[n] for n in (RECORD_NAME,) if n in by_name]
+    meta = [by_name[n] for n in ROOT_METADATA if n in by_name]
+    last = [by_name[n] for n in (WRITING_NAME,) if n in by_name]
+    rest = [p for p in objects if p not in first + meta + last]
+    for group in (first, meta, rest, last):
+        _delete(fs, group)
+
+
+def remove_leftovers(fs, root: str) -> None:
+    """Remove the staging prefixes (``.NAME.tmp-XXXXXXXXXXXX``) that interrupted writes of ``root`` left."""
+    parent, _, name = root.rpartition("/")
+    try:
+        siblings = fs.ls(parent, detail=False) if parent else []
+    except FileNotFoundError:
+        return
+    for sibling in siblings:
+        match = _STAGED.match(sibling.rstrip("/").rpartition("/")[2])
+        if match and match.group("name") == name:
+            clear(fs, sibling.rstrip("/"))
+
+
+def _check_not_inside(fs, root: str, url: str) -> None:
+    """Refuse a destination inside another Zarr store (a folder above holding Zarr metadata)."""
+    parts = root.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        parent = "/".join(parts[:depth])
+        if not parent.strip("/"):
+            break
+        try:
+            names = {p.rstrip("/").rpartition("/")[2] for p in fs.ls(parent, detail=False)}
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if names & {"zarr.json", ".zgroup", ".zarray"}:
+            raise StoreError(f"cannot write {url} inside the Zarr store {_url(fs, parent)}; choose a URL outside it")
+
+
+def _check_destination(fs, root: str, url: str, overwrite: bool) -> tuple[str, list[str]]:
+    _check_not_inside(fs, root, url)
+    state, objects = state_of(fs, root)
+    if state == "file":
+        raise StoreError(f"{url} exists and is a file, not a daskbicl store; refusing to replace it")
+    if state == "foreign":
+        raise StoreError(
+            f"{url} exists and is not a daskbicl store; "
+            + ("overwrite=True only replaces a daskbicl store (or an empty prefix). " if overwrite else "")
+            + "Choose another URL or remove it yourself."
+        )
+    if state == "store" and not overwrite:
+        raise StoreError(f"{url} already exists; pass overwrite=True (CLI: --overwrite) to replace it")
+    return state, objects
+
+
+def write_remote(url: str, storage_options: dict | None, write, overwrite: bool) -> str:
+    """Write a store at an fsspec URL with no rename: publication by the completion record.
+
+    * Nothing at ``url``, or what an interrupted daskbicl write left there
+      (removed first, with or without ``overwrite``): a sentinel object,
+      the store's objects directly under ``url``, the root metadata with
+      the kind, the record, then the sentinel removed.
+    * A store to replace (``overwrite=True``): the new store is written
+      whole under a hidden sibling prefix (``.NAME.tmp-XXXXXXXXXXXX``) while
+      the old one stays readable; then the old one is unpublished (record,
+      then root metadata) and deleted, the new objects copied into place
+      on the server (chunks, then root metadata, then the record), and the
+      sibling deleted.
+
+    A failure removes what this write put in place; a reader never opens a
+    mix of two stores or a part of one (:func:`daskbicl.open` refuses a
+    prefix without its record as an interrupted write).
+    """
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    root = root.rstrip("/")
+    try:
+        state, objects = _check_destination(fs, root, url, overwrite)
+        remove_leftovers(fs, root)
+    except DaskbiclError:
+        raise
+    except Exception as exc:
+        raise store_failure(exc, doing="write", store=url) from None
+    if state == "store":
+        return _replace_remote(fs, root, url, write, objects)
+    try:
+        fs.pipe_file(f"{root}/{WRITING_NAME}", b"")
+        if state == "unpublished":
+            clear(fs, root, [p for p in objects if _relative(root, p) != WRITING_NAME])
+        write(_url(fs, root))
+        fs.rm_file(f"{root}/{WRITING_NAME}")
+    except BaseException as exc:
+        _quietly(clear, fs, root)
+        raise _failure(exc, url, root) from None
+    return url
+
+
+def _quietly(func, *args) -> None:
+    try:
+        func(*args)
+    except Exception:  # the failure to report is the first one
+        pass
+
+
+def _replace_remote(fs, root: str, url: str, write, old: list[str]) -> str:
+    parent, _, name = root.rpartition("/")
+    stage = f"{parent}/.{name}.tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        fs.pipe_file(f"{stage}/{WRITING_NAME}", b"")
+        write(_url(fs, stage))
+    except BaseException as exc:
+        _quietly(clear, fs, stage)
+        raise _failure(exc, url, stage) from None
+    try:
+        fs.pipe_file(f"{root}/{WRITING_NAME}", b"")
+        clear(fs, root, [p for p in old if _relative(root, p) != WRITING_NAME])
+        staged = {_relative(stage, p): p for p in fs.find(stage)}
+        staged.pop(WRITING_NAME, None)
+        order = ([k for k in staged if k != RECORD_NAME and k not in ROOT_METADATA],
+                 [k for k in ROOT_METADATA if k in staged], [RECORD_NAME])
+        for keys in order:  # chunks and array metadata, then the root metadata, then the record
+            if keys:
+                fs.copy([staged[k] for k in keys], [f"{root}/{k}" for k in keys])
+        fs.rm_file(f"{root}/{WRITING_NAME}")
+    except BaseException as exc:
+        _quietly(clear, fs, root)
+        raise _failure(exc, url, root) from None
+    finally:
+        _quietly(clear, fs, stage)
+    return url

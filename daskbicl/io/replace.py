@@ -25,10 +25,13 @@ aside, and if moving it into place fails the old store is moved back.
 
 from __future__ import annotations
 
+import errno
 import json
 import numbers
 import os
+import re
 import shutil
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -38,7 +41,7 @@ import numpy as np
 from ..errors import DaskbiclError, InputError, StoreError, one_line, store_failure
 from ..scheduling import active_client
 
-__all__ = ["check_chunk", "check_storable", "write_local", "write_remote"]
+__all__ = ["check_chunk", "check_storable", "write_local", "remove_leftovers"]
 
 KIND_ATTR = "daskbicl_kind"
 _METADATA = ("zarr.json", ".zgroup", ".zarray", ".zattrs")
@@ -126,13 +129,18 @@ def _check_local(final: Path, overwrite: bool) -> None:
         _check_replaceable(final)
     elif final.is_symlink():
         raise StoreError(f"cannot write {final}: it is a broken symbolic link")
-    if not final.parent.exists():
-        raise StoreError(f"cannot write {final}: folder {final.parent} does not exist")
-    if not final.parent.is_dir():
-        raise StoreError(f"cannot write {final}: {final.parent} is a file, not a folder")
     above = _store_above(final.absolute())
     if above is not None:
         raise StoreError(f"cannot write {final} inside the Zarr store {above}; choose a path outside it")
+    for folder in [final.parent, *final.parent.parents]:
+        if folder.exists() and not folder.is_dir():
+            raise StoreError(f"cannot write {final}: {folder} is a file, not a folder")
+    if not final.parent.exists():
+        try:  # missing parent folders are created, as Dataset.to_zarr does
+            final.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot write {final}: cannot create folder {final.parent} "
+                             f"({exc.strerror or one_line(exc)})") from None
 
 
 # --------------------------------------------------------------------------- writing, then swapping into place
@@ -188,90 +196,123 @@ def remove_when_quiet(folder: Path, settle: float | None = None, timeout: float 
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: Linux's renameat2 flag that swaps two paths in one step (no instant without a store).
+_RENAME_EXCHANGE = 2
+_STAGED_LOCAL = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-[0-9a-f]{12}(?P<lock>\.lock)?$")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where it is not available."""
+    if sys.platform != "linux":
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    done = renameat2(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), _RENAME_EXCHANGE)
+    if done == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # the file system cannot: two renames instead
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _lock(path: Path):
+    """An open file holding an exclusive lock while this process writes (released when it dies)."""
+    handle = open(path, "wb")
+    try:
+        import fcntl
+
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except ImportError:  # no fcntl (Windows): the lock file alone marks the write
+        pass
+    return handle
+
+
+def _abandoned(lock: Path) -> bool:
+    """True when no living process holds ``lock`` (its writer died)."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        with open(lock, "rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False
+            return True
+    except FileNotFoundError:
+        return True
+
+
+def remove_leftovers(final: Path) -> None:
+    """Remove what interrupted writes of ``final`` left beside it (``.NAME.tmp-XXXX`` folders, their locks).
+
+    A folder whose writer still runs (its lock is held) is left alone.
+    """
+    try:
+        siblings = list(final.parent.iterdir())
+    except OSError:
+        return
+    for path in siblings:
+        match = _STAGED_LOCAL.match(path.name)
+        if not match or match.group("name") != final.name:
+            continue
+        if match.group("lock"):
+            if _abandoned(path):
+                shutil.rmtree(path.with_name(path.name[: -len(".lock")]), ignore_errors=True)
+                path.unlink(missing_ok=True)
+        elif not path.with_name(path.name + ".lock").exists():
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+
+
+def _swap_in(tmp: Path, final: Path) -> None:
+    """Put the complete store ``tmp`` at ``final``, the old store (if any) removed."""
+    if not final.exists():
+        os.replace(tmp, final)
+        return
+    if _exchange(tmp, final):  # the old store is now at tmp
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:12]}"
+    os.replace(final, old)
+    try:
+        os.replace(tmp, final)
+    except BaseException:
+        os.replace(old, final)  # put the old store back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def write_local(final: Path, write, overwrite: bool) -> str:
     """Check ``final``, ``write(tmp)`` into a hidden sibling, and swap it into place.
 
-    ``write`` writes a complete store (``daskbicl_kind`` last) at the path it
-    is given.
+    ``write`` writes a complete store (``daskbicl_kind``, then the completion
+    record, last) at the path it is given.  While it runs, a lock file
+    ``.NAME.tmp-XXXX.lock`` held by this process marks the sibling as alive;
+    what a killed write leaves is removed by the next write to ``final``.
     """
     _check_local(final, overwrite)
+    remove_leftovers(final)
     tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:12]}"
+    lock_path = tmp.with_name(tmp.name + ".lock")
+    try:
+        lock = _lock(lock_path)
+    except OSError as exc:
+        raise _failure(exc, str(final), str(tmp)) from None
     try:
         write(str(tmp))
-        if final.exists():
-            old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:12]}"
-            os.replace(final, old)
-            try:
-                os.replace(tmp, final)
-            except BaseException:
-                os.replace(old, final)  # put the old store back
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
+        _swap_in(tmp, final)
     except BaseException as exc:
         remove_when_quiet(tmp)
         raise _failure(exc, str(final), str(tmp)) from None
+    finally:
+        lock.close()
+        lock_path.unlink(missing_ok=True)
     return str(final)
-
-
-def _remote_kind(fs, root: str):
-    """The ``daskbicl_kind`` attribute of the Zarr group at ``root`` (None when there is none)."""
-    for name in ("zarr.json", ".zattrs"):
-        try:
-            doc = json.loads(fs.cat_file(f"{root}/{name}"))
-        except FileNotFoundError:
-            continue
-        except ValueError:
-            return None
-        attrs = doc.get("attributes", {}) if name == "zarr.json" else doc
-        return attrs.get(KIND_ATTR) if isinstance(attrs, dict) else None
-    return None
-
-
-def write_remote(url: str, storage_options: dict | None, write, overwrite: bool) -> str:
-    """As :func:`write_local`, for an fsspec URL: a temporary sibling prefix, then moves."""
-    import fsspec
-
-    fs, root = fsspec.core.url_to_fs(url, **(storage_options or {}))
-    root = root.rstrip("/")
-    try:
-        exists = fs.exists(root)
-        if exists and fs.isfile(root):
-            raise StoreError(f"{url} exists and is a file, not a daskbicl store; refusing to replace it")
-        if exists and not overwrite:
-            raise StoreError(f"{url} already exists; pass overwrite=True to replace it")
-        if exists and fs.find(root) and _remote_kind(fs, root) is None:
-            raise StoreError(
-                f"{url} exists and is not a daskbicl store; overwrite=True only replaces a daskbicl store "
-                "(or an empty prefix). Choose another URL or remove it yourself."
-            )
-    except DaskbiclError:
-        raise
-    except Exception as exc:
-        raise store_failure(exc, doing="write", store=url) from None
-    parent, _, name = root.rpartition("/")
-    tmp = f"{parent}/.{name}.tmp-{uuid.uuid4().hex[:12]}"
-    try:
-        write(fs.unstrip_protocol(tmp))
-        if exists and fs.find(root):
-            old = f"{parent}/.{name}.old-{uuid.uuid4().hex[:12]}"
-            fs.mv(root, old, recursive=True)
-            try:
-                fs.mv(tmp, root, recursive=True)
-            except BaseException:
-                if fs.exists(root):
-                    fs.rm(root, recursive=True)
-                fs.mv(old, root, recursive=True)  # put the old store back
-                raise
-            fs.rm(old, recursive=True)
-        else:
-            fs.mv(tmp, root, recursive=True)
-    except BaseException as exc:
-        try:
-            if fs.exists(tmp):
-                fs.rm(tmp, recursive=True)
-        except Exception:  # the failure to report is the first one
-            pass
-        raise _failure(exc, url, tmp) from None
-    return url

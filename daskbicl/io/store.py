@@ -46,8 +46,8 @@ from .coding import (
     mask_chunk,
     values_name,
 )
-from .publish import RECORD_ATTR, RECORD_NAME, WRITING_NAME, read_record, write_record
-from .replace import check_chunk, check_storable, write_local, write_remote
+from .publish import RECORD_ATTR, RECORD_NAME, WRITING_NAME, read_record, write_record, write_remote
+from .replace import check_chunk, check_storable, write_local
 from .validate import as_dataset
 
 __all__ = ["open_store", "save", "is_remote"]
@@ -570,7 +570,10 @@ def _write_all(ds: xr.Dataset, kind: str, target: str, storage_options, progress
     (:mod:`daskbicl.io.publish`), which makes it a daskbicl store."""
     import fsspec
 
-    _run_writes(ds.to_zarr(target, mode="w-", consolidated=False, storage_options=storage_options, compute=False,
+    # An object-store prefix already holds the write-in-progress sentinel (io/publish.py): Zarr's
+    # mode "w-" refuses any object there, mode "a" creates the group and its arrays just the same.
+    mode = "a" if is_remote(target) else "w-"
+    _run_writes(ds.to_zarr(target, mode=mode, consolidated=False, storage_options=storage_options, compute=False,
                            write_empty_chunks=True), progress)
     _write_kind(target, kind, storage_options)
     fs, root = fsspec.core.url_to_fs(target, **(storage_options or {}))
