@@ -3,8 +3,10 @@
 When a batch run has a cluster at hand before it plans (a ``Client`` passed
 to :func:`~daskbicl.batch.run_batch`, or an active one), the client does not
 read the stores' bytes: :func:`~daskbicl.batch.runner.survey` only lists
-them and reads their kinds, and :func:`fingerprint_on_cluster` sends one
-task per store to the workers, ahead of any other task
+them and reads their kinds (and fingerprints the stores whose write record
+or object listing vouches for them: no chunk read, nothing for a worker
+to do), and :func:`fingerprint_on_cluster` sends one task per other
+store to the workers, ahead of any other task
 (:func:`survey_task`): it hashes the store
 (:func:`~daskbicl.batch.fingerprint.fingerprint_task`, the same digest as in
 the client) and then opens it, and sends back the fingerprint and the lazy

@@ -204,7 +204,9 @@ def _changed(subs: list[Submitted], storage_options: dict, stat: dict | None = N
     A local store whose ``stat`` listing (``stat[path]``, taken when it was
     fingerprinted) is provably the same is not hashed again
     (:func:`~daskbicl.batch.fingerprint.unchanged_since`): the shared truth of
-    a batch is not re-read each time a pair completes.
+    a batch is not re-read each time a pair completes.  The others are
+    fingerprinted again, which reads no chunk of a store whose write record
+    or object listing vouches for it.
     """
     stat = stat or {}
     paths = list(dict.fromkeys(p for s in subs for p in (s.job.truth, s.job.pred)))
