@@ -427,6 +427,24 @@ def first_use(rounds: int, seed: int = 7) -> None:
         sys.stdout.flush()
 
 
+def _see_these_packages(py: str) -> None:
+    """The environment of ``py`` sees this interpreter's packages: a ``.pth`` adds its site directories.
+
+    ``system_site_packages`` would not do: from inside a virtual environment it
+    shows the base interpreter's packages, not the environment's (where a user's
+    dependencies are).  ``site.addsitedir`` also runs their ``.pth`` files; it runs
+    after the new environment's own, so its editable install of this checkout wins.
+    """
+    import site
+
+    dirs = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    dirs = [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+    own = subprocess.run([py, "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    with open(os.path.join(own, "zz_daskbicl_parent_site.pth"), "w", encoding="utf-8") as pth:
+        pth.write(f"import site; list(map(site.addsitedir, {dirs!r}))\n")
+
+
 def install_and_demo() -> None:
     """The README's first command on a machine that never ran daskbicl, and a fresh import to compare with.
 
@@ -442,7 +460,7 @@ def install_and_demo() -> None:
     with tempfile.TemporaryDirectory(prefix="daskbicl-install-") as tmp:
         env_dir, cache = os.path.join(tmp, "venv"), os.path.join(tmp, "numba-cache")
         start = time.perf_counter()
-        venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+        venv.EnvBuilder(with_pip=False).create(env_dir)
         made = time.perf_counter() - start
         py = os.path.join(env_dir, "bin", "python")
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": ""}
@@ -450,6 +468,7 @@ def install_and_demo() -> None:
         start = time.perf_counter()
         subprocess.run(pip, check=True, capture_output=True, env=env, cwd=tmp)
         installed = time.perf_counter() - start
+        _see_these_packages(py)  # after pip: its isolated build must not see this interpreter's setuptools
         script = os.path.join(env_dir, "bin", "daskbicl")
         start = time.perf_counter()
         demo = subprocess.run([script, "demo"], capture_output=True, text=True, env=env, cwd=tmp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -31,6 +32,17 @@ def _opens_daskbicls_cluster():
     return cluster
 
 
+@contextlib.contextmanager
+def _mounted():
+    subprocess.run(["mount", "--help"], capture_output=True, check=False)
+    yield
+
+
+def _uses_a_mount():
+    with _mounted():
+        pass
+
+
 def _kills():
     os.kill(os.getpid(), 0)
 
@@ -47,7 +59,7 @@ def _calls_a_pure_helper():
 
 # By name: helpers listed in a test's decorators count as its code (a parametrize over them may call them).
 @pytest.mark.parametrize("name", ["_runs_the_cli", "_calls_a_helper_that_runs_the_cli", "_starts_a_cluster",
-                                  "_opens_daskbicls_cluster", "_kills"])
+                                  "_opens_daskbicls_cluster", "_uses_a_mount", "_kills"])
 def test_a_process_a_cluster_or_a_signal_is_system(name):
     assert is_system_function(globals()[name])
 
@@ -73,9 +85,10 @@ def test_a_test_of_pure_code_is_in_the_fast_lane(request):
 
 def test_tests_of_the_suite_are_read_through_their_helpers_and_hypothesis():
     """A CLI test and a kernel test of the suite itself, read as collection reads them."""
-    from . import test_cli, test_counting
+    from . import test_cli, test_counting, test_failures
 
     assert is_system_function(test_cli.test_score_runs_on_the_scheduler_asked_for)  # subprocess in its body
     assert not is_system_function(test_cli.test_word_options_ignore_case_as_in_python)  # cli.main, in process
+    assert is_system_function(test_failures.test_disk_full_while_saving_from_python)  # a tmpfs (a context manager)
     given = [f for name, f in vars(test_counting).items() if name.startswith("test_") and hasattr(f, "hypothesis")]
     assert given and not any(is_system_function(f) for f in given)

@@ -98,7 +98,5 @@ def _global_is_system(value, func: types.FunctionType) -> bool:
     name = getattr(value, "__name__", None)
     if any(module.startswith(owner) and name in names for owner, names in SYSTEM_OBJECTS.items()):
         return True
-    if (isinstance(value, types.FunctionType) and value is not func and module.split(".")[0] == "tests"
-            and value not in _reads_system_guard):
-        return _reads_system(value)
-    return False
+    helper = _plain(value) if callable(value) and module.split(".")[0] == "tests" else None
+    return helper is not None and helper is not func and helper not in _reads_system_guard and _reads_system(helper)
