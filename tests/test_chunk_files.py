@@ -184,3 +184,18 @@ def test_scores_are_equal_whatever_the_read_tasks_cover(tmp_path):
         assert list(got) == list(want) and len(got) > 5
         for key in want:
             assert got[key] == want[key] or (np.isnan(got[key]) and np.isnan(want[key])), (a, b, key)
+
+
+def test_a_store_written_again_keeps_its_chunks_not_its_read_tasks(tmp_path):
+    """Read in tasks of many stored chunks, a store saved again has the chunks it had (labels and masks)."""
+    import dask
+
+    _stores(tmp_path)
+    for name, var in [("t", "row_labels"), ("bt", "row_mask")]:
+        with dask.config.set(FEW_TASKS):
+            ds = daskbicl.open(tmp_path / f"{name}.zarr")
+            assert ds[var].data.numblocks[-1] == 1
+            daskbicl.save(ds, tmp_path / f"{name}-again.zarr")
+        before, after = (zarr.open_array(str(tmp_path / f"{n}.zarr" / var), mode="r") for n in (name, f"{name}-again"))
+        assert after.chunks == before.chunks
+        np.testing.assert_array_equal(after[...], before[...])

@@ -207,5 +207,7 @@ def decode_labels(ds: xr.Dataset) -> xr.Dataset:
         if values.dtype.kind in "UST":
             values = values.astype(object)
         labels = decoded(ds[var].data, values, None if unassigned is None else int(unassigned))
+        encoding = ds[var].encoding
         ds = ds.drop_vars(vname).assign({var: (ds[var].dims, labels, attrs)})
+        ds[var].encoding = dict(encoding)  # the store's chunks, when read in larger tasks (written again alike)
     return ds

@@ -488,7 +488,22 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
             read = da.from_array(reader, chunks=chunks, name=name, asarray=True, fancy=False,
                                  meta=np.empty((0,) * data.ndim, data.dtype))
         out[var] = (ds[var].dims, read, ds[var].attrs)
+        if chunks != data.chunks:  # written again (save), a variable keeps the store's chunks, not its tasks'
+            out[var].encoding[STORED_CHUNKS] = dict(zip(ds[var].dims, (c[0] for c in data.chunks)))
     return out
+
+
+#: Encoding entry of a variable read in tasks larger than its store's chunks: the store's chunk per dimension.
+STORED_CHUNKS = "daskbicl_stored_chunks"
+
+
+def _stored_chunks(ds: xr.Dataset) -> xr.Dataset:
+    """Variables read from a store in larger tasks (:func:`_checked_reads`) back in the store's chunks."""
+    for name, var in ds.data_vars.items():
+        stored = var.encoding.get(STORED_CHUNKS)
+        if stored and var.chunks is not None:
+            ds[name] = var.chunk(stored)
+    return ds
 
 
 def _unreadable_metadata(folder: str) -> str | None:
@@ -595,7 +610,7 @@ def save(
     ds = as_dataset(ds, "dataset to save")
     check_storable(ds)
     kind = ds.attrs[KIND_ATTR]
-    ds = ds.copy()
+    ds = _stored_chunks(ds.copy())
     # The kind (and the completeness marker) are written last, by _write_kind.
     # The unassigned policy is a choice made when scoring, not a property of the data.
     ds.attrs = {k: v for k, v in ds.attrs.items() if k not in (KIND_ATTR, CHUNKS_ATTR, UNASSIGNED_ATTR)}
