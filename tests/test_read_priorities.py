@@ -20,7 +20,6 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 import daskbicl
 from daskbicl.batch import run_batch
-from daskbicl.engine.micro_estimates import PROBE_PRIORITY
 from daskbicl.engine.provider_graph import read_first
 
 
@@ -88,9 +87,9 @@ def _check(graphs: list) -> None:
         _check_graph(seen)
 
 
-#: Priorities a pass declares for its single tasks (kept by read_first): the micro planning's estimates, and the
+#: Priorities a pass declares for its single tasks (kept by read_first): the
 #: shorter axis's membership pass.
-DECLARED = {0, -1, *PROBE_PRIORITY.values()}
+DECLARED = {0, -1}
 
 
 def _check_graph(seen: dict) -> None:
