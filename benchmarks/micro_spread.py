@@ -87,17 +87,15 @@ def _serial_planner(on: bool) -> None:
     planner.classes_ruled_out = (lambda rows, cols: "") if on else shipped
 
 
-def _one_run(client, sides, measures, serial: bool, walk: bool = True):
-    """(score() seconds, task stream, result), the planning as one task (``serial``) or as tasks side by side;
-    ``walk``: the walking tasks placed (thread i mod threads) or left to the scheduler."""
+def _one_run(client, sides, measures, serial: bool):
+    """(score() seconds, task stream, result), the planning as one task (``serial``) or as tasks side by side."""
     from distributed import get_task_stream
 
     from daskbicl.engine import micro_pass
 
-    micro_pass.PLACE_WALK = walk  # read when the graph is built, in this process
     saved = micro_pass._probe_graph
     if serial:  # the plan's estimates inside the one planning task, one after the other
-        micro_pass._probe_graph = lambda *args: ([None, None, None, None], {"truth": None, "pred": None}, {})
+        micro_pass._probe_graph = lambda *args: [None, None, None, None]
         client.run(_serial_planner, True)
     try:
         with get_task_stream(client) as ts:
@@ -164,9 +162,6 @@ def main(argv=None) -> None:
                     help="score the case this many times on the one cluster and print every run's share, the "
                          "median and the worst (the placement of a few tasks varies from run to run)")
     ap.add_argument("--seed", type=int, default=0, help="the random draw of the biclusters (0: the recorded one)")
-    ap.add_argument("--walk", choices=("placed", "unplaced", "both"), default="placed",
-                    help="the walking tasks placed on thread i mod threads (the default), left to the scheduler, "
-                    "or both, alternating run by run (--runs each) on the one cluster")
     ap.add_argument("--timeline", action="store_true",
                     help="print every task's start and end (seconds from the first start) and its worker")
     args = ap.parse_args(argv)
@@ -185,11 +180,7 @@ def main(argv=None) -> None:
           f"{args.workers} worker processes x 1 thread, draw {args.seed}"
           f"{', membership pass in one block' if args.one_block else ''}")
     modes = [True, False] * args.rounds if args.compare else [args.serial_plan] * args.runs
-    walks = {"placed": [True], "unplaced": [False], "both": [True, False]}[args.walk]
-    if args.compare:
-        walks = walks[:1]
     shares: dict = {True: [], False: []}
-    by_walk: dict = {True: [], False: []}
     values = set()
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
@@ -201,27 +192,17 @@ def main(argv=None) -> None:
                                               rng.random((args.k, 4000)) < args.density) for _ in range(2)]
                 _one_run(client, warm, args.measures, serial)
             for serial in modes:
-                for walk in walks:
-                    window, stream, result = _one_run(client, sides, args.measures, serial, walk)
-                    label = "planning as one task" if serial else "planning as tasks"
-                    if args.walk == "both":
-                        label += ", walk placed" if walk else ", walk unplaced"
-                    share = _report(label, window, stream, args.workers)
-                    shares[serial].append(share)
-                    by_walk[walk].append(share)
-                    if args.timeline:
-                        timeline(stream, window)
-                    values.add(tuple(sorted(_values(result).items())))
+                window, stream, result = _one_run(client, sides, args.measures, serial)
+                share = _report("planning as one task" if serial else "planning as tasks", window, stream,
+                                args.workers)
+                shares[serial].append(share)
+                if args.timeline:
+                    timeline(stream, window)
+                values.add(tuple(sorted(_values(result).items())))
     print(dict(next(iter(values))))
     if len(values) > 1:
         print("VALUES DIFFER between the two ways:", values)
-    if args.walk == "both":
-        for walk in (True, False):
-            runs = sorted(by_walk[walk])
-            print(f"walking tasks {'placed' if walk else 'unplaced'}: "
-                  f"{', '.join(f'{100 * x:.1f} %' for x in by_walk[walk])}; median "
-                  f"{100 * float(np.median(runs)):.1f} %, worst {100 * runs[-1]:.1f} %")
-    elif args.runs > 1 and not args.compare:
+    if args.runs > 1 and not args.compare:
         runs = sorted(shares[args.serial_plan])
         print(f"idle-thread share of the whole score() call over {len(runs)} runs: "
               f"{', '.join(f'{100 * x:.1f} %' for x in shares[args.serial_plan])}; median "

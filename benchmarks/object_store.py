@@ -1,6 +1,6 @@
 """Stores on an S3 object store (moto's standalone server on loopback) against the same stores on a local disk.
 
-Starts ``python -m moto.server`` on a free loopback port (as tests/s3_server.py does: s3fs talks to it over HTTP
+Starts ``python -m moto.server`` on a free loopback port (as tests/support/s3_server.py does: s3fs talks to it over HTTP
 as it talks to AWS; the server's access log counts every request it answered), writes the stores with
 ``daskbicl.save`` to a local folder and uploads them with s3fs, then measures:
 
@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, str(ROOT))
 from _common import machine, measure, print_table, versions  # noqa: E402
 
-from tests.s3_server import KEY, SECRET, start_server, stop_server  # noqa: E402
+from tests.support.s3_server import KEY, SECRET, start_server, stop_server  # noqa: E402
 
 #: a Zarr v3 chunk object's key (``.../c/0``, ``.../c/1/0``)
 CHUNK_KEY = re.compile(r"/c(/\d+)+$")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import itertools
 import logging
 import sys
 import time
@@ -24,7 +23,7 @@ from .errors import DaskbiclError, NoWorkersError, SchedulerError, WorkerKilledE
 logger = logging.getLogger("daskbicl")
 
 __all__ = [
-    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "places", "read_order",
+    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "read_order",
     "scatter_blocks", "scatter_inputs", "task_chunks", "wait_watched", "worker_killed",
 ]
 
@@ -98,48 +97,6 @@ def active_client():
         return default_client()
     except ValueError:
         return None
-
-
-#: Graphs placed so far: where :func:`places` starts, so that the pairs of a batch start on different workers.
-_PLACED = itertools.count()
-
-
-def places(weights) -> list[dict] | None:
-    """Worker annotations that spread a handful of long tasks of one graph over the cluster's threads.
-
-    ``distributed`` gives a ready task to a worker that holds one of its
-    inputs (``decide_worker``), so tasks that all read the one result of a
-    merge queue on the worker that made it while the others wait, until
-    work stealing moves some (after up to seconds).  Given each task's
-    nominal duration (``weights``, any unit), this assigns them longest
-    first to the least loaded worker thread (LPT) and returns, per task,
-    ``{"workers": [address], "allow_other_workers": True}`` for
-    :func:`dask.annotate`: a preference, not a restriction (another worker
-    takes the task when its worker is gone, and stealing may still move
-    it).  The assignment starts at a different worker for each graph built
-    (a batch's pairs do not all land on the first worker).  None when no
-    Client is active or it has one worker thread: the scheduler's own
-    placement is then the same or the only one.
-    """
-    client = active_client()
-    if client is None:
-        return None
-    try:
-        threads = client.nthreads()
-    except Exception:  # noqa: BLE001 - a scheduler that does not answer: leave the placement to it
-        return None
-    slots = [address for address in sorted(threads) for _ in range(int(threads[address]))]
-    if len(slots) < 2:
-        return None
-    start = next(_PLACED) % len(slots)
-    slots = slots[start:] + slots[:start]
-    load = [0.0] * len(slots)
-    out: list[dict] = [{}] * len(weights)
-    for i in sorted(range(len(weights)), key=lambda i: -weights[i]):  # stable: ties in the order given
-        j = min(range(len(slots)), key=load.__getitem__)
-        load[j] += weights[i]
-        out[i] = {"workers": [slots[j]], "allow_other_workers": True}
-    return out
 
 
 def read_order(key) -> int:

@@ -1,6 +1,6 @@
 """Cheap nights on an object store: fingerprints from listings and write records, counted at the server.
 
-Real parts only: moto's standalone S3 server on loopback (tests/s3_server.py; its access log lists every
+Real parts only: moto's standalone S3 server on loopback (tests/support/s3_server.py; its access log lists every
 request it answered), stores written with ``daskbicl.save`` to a local folder and uploaded with s3fs, the
 session's LocalCluster, the results file on disk.  What is measured is what the *server* answered: a GET of a
 chunk object is a read of that chunk, whoever made it (the client, a worker, the fingerprinting).

@@ -12,7 +12,6 @@ import itertools
 import math
 import subprocess
 import sys
-import time
 from fractions import Fraction
 from functools import partial
 
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 
 from daskbicl.errors import InputError, TooLargeError
 from daskbicl.kernels.coclustering.contingency import Table
+from daskbicl.kernels.micro.budget import DEFAULT_MAX_WORK
 from daskbicl.kernels.micro.cell_records import coverage_from_histogram, coverage_from_moments
 from daskbicl.kernels.micro.family_tasks import finish, jaccard_table, run_task, union_tables
 from daskbicl.kernels.micro.memberships import Memberships, merge_memberships, signature_counts, subproblem
@@ -1030,27 +1030,23 @@ def test_redundant_5000_by_500_no_longer_runs_minutes():
     """The issue's 5000 x 500, 20 + 100 (5 copies) case ran 241 s, then refused: now an exact answer."""
     tr, tc, pr, pc = redundant(5000, 500, 20, 5, 0.05, seed=0)
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    start = time.perf_counter()
     plan = plan_micro(rows, cols, coverage=True, bcubed=True)
-    assert time.perf_counter() - start < 20  # the plan alone: seconds
-    assert plan.method == "classes"
+    assert plan.method == "classes" and plan.work < DEFAULT_MAX_WORK / 10  # its estimated work: seconds at most
     t = MicroTables(rows, cols)
     p, r, f1 = mocice_bcubed(t)
     assert 0 < p < 1 and 0 < r <= 1 and t.coverage.union > 0
-    assert time.perf_counter() - start < 120  # minutes before: 241 s on an idle machine
     # the same pair on a few rows and columns agrees with the oracle (copies, perturbed copies)
     small = redundant(7, 6, 3, 3, 0.5, seed=1)
     assert bcubed(*small, method="classes") == oracle.mocice_bcubed(*small)
 
 
-def test_plan_refuses_within_seconds_and_exact_cost_is_cheap():
-    """Both methods beyond max_work: TooLargeError from the plan, naming both, within seconds."""
+def test_plan_refuses_and_exact_cost_is_cheap():
+    """Both methods beyond max_work: TooLargeError from the plan, naming both."""
     from daskbicl.kernels.micro.planner import exact_cost
 
     rng = np.random.default_rng(0)
     tr, tc, pr, pc = (rng.random((40, 3000)) < 0.3 for _ in range(4))
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    start = time.perf_counter()
     with pytest.raises(TooLargeError, match="daskbicl.max_work") as info:
         plan_micro(rows, cols, coverage=True, bcubed=True, max_work=1e6)
     assert "cell classes" in str(info.value)
@@ -1060,7 +1056,6 @@ def test_plan_refuses_within_seconds_and_exact_cost_is_cheap():
     cost = exact_cost(rows, cols, {"coverage", "bcubed"}, max_work=1e12)
     assert 1e5 < cost < 1e12
     assert exact_cost(rows, cols, {"overlap"}) == 0.0
-    assert time.perf_counter() - start < 60
     with pytest.raises(InputError, match="method must be one of"):
         plan_micro(rows, cols, method="walk")
 

