@@ -36,16 +36,33 @@ def _check_size(rows: int, cols: int, chunk: int, preds: int) -> None:
         )
 
 
-def _check_generate(out_dir: str, noise: float, seed: int, preds: int, overwrite: bool) -> None:
+def _join(out_dir: str, name: str) -> str:
+    """``out_dir/name`` for a folder or an fsspec URL (a URL is never a local path)."""
+    from .io.store import is_remote
+
+    return f"{out_dir.rstrip('/')}/{name}" if is_remote(out_dir) else os.path.join(out_dir, name)
+
+
+def _exists(path: str, storage_options: dict | None) -> bool:
+    from .io.publish import store_exists
+    from .io.store import is_remote
+
+    return store_exists(path, storage_options) if is_remote(path) else os.path.exists(path)
+
+
+def _check_generate(out_dir: str, noise: float, seed: int, preds: int, overwrite: bool,
+                    storage_options: dict | None = None) -> None:
     """Validate every ``generate`` argument before anything is written or started."""
+    from .io.store import is_remote
+
     if not (math.isfinite(noise) and 0.0 <= noise <= 1.0):
         raise InputError(f"--noise is the fraction of labels redrawn: it must be in [0, 1], got {noise:g}")
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+    if not is_remote(out_dir) and os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"output folder {out_dir} exists and is not a folder")
     if not overwrite:
-        existing = [os.path.join(out_dir, n) for n in _store_names(preds) if os.path.exists(os.path.join(out_dir, n))]
+        existing = [_join(out_dir, n) for n in _store_names(preds) if _exists(_join(out_dir, n), storage_options)]
         if existing:
             more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
             raise StoreError(f"{existing[0]}{more} already exists; pass --overwrite to replace")
@@ -56,8 +73,14 @@ def _output_folder(out_dir: str):
     """Create ``out_dir`` (and missing parents); if what follows fails, remove the folders created that stayed empty.
 
     Stores that were completed stay (each store is written atomically);
-    a failed ``generate`` never leaves an empty output folder behind.
+    a failed ``generate`` never leaves an empty output folder behind.  An
+    fsspec URL needs no folder (an object store has none): nothing is created.
     """
+    from .io.store import is_remote
+
+    if is_remote(out_dir):
+        yield
+        return
     created = []
     folder = os.path.abspath(out_dir)
     while not os.path.isdir(folder):
@@ -89,20 +112,22 @@ def _remove_empty(folders: list[str]) -> None:
 
 def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_clusters: int,
               noise: float, seed: int, preds: int, overwrite: bool, chunk: int,
-              progress: bool = False) -> tuple[str, list[str]]:
+              progress: bool = False, storage_options: dict | None = None) -> tuple[str, list[str]]:
     from .io.store import open_store, save
     from .io.synthetic import perturb, random_partition
 
-    _check_generate(out_dir, noise, seed, preds, overwrite)
+    _check_generate(out_dir, noise, seed, preds, overwrite, storage_options)
+    where = {"overwrite": overwrite, "progress": progress, "storage_options": storage_options}
     with _output_folder(out_dir):
         truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
         names = _store_names(preds)
-        truth_path = save(truth, os.path.join(out_dir, names[0]), overwrite=overwrite, progress=progress)
-        truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
+        truth_path = save(truth, _join(out_dir, names[0]), **where)
+        # perturb what was written, read back lazily
+        truth = open_store(truth_path, "truth", storage_options=storage_options)
         pred_paths = []
         for k, name in enumerate(names[1:]):
             pred = perturb(truth, noise, seed=seed + 1 + k)
-            pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite, progress=progress))
+            pred_paths.append(save(pred, _join(out_dir, name), **where))
     return truth_path, pred_paths
 
 
@@ -114,11 +139,12 @@ def _generate_biclustering(args, progress: bool) -> tuple[str, list[str]]:
     truth = random_biclustering(args.rows, args.cols, args.biclusters, density=args.density, layout=args.layout,
                                 overlap=args.overlap, seed=args.seed, chunk=args.chunk)
     names = _store_names(args.preds)
+    where = {"overwrite": args.overwrite, "progress": progress, "storage_options": _options(args)}
     with _output_folder(args.out):
-        truth_path = save(truth, os.path.join(args.out, names[0]), overwrite=args.overwrite, progress=progress)
+        truth_path = save(truth, _join(args.out, names[0]), **where)
         preds = [
             save(perturb_biclustering(truth, args.noise, density=args.density, seed=args.seed + 1 + k),
-                 os.path.join(args.out, name), overwrite=args.overwrite, progress=progress)
+                 _join(args.out, name), **where)
             for k, name in enumerate(names[1:])
         ]
     return truth_path, preds
@@ -135,8 +161,13 @@ def _check_generate_biclustering(args) -> None:
         raise InputError(f"--layout must be one of {', '.join(LAYOUTS)}")
 
 
+def _options(args) -> dict | None:
+    """The fsspec options of the command's store URLs (None: fsspec's own configuration, the environment)."""
+    return getattr(args, "storage_options", None)
+
+
 def cmd_generate(args) -> int:
-    _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite)
+    _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite, _options(args))
     _check_size(args.rows, args.cols, args.chunk, args.preds)
     if args.kind == "biclustering":
         _check_generate_biclustering(args)
@@ -149,6 +180,7 @@ def cmd_generate(args) -> int:
                 truth, preds = _generate(
                     args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
                     args.noise, args.seed, args.preds, args.overwrite, args.chunk, progress_wanted(args),
+                    _options(args),
                 )
     print(f"truth: {truth}")
     for p in preds:
@@ -238,7 +270,7 @@ def cmd_convert(args) -> int:
     from .io.store import save
 
     ds = _convert_dataset(args)  # every file read and checked before anything is written
-    path = save(ds, args.out, overwrite=args.overwrite)
+    path = save(ds, args.out, overwrite=args.overwrite, storage_options=_options(args))
     sizes = ", ".join(f"{n:,} {d}s" for d, n in ds.sizes.items())
     print(f"{ds.attrs['daskbicl_kind']}: {path} ({sizes})")
     return EXIT_OK

@@ -43,6 +43,7 @@ __all__ = [
     "write_record",
     "combined_digest",
     "write_remote",
+    "store_exists",
 ]
 
 #: The completion record, at the root of every store daskbicl writes.
@@ -261,6 +262,18 @@ def state_of(fs, root: str) -> tuple[str, list[str]]:
     if attrs is not None and KIND_ATTR in attrs:
         return "store", objects
     return "foreign", objects
+
+
+def store_exists(url: str, storage_options: dict | None = None) -> bool:
+    """True when a store (published, or another tool's data) is at ``url``; what an interrupted
+    daskbicl write left there does not count (the next write removes it)."""
+    import fsspec
+
+    try:
+        fs, root = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        return state_of(fs, root.rstrip("/"))[0] not in ("absent", "unpublished")
+    except Exception as exc:
+        raise store_failure(exc, doing="read", store=url) from None
 
 
 def _delete(fs, paths: list[str]) -> None:

@@ -1,26 +1,27 @@
 """Where :func:`daskbicl.save` writes: checks before writing, a temporary sibling, the swap into place.
 
-Guarantees (docs/guide/failures.md), on a local path and on an fsspec URL:
+Guarantees (docs/guide/failures.md), on a local path (object stores:
+:mod:`daskbicl.io.publish`):
 
 * everything that can be checked before writing is checked first: the
   ``chunk`` argument, attributes that a Zarr store cannot hold, coordinates
   of mixed types, an existing destination (refused without
   ``overwrite=True``; with it, only a daskbicl store or an empty folder is
   replaced, never another tool's data), a destination inside another Zarr
-  store;
-* the store is written into a hidden sibling (``.NAME.tmp-XXXX``) and moved
-  into place only once every chunk and the ``daskbicl_kind`` attribute are
-  written, so a failed or interrupted write (disk full, file size limit,
-  permission denied, Ctrl-C, SIGTERM) leaves the destination as it was:
-  absent, or the old store, untouched;
+  store; missing parent folders are created;
+* the store is written into a hidden sibling (``.NAME.tmp-XXXX``, marked
+  alive by the lock file ``.NAME.tmp-XXXX.lock`` its writer holds) and moved
+  into place only once every chunk, the ``daskbicl_kind`` attribute and the
+  completion record are written, so a failed or interrupted write (disk
+  full, file size limit, permission denied, Ctrl-C, SIGTERM) leaves the
+  destination as it was: absent, or the old store, untouched; what a killed
+  write leaves beside it is removed by the next write to that location;
 * a failure becomes one :class:`~daskbicl.errors.StoreWriteError` naming the
   store, and the variable and chunk when the failure is in one of them.
 
-Locally the swap is two renames (the old store moved aside, the new one
-moved in), so a reader sees the old store, the new one, or for an instant
-none.  On an object store (``s3://``, ``gs://``) a move is a copy: the new
-store is complete under its temporary name before the old one is moved
-aside, and if moving it into place fails the old store is moved back.
+Replacing a store swaps the two folders in one step where Linux's
+``renameat2(RENAME_EXCHANGE)`` is available, so a reader sees the old store
+or the new one; elsewhere it takes two renames (for an instant, none).
 """
 
 from __future__ import annotations

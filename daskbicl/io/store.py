@@ -1,13 +1,16 @@
 """Zarr stores: open lazily and validate; save atomically.
 
 A daskbicl store is a Zarr group written by :func:`save`, with the attribute
-``daskbicl_kind`` (``"partition"`` or ``"biclustering"``).  That attribute is
-written *last*, after every array, so a store whose writer died midway is
-never mistaken for a valid one.  :func:`save` writes into a hidden sibling
-and moves it into place (:mod:`daskbicl.io.replace`), locally and on fsspec
-URLs: replacing an existing store takes two moves, so a reader sees the old
-store, the complete new one, or (between the two) no store, never a partial
-one, and a failed write leaves the old store untouched.
+``daskbicl_kind`` (``"partition"`` or ``"biclustering"``) written after every
+array, and then a completion record (:mod:`daskbicl.io.publish`) that lists
+every object with its checksum; the root attribute ``daskbicl_record``,
+written first, says the record is due, so a store whose writer died midway
+is refused as an interrupted write, never mistaken for a valid one.
+Locally :func:`save` writes into a hidden sibling and renames it into place
+(:mod:`daskbicl.io.replace`); on an object store, which has no rename, the
+record publishes the store (:func:`daskbicl.io.publish.write_remote`).  A
+reader sees the old store, the complete new one, or no valid store, never a
+partial one, and a failed write leaves the old store untouched.
 
 Zarr does not write a chunk equal to its fill value, and 0 (or False) is a
 valid label (mask value), so a *deleted* chunk would read back as a chunk of
