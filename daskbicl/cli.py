@@ -25,6 +25,7 @@ from .clitools import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     Parser,
+    add_storage_option,
     check_figure_path,
     cluster,
     exit_status,
@@ -34,6 +35,7 @@ from .clitools import (
     param,
     positive_int,
     progress_wanted,
+    storage_options_of,
     workers_count,
 )
 from .datacommands import cmd_convert, cmd_demo, cmd_generate
@@ -52,6 +54,7 @@ from .measures.weighted_indices import DEFAULT_INDEX, INDICES
 
 
 def cmd_score(args) -> int:
+    from .io.inputs import opened
     from .measures import ScorePlan, check_request
 
     # The request (measures, parameters, options) is checked before any store is opened, the inputs
@@ -59,7 +62,9 @@ def cmd_score(args) -> int:
     params = dict(args.param or [])
     null_options = {"n": args.null, "seed": args.seed} if args.null is not None else {}
     check_request(args.measure, params, unassigned=args.unassigned, **null_options)
-    plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **params)
+    options = storage_options_of(args)
+    truth, pred = opened(args.truth, "truth", options), opened(args.pred, "pred", options)
+    plan = ScorePlan.build(truth, pred, args.measure, unassigned=args.unassigned, **params)
     if args.null is not None:
         return _score_null(args, plan)
     with cluster(args.scheduler, args.workers, default="threads"):
@@ -274,6 +279,7 @@ def _add_score_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed of the --null draws (default: fresh)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_unassigned_arg(p)
+    add_storage_option(p)
     _add_cluster_args(p, "threads (this process; see docs/guide/cluster.md)", in_process=True)
     p.set_defaults(func=cmd_score)
 
@@ -296,6 +302,7 @@ def _add_generate_parser(sub) -> None:
     p.add_argument("--chunk", type=positive_int, default=DEFAULT_CHUNK, help=f"chunk length in labels (default {DEFAULT_CHUNK:,})")
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
     p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
+    add_storage_option(p)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_cluster_args(p, "with --cluster, start a local cluster", in_process=True)
     p.set_defaults(func=cmd_generate)
@@ -323,6 +330,7 @@ def _add_convert_parser(sub) -> None:
                    help='in .csv/.tsv label files, read "NA", "N/A", "null", "NaN"... as labels; only empty '
                    "cells are missing (default: pandas's missing-value markers are unassigned labels)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing daskbicl store")
+    add_storage_option(p)
     p.set_defaults(func=cmd_convert)
 
 

@@ -22,7 +22,7 @@ __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE",
     "Parser", "exit_status", "check_figure_path", "choose_scheduler", "cluster",
     "jsonable", "mute_stderr", "write_output",
-    "param",
+    "param", "add_storage_option", "storage_option", "storage_options_of",
     "positive_int", "progress_wanted", "workers_count",
     "format_table",
 ]
@@ -89,6 +89,43 @@ def param(text: str) -> tuple[str, int | float | str]:
         except ValueError:
             pass
     return name, value
+
+
+def storage_option(text: str) -> tuple[str, object]:
+    """``--storage-option KEY=VALUE``: one fsspec option; the value is JSON when it parses as JSON, else text.
+
+    Examples
+    --------
+    >>> storage_option("anon=true"), storage_option("profile=nightly")
+    (('anon', True), ('profile', 'nightly'))
+    >>> storage_option('client_kwargs={"endpoint_url": "http://127.0.0.1:9000"}')
+    ('client_kwargs', {'endpoint_url': 'http://127.0.0.1:9000'})
+    """
+    import json
+
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (an fsspec option, e.g. anon=true), got {text!r}")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
+
+
+def add_storage_option(p) -> None:
+    """``--storage-option KEY=VALUE`` (repeatable) on a command that reads or writes URLs."""
+    p.add_argument("--storage-option", dest="storage_option", action="append", type=storage_option,
+                   metavar="KEY=VALUE",
+                   help="an fsspec option for s3://, gs://, https://... stores (repeatable; the value is JSON when "
+                   "it parses: anon=true, profile=nightly, 'client_kwargs={\"endpoint_url\": \"...\"}'); "
+                   "docs: guide/object-stores")
+
+
+def storage_options_of(args) -> dict | None:
+    """The ``--storage-option`` values as one dict (None when none was given)."""
+    given = getattr(args, "storage_option", None)
+    return dict(given) if given else None
 
 
 #: ``--scheduler`` words that run in this process (dask's single-machine schedulers).

@@ -14,8 +14,15 @@ import tempfile
 import time
 
 from ._version import __version__
-from .clitools import EXIT_OK, choose_scheduler, cluster, format_table, progress_wanted
+from .clitools import EXIT_OK, choose_scheduler, cluster, format_table, progress_wanted, storage_options_of
 from .errors import InputError, StoreError
+from .io.store import is_remote
+from .locations import redact
+
+
+def _join(folder: str, name: str) -> str:
+    """``folder/name`` for a local folder or a URL (a URL is never joined as a local path)."""
+    return f"{folder.rstrip('/')}/{name}" if is_remote(folder) else os.path.join(folder, name)
 
 
 def _store_names(preds: int) -> list[str]:
@@ -42,6 +49,8 @@ def _check_generate(out_dir: str, noise: float, seed: int, preds: int, overwrite
         raise InputError(f"--noise is the fraction of labels redrawn: it must be in [0, 1], got {noise:g}")
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer, got {seed}")
+    if is_remote(out_dir):  # an object store has no folders to check: save refuses an existing store
+        return
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"output folder {out_dir} exists and is not a folder")
     if not overwrite:
@@ -58,6 +67,9 @@ def _output_folder(out_dir: str):
     Stores that were completed stay (each store is written atomically);
     a failed ``generate`` never leaves an empty output folder behind.
     """
+    if is_remote(out_dir):  # no folder to create on an object store (and never a local folder named after a URL)
+        yield
+        return
     created = []
     folder = os.path.abspath(out_dir)
     while not os.path.isdir(folder):
@@ -73,7 +85,7 @@ def _output_folder(out_dir: str):
             pass
         except OSError as exc:
             _remove_empty(created)
-            raise InputError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot create output folder {redact(out_dir)}: {exc.strerror or exc}") from None
     try:
         yield
     except BaseException:
@@ -89,7 +101,7 @@ def _remove_empty(folders: list[str]) -> None:
 
 def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_clusters: int,
               noise: float, seed: int, preds: int, overwrite: bool, chunk: int,
-              progress: bool = False) -> tuple[str, list[str]]:
+              progress: bool = False, storage_options: dict | None = None) -> tuple[str, list[str]]:
     from .io.store import open_store, save
     from .io.synthetic import perturb, random_partition
 
@@ -97,12 +109,15 @@ def _generate(out_dir: str, rows: int, cols: int, row_clusters: int, col_cluster
     with _output_folder(out_dir):
         truth = random_partition(rows, cols, row_clusters, col_clusters, seed=seed, chunk=chunk)
         names = _store_names(preds)
-        truth_path = save(truth, os.path.join(out_dir, names[0]), overwrite=overwrite, progress=progress)
-        truth = open_store(truth_path, "truth")  # perturb what was written, read back lazily
+        truth_path = save(truth, _join(out_dir, names[0]), overwrite=overwrite, progress=progress,
+                          storage_options=storage_options)
+        # perturb what was written, read back lazily
+        truth = open_store(truth_path, "truth", storage_options=storage_options)
         pred_paths = []
         for k, name in enumerate(names[1:]):
             pred = perturb(truth, noise, seed=seed + 1 + k)
-            pred_paths.append(save(pred, os.path.join(out_dir, name), overwrite=overwrite, progress=progress))
+            pred_paths.append(save(pred, _join(out_dir, name), overwrite=overwrite, progress=progress,
+                                   storage_options=storage_options))
     return truth_path, pred_paths
 
 
@@ -115,10 +130,12 @@ def _generate_biclustering(args, progress: bool) -> tuple[str, list[str]]:
                                 overlap=args.overlap, seed=args.seed, chunk=args.chunk)
     names = _store_names(args.preds)
     with _output_folder(args.out):
-        truth_path = save(truth, os.path.join(args.out, names[0]), overwrite=args.overwrite, progress=progress)
+        options = storage_options_of(args)
+        truth_path = save(truth, _join(args.out, names[0]), overwrite=args.overwrite, progress=progress,
+                          storage_options=options)
         preds = [
             save(perturb_biclustering(truth, args.noise, density=args.density, seed=args.seed + 1 + k),
-                 os.path.join(args.out, name), overwrite=args.overwrite, progress=progress)
+                 _join(args.out, name), overwrite=args.overwrite, progress=progress, storage_options=options)
             for k, name in enumerate(names[1:])
         ]
     return truth_path, preds
@@ -149,10 +166,11 @@ def cmd_generate(args) -> int:
                 truth, preds = _generate(
                     args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
                     args.noise, args.seed, args.preds, args.overwrite, args.chunk, progress_wanted(args),
+                    storage_options_of(args),
                 )
-    print(f"truth: {truth}")
+    print(f"truth: {redact(truth)}")
     for p in preds:
-        print(f"pred:  {p}")
+        print(f"pred:  {redact(p)}")
     print(f"generated in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return EXIT_OK
 
@@ -238,7 +256,7 @@ def cmd_convert(args) -> int:
     from .io.store import save
 
     ds = _convert_dataset(args)  # every file read and checked before anything is written
-    path = save(ds, args.out, overwrite=args.overwrite)
+    path = save(ds, args.out, overwrite=args.overwrite, storage_options=storage_options_of(args))
     sizes = ", ".join(f"{n:,} {d}s" for d, n in ds.sizes.items())
-    print(f"{ds.attrs['daskbicl_kind']}: {path} ({sizes})")
+    print(f"{ds.attrs['daskbicl_kind']}: {redact(path)} ({sizes})")
     return EXIT_OK

@@ -23,7 +23,14 @@ import math
 import os
 import sys
 
-from ..clitools import check_figure_path, cluster, progress_wanted, write_output
+from ..clitools import (
+    add_storage_option,
+    check_figure_path,
+    cluster,
+    progress_wanted,
+    storage_options_of,
+    write_output,
+)
 from ..errors import DaskbiclError, InputError
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
@@ -75,7 +82,7 @@ def cmd_batch(args) -> int:
     if args.scheduler in LOCAL_SCHEDULERS:  # batch streams pairs through futures: it needs distributed
         raise InputError(f"batch runs on a Dask cluster: --scheduler takes an address (tcp://host:8786) or "
                          f"'local' (a local cluster of worker processes), not {args.scheduler!r}")
-    manifest = load_manifest(args.manifest)  # every manifest error, before any work
+    manifest = load_manifest(args.manifest, storage_options_of(args))  # every manifest error, before any work
     results = args.results or manifest.results
     if args.dry_run:
         return _dry_run(manifest, results, args.force)
@@ -430,6 +437,7 @@ def add_parsers(sub, common) -> None:
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
                    help="a tag recorded with this run (over the manifest's [run] table; repeatable)")
     _gate_options(p)
+    add_storage_option(p)
     common(p)
     p.set_defaults(func=cmd_batch)
 

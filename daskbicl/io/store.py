@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ..errors import InputError, StoreError, one_line, store_failure
+from ..errors import InputError, StoreError, one_line, storage_unavailable, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
+from ..locations import redact
 from ..scheduling import active_client, compute
 from .chunk_files import ChunkFiles
 from .coding import (
@@ -47,6 +48,7 @@ from .coding import (
     values_name,
 )
 from .replace import check_chunk, check_storable, write_local, write_remote
+from .storage import waiting, with_timeouts
 from .validate import as_dataset
 
 __all__ = ["open_store", "save", "is_remote"]
@@ -126,18 +128,42 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         if not local.is_dir():
             raise StoreError(f"{role}: {text} is neither a Zarr store (a folder) nor a file")
         text = str(local)
+    storage_options = with_timeouts(text, storage_options)
+    with waiting(text):
+        group, attrs, ds = _open_zarr(text, role, storage_options)
+    if KIND_ATTR in attrs and not is_remote(text):
+        _check_variables(ds, attrs.get(KIND_ATTR), text, role)
+    if attrs.get(CHUNKS_ATTR) == "complete":
+        try:
+            with waiting(text):
+                _check_complete(group, text, role)
+        except Exception as exc:
+            if isinstance(exc, StoreError) or not (_system_error(exc) or storage_unavailable(exc)):
+                raise
+            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+    ds = as_dataset(ds, role)
+    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
+
+
+def _open_zarr(text: str, role: str, storage_options) -> tuple:
+    """``(group, attrs, dataset)`` of the Zarr store at ``text``; failures as :class:`StoreError` naming it.
+
+    A storage that does not answer (:func:`~daskbicl.errors.storage_unavailable`) is a
+    :class:`~daskbicl.errors.StorageUnavailableError` (retry later); locations are shown redacted.
+    """
     import zarr
 
     _quiet_zarr()
+    shown = redact(text)
     try:
         group = zarr.open_group(text, mode="r", storage_options=storage_options)
         attrs = dict(group.attrs)
     except Exception as exc:  # zarr raises its own error types for missing or bad metadata
-        if _system_error(exc):  # permission denied, I/O error: not a question of format
+        if _system_error(exc) or storage_unavailable(exc):  # permission denied, I/O error, no answer: not the format
             raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
         raise StoreError(
-            f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
-        ) from exc
+            f"{role}: {shown} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
+        ) from None
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
     # variables: as_dataset says what it found when they are neither layout.
     try:
@@ -147,32 +173,22 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
             text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
         )
     except Exception as exc:
-        if _system_error(exc):
+        if _system_error(exc) or storage_unavailable(exc):
             raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
         if KIND_ATTR not in attrs:
             names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
             raise StoreError(
-                f"{role}: {text} is not a co-clustering or biclustering store: expected xarray variables "
+                f"{role}: {shown} is not a co-clustering or biclustering store: expected xarray variables "
                 f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
                 f"({type(exc).__name__}: {one_line(exc)})"
-            ) from exc
+            ) from None
         where = _unreadable_metadata(text) if not is_remote(text) else None
         raise StoreError(
-            f"{role}: {text} is marked as a daskbicl store but cannot be read"
+            f"{role}: {shown} is marked as a daskbicl store but cannot be read"
             + (f": {where} is damaged" if where else "")
             + f" ({type(exc).__name__}: {one_line(exc)})"
-        ) from exc
-    if KIND_ATTR in attrs and not is_remote(text):
-        _check_variables(ds, attrs.get(KIND_ATTR), text, role)
-    if attrs.get(CHUNKS_ATTR) == "complete":
-        try:
-            _check_complete(group, text, role)
-        except OSError as exc:
-            if not _system_error(exc):
-                raise
-            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
-    ds = as_dataset(ds, role)
-    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
+        ) from None
+    return group, attrs, ds
 
 
 def _system_error(exc: BaseException) -> bool:
@@ -374,9 +390,10 @@ class _ChunkReader:
 
     def __getitem__(self, key):
         try:
-            array = self._opened()
-            direct = self._files.read(key) if self._files is not None and CHUNK_FILES else None
-            return array[key] if direct is None else direct
+            with waiting(self.path):
+                array = self._opened()
+                direct = self._files.read(key) if self._files is not None and CHUNK_FILES else None
+                return array[key] if direct is None else direct
         except Exception as exc:
             raise store_failure(exc, doing="read", store=self.path, variable=self.var,
                                 chunk=self._chunk_id(key), role=self.role) from None
@@ -420,7 +437,7 @@ def _check_complete(group, text: str, role: str) -> None:
         missing = array.nchunks - array.nchunks_initialized
         if missing:
             raise StoreError(
-                f"{role}: {text}: array {name!r} is missing {missing:,} of its {array.nchunks:,} "
+                f"{role}: {redact(text)}: array {name!r} is missing {missing:,} of its {array.nchunks:,} "
                 "chunks (deleted or not copied?); daskbicl.save wrote every chunk, so the store "
                 "is incomplete and would read missing chunks as zeros. Copy or write it again."
             )

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Iterable
 
 from ..errors import MeasureError
+from ..io.inputs import opened
 from .plan import ScorePlan, run_tables
 from .registry import Measure
 from .request import check_options
@@ -16,7 +17,7 @@ __all__ = ["contingency", "function_stubs", "make_measure_function", "measure_do
 
 
 def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, progress: bool = False,
-          compute: bool = True, unassigned: str = "error", **params):
+          compute: bool = True, unassigned: str = "error", storage_options: dict | None = None, **params):
     """Score ``pred`` against ``truth`` with every requested measure.
 
     Parameters
@@ -44,6 +45,11 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
         integer such as DBSCAN's -1) of a co-clustering means: an error
         naming how many there are (default), one extra cluster of all the
         unassigned rows (likewise columns), or a cluster of its own each.
+    storage_options : dict, optional
+        fsspec options for ``truth`` and ``pred`` given as URLs (``s3://``,
+        ``gs://``, ``https://``...): credentials, ``profile``,
+        ``client_kwargs={"endpoint_url": ...}`` (docs: "Data on object
+        stores").  Ignored for local paths and in-memory inputs.
     **params
         Measure parameters (e.g. ``beta=0.5`` or ``R=2`` for bicluster
         measures, ``multiset=False`` for micro CE and RNIA), checked against
@@ -82,6 +88,8 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     >>> dask.compute(*lazy)
     ({'ari_rows': 1.0}, {'ari_rows': 0.0})
     """
+    if storage_options:
+        truth, pred = opened(truth, "truth", storage_options), opened(pred, "pred", storage_options)
     plan = ScorePlan.build(truth, pred, measures, unassigned=unassigned, **params)
     return plan.compute(progress=progress) if compute else plan.to_delayed()
 

@@ -1,0 +1,82 @@
+"""Locations as daskbicl shows them: the one redaction of secrets in paths and URLs.
+
+A store's URL may carry a secret: a password in its user information
+(``https://user:pass@host/t.zarr``) or a signed URL's query
+(``?X-Amz-Signature=...``, Azure SAS ``sig=...``).  Everything daskbicl
+writes or prints about a location (error messages, the results file, exports,
+MLflow tags, figure titles, notices, ``--debug`` tracebacks) goes through
+:func:`redact` (one location) or :func:`redact_text` (a message that may hold
+locations), so such a secret is never written anywhere.  The redacted text is
+stable (the secret, which changes with each signature, becomes ``***``), so
+it names the same store night after night.
+
+Examples
+--------
+>>> redact("https://alice:s3cret@example.org/data/t.zarr")
+'https://***@example.org/data/t.zarr'
+>>> redact("https://b.s3.amazonaws.com/t.zarr?X-Amz-Expires=60&X-Amz-Signature=abc123")
+'https://b.s3.amazonaws.com/t.zarr?X-Amz-Expires=60&X-Amz-Signature=***'
+>>> redact("runs/nmf-3.zarr")
+'runs/nmf-3.zarr'
+>>> redact_text("cannot read https://u:p@h/t.zarr?sig=xyz: timed out")
+'cannot read https://***@h/t.zarr?sig=***: timed out'
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SECRET_PARAMETERS", "redact", "redact_text"]
+
+#: Query parameters whose values are secrets (compared in lower case): AWS signed URLs (SigV4 and SigV2),
+#: Azure shared access signatures, Google signed URLs, and the usual token and password names.
+SECRET_PARAMETERS = frozenset({
+    "x-amz-signature", "x-amz-credential", "x-amz-security-token", "signature", "awsaccesskeyid",
+    "x-goog-signature", "x-goog-credential", "googleaccessid",
+    "sig", "se", "sp", "sv", "skoid", "sktid", "sks", "skv", "skt", "ske",
+    "token", "access_token", "id_token", "refresh_token", "sas", "sas_token", "code",
+    "key", "api_key", "apikey", "secret", "client_secret", "password", "passwd", "pwd", "auth",
+})
+
+MASK = "***"
+
+# A URL: scheme://[userinfo@]host/...; it ends at white space or a character that closes a quotation.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
+# userinfo: everything between '//' and the last '@' before the first '/', '?' or '#'.
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/?#]*)@")
+_PARAM = re.compile(r"(?P<sep>[?&;])(?P<name>[^=&;#?]+)=(?P<value>[^&;#]*)")
+
+
+def _query(match: re.Match) -> str:
+    name = match.group("name")
+    if name.strip().lower() in SECRET_PARAMETERS and match.group("value"):
+        return f"{match.group('sep')}{name}={MASK}"
+    return match.group(0)
+
+
+def redact(location) -> str:
+    """``location`` with its secrets replaced by ``***``: user information, secret query values.
+
+    Anything that is not a URL (a local path) is returned as text,
+    unchanged.  Parameters that are not secrets (``X-Amz-Expires``,
+    ``versionId``) are kept, so the redacted text still says which store it
+    is.
+    """
+    text = str(location)
+    if "://" not in text:
+        return text
+    text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text, count=1)
+    head, mark, rest = text.partition("?")
+    if not mark:
+        return text
+    return head + _PARAM.sub(_query, "?" + rest)
+
+
+def redact_text(text) -> str:
+    """``text`` (a message, a traceback) with every URL in it redacted by :func:`redact`."""
+    def one(match: re.Match) -> str:
+        url = match.group(0)
+        core = url.rstrip(".,:;)]}!")  # punctuation after a URL in a sentence is not part of it
+        return redact(core) + url[len(core):]
+
+    return _URL.sub(one, str(text))
