@@ -40,6 +40,7 @@ from .clitools import (
 )
 from .datacommands import cmd_convert, cmd_demo, cmd_generate
 from .errors import DaskbiclError, InputError
+from .locations import redact_text
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
 from .measures.weighted_indices import DEFAULT_INDEX, INDICES
@@ -470,6 +471,12 @@ def main(argv=None, *, process_ends: bool = False) -> int:
         return EXIT_BROKEN_PIPE
 
 
+def _redacted_excepthook(kind, exc, tb) -> None:
+    from .locations import redacted_traceback
+
+    print(redacted_traceback(exc.with_traceback(tb)), file=sys.stderr, end="")
+
+
 def script() -> None:
     """The process of the ``daskbicl`` command (console script and ``python -m daskbicl``).
 
@@ -481,6 +488,7 @@ def script() -> None:
     """
     import atexit
 
+    sys.excepthook = _redacted_excepthook  # --debug: the traceback of an error names no secret of a location
     code = main(process_ends=True)
     if code == EXIT_TERMINATED:
         # The one line is said.  Exit work still running into the interrupted
@@ -523,7 +531,7 @@ def _main(argv=None) -> int:
     except DaskbiclError as exc:
         if args.debug:
             raise
-        print(f"daskbicl: error: {exc.shell_message()}", file=sys.stderr)
+        print(f"daskbicl: error: {redact_text(exc.shell_message())}", file=sys.stderr)
         return exit_status(exc)
     except Terminated:
         print(TERMINATED, file=sys.stderr)

@@ -24,9 +24,10 @@ Examples
 
 from __future__ import annotations
 
+import logging
 import re
 
-__all__ = ["SECRET_PARAMETERS", "redact", "redact_text"]
+__all__ = ["SECRET_PARAMETERS", "redact", "redact_text", "redact_logs", "redacted_traceback"]
 
 #: Query parameters whose values are secrets (compared in lower case): AWS signed URLs (SigV4 and SigV2),
 #: Azure shared access signatures, Google signed URLs, and the usual token and password names.
@@ -80,3 +81,40 @@ def redact_text(text) -> str:
         return redact(core) + url[len(core):]
 
     return _URL.sub(one, str(text))
+
+
+class _Redacting(logging.Filter):
+    """Rewrites a log record's message (and its traceback) with :func:`redact_text` before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            record.msg, record.args = redact_text(record.getMessage()), None
+            if record.exc_info:
+                record.exc_text = redact_text(logging.Formatter().formatException(record.exc_info))
+                record.exc_info = None
+        except Exception:  # a record that cannot be formatted is left to logging's own error report
+            pass
+        return True
+
+
+_FILTER = _Redacting()
+
+#: Loggers whose records can name a location: distributed's (a failed task's arguments, its exception), daskbicl's.
+LOGGERS = ("distributed.worker", "distributed.core", "distributed.nanny", "distributed.scheduler",
+           "distributed.client", "distributed.utils", "distributed.worker.state_machine", "daskbicl")
+
+
+def redact_logs() -> None:
+    """Add the redacting filter to :data:`LOGGERS` in this process (once; workers call it when they import
+    daskbicl's I/O), so a worker's log, ``client.get_worker_logs()``, holds no secret of a location."""
+    for name in LOGGERS:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+
+
+def redacted_traceback(exc: BaseException) -> str:
+    """The traceback Python would print for ``exc`` (its chain included), with every URL redacted."""
+    import traceback
+
+    return redact_text("".join(traceback.format_exception(exc)))

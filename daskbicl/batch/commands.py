@@ -32,6 +32,7 @@ from ..clitools import (
     write_output,
 )
 from ..errors import DaskbiclError, InputError
+from ..locations import redact, redact_text
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
 
@@ -70,7 +71,7 @@ def _dry_run(manifest, results: str, force: bool) -> int:
     for job in the_plan.jobs:
         state = "score" if job.work else ("fail" if job.errors else "skip")
         detail = "; ".join(dict.fromkeys(reason for _, reason in job.errors))
-        print(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else ""))
+        print(redact_text(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else "")))
     return 1 if any(job.errors for job in the_plan.jobs) else 0
 
 
@@ -94,13 +95,14 @@ def cmd_batch(args) -> int:
     report = run_batch(manifest, results, connect=lambda: _connect(args), force=args.force,
                        progress=progress_wanted(args), out=sys.stderr, tags=tags, hash_on_cluster=on_cluster)
     for truth, pred, reason in report.failures:
-        print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
+        print(redact_text(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}"), file=sys.stderr)
     if args.json:
         print(json.dumps({
             "pairs": report.pairs, "scored": report.scored, "skipped": report.skipped,
             "failed": report.failed, "rows": report.rows, "seconds": round(report.seconds, 3),
             "results": report.results, "run_id": report.run_id,
-            "failures": [{"truth": t, "pred": p, "reason": r} for t, p, r in report.failures],
+            "failures": [{"truth": redact(t), "pred": redact(p), "reason": redact_text(r)}
+                         for t, p, r in report.failures],
         }))
     else:
         print(report.summary())

@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError, MeasureError
+from ..locations import redact
 from ..io.store import is_remote, open_store
 from ..measures import PROVIDERS, REGISTRY, ScorePlan
 from ..measures.plan import plan_graphs
@@ -238,8 +239,9 @@ def _gone(manifest: Manifest, db: ResultsDB, jobs: list[PairJob]) -> list[PairJo
     groups: dict[str, set[str]] = {"truth": set(), "pred": set()}
     for (role, _), name in manifest.names.items():
         groups[role].add(name.split("/", 1)[0])
-    present = {(role, name) for (role, _), name in manifest.names.items()}
-    named = {(j.truth_name, j.pred_name) for j in jobs}
+    # the results file holds names redacted (daskbicl.locations): compare them so
+    present = {(role, redact(name)) for (role, _), name in manifest.names.items()}
+    named = {(redact(j.truth_name), redact(j.pred_name)) for j in jobs}
     contents = {(j.truth_fp, j.pred_fp) for j in jobs if j.truth_fp and j.pred_fp}
     out = []
     for (t, p), (truth, pred, status, content) in db.known_pairs().items():

@@ -34,7 +34,7 @@ import xarray as xr
 
 from ..errors import InputError, StoreError, one_line, storage_unavailable, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
-from ..locations import redact
+from ..locations import redact, redact_logs
 from ..scheduling import active_client, compute
 from .chunk_files import ChunkFiles
 from .coding import (
@@ -224,6 +224,7 @@ def _quiet_zarr() -> None:
 
 
 _quiet_zarr()  # at import, before any thread opens a store
+redact_logs()  # a worker's logs (a failed read's task and error) name no secret of a location
 
 
 def _check_variables(ds: xr.Dataset, kind, text: str, role: str) -> None:
