@@ -16,8 +16,8 @@ Examples
 'https://***@example.org/data/t.zarr'
 >>> redact("https://b.s3.amazonaws.com/t.zarr?X-Amz-Expires=60&X-Amz-Signature=abc123")
 'https://b.s3.amazonaws.com/t.zarr?X-Amz-Expires=60&X-Amz-Signature=***'
->>> redact("runs/nmf-3.zarr")
-'runs/nmf-3.zarr'
+>>> redact("runs/nmf-3.zarr"), redact("signed/t.zarr?sig=abc")
+('runs/nmf-3.zarr', 'signed/t.zarr?sig=***')
 >>> redact_text("cannot read https://u:p@h/t.zarr?sig=xyz: timed out")
 'cannot read https://***@h/t.zarr?sig=***: timed out'
 """
@@ -58,16 +58,15 @@ def _query(match: re.Match) -> str:
 def redact(location) -> str:
     """``location`` with its secrets replaced by ``***``: user information, secret query values.
 
-    Anything that is not a URL (a local path) is returned as text,
-    unchanged.  Parameters that are not secrets (``X-Amz-Expires``,
+    A local path is returned as text, unchanged (unless it has a query of
+    secret parameters, as a store's name made from a signed URL has).  Parameters that are not secrets (``X-Amz-Expires``,
     ``versionId``) are kept, so the redacted text still says which store it
     is.
     """
     text = str(location)
-    if "://" not in text:
-        return text
-    text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text, count=1)
-    head, mark, rest = text.partition("?")
+    if "://" in text:
+        text = _USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text, count=1)
+    head, mark, rest = text.partition("?")  # a name made from a URL (group/folder) keeps its query: redacted too
     if not mark:
         return text
     return head + _PARAM.sub(_query, "?" + rest)

@@ -155,15 +155,19 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
 
     _quiet_zarr()
     shown = redact(text)
+    # Each error is raised outside the ``except`` block: it carries no chained error (zarr's and botocore's
+    # errors neither cross process boundaries, tblib cannot rebuild them, nor are their texts redacted).
+    error: Exception | None = None
     try:
         group = zarr.open_group(text, mode="r", storage_options=storage_options)
         attrs = dict(group.attrs)
     except Exception as exc:  # zarr raises its own error types for missing or bad metadata
         if _system_error(exc) or storage_unavailable(exc):  # permission denied, I/O error, no answer: not the format
-            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
-        raise StoreError(
-            f"{role}: {shown} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
-        ) from None
+            error = store_failure(exc, doing="read", store=text, role=_role(role))
+        else:
+            error = StoreError(f"{role}: {shown} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})")
+    if error is not None:
+        raise error
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
     # variables: as_dataset says what it found when they are neither layout.
     try:
@@ -173,22 +177,29 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
             text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
         )
     except Exception as exc:
-        if _system_error(exc) or storage_unavailable(exc):
-            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
-        if KIND_ATTR not in attrs:
-            names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
-            raise StoreError(
-                f"{role}: {shown} is not a co-clustering or biclustering store: expected xarray variables "
-                f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
-                f"({type(exc).__name__}: {one_line(exc)})"
-            ) from None
-        where = _unreadable_metadata(text) if not is_remote(text) else None
-        raise StoreError(
-            f"{role}: {shown} is marked as a daskbicl store but cannot be read"
-            + (f": {where} is damaged" if where else "")
-            + f" ({type(exc).__name__}: {one_line(exc)})"
-        ) from None
+        error = _unreadable(exc, text, shown, role, attrs, group)
+    if error is not None:
+        raise error
     return group, attrs, ds
+
+
+def _unreadable(exc: Exception, text: str, shown: str, role: str, attrs: dict, group) -> Exception:
+    """The error of a Zarr group that opened but whose Dataset does not (``shown``: the location redacted)."""
+    if _system_error(exc) or storage_unavailable(exc):
+        return store_failure(exc, doing="read", store=text, role=_role(role))
+    if KIND_ATTR not in attrs:
+        names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
+        return StoreError(
+            f"{role}: {shown} is not a co-clustering or biclustering store: expected xarray variables "
+            f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
+            f"({type(exc).__name__}: {one_line(exc)})"
+        )
+    where = _unreadable_metadata(text) if not is_remote(text) else None
+    return StoreError(
+        f"{role}: {shown} is marked as a daskbicl store but cannot be read"
+        + (f": {where} is damaged" if where else "")
+        + f" ({type(exc).__name__}: {one_line(exc)})"
+    )
 
 
 def _system_error(exc: BaseException) -> bool:
