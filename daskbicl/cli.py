@@ -40,9 +40,9 @@ from .clitools import (
 )
 from .datacommands import cmd_convert, cmd_demo, cmd_generate
 from .errors import DaskbiclError, InputError
-from .locations import redact_text
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
+from .locations import redact_text
 from .measures.weighted_indices import DEFAULT_INDEX, INDICES
 
 # --------------------------------------------------------------------------- cluster

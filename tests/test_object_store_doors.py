@@ -214,6 +214,9 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
         got = {r["measure"]: r["value"] for r in rows if r["pred"].endswith(name)}
         _close(got, local_pair.expected[name])
 
+    if where.writable:  # results -o and the history figure, written where the stores are
+        _results_outputs_match_local(where, tmp_path / "night.sqlite", tmp_path)
+
     code, out, err = _cli("batch", manifest, "--json", "--scheduler", "local", "--workers", "1")  # nothing new
     assert code == 0, err
     assert (json.loads(out)["scored"], json.loads(out)["skipped"]) == (0, 2)
@@ -228,6 +231,23 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
     code, out, err = _cli("results", tmp_path / "night.sqlite", "--latest", "--format", "json")
     statuses = {r["pred_name"]: r["status"] for r in json.loads(out)}
     assert statuses == {"run/pred-000.zarr": "current", "run/pred-001.zarr": "missing"}, statuses
+
+
+def _results_outputs_match_local(where, results, tmp_path) -> None:
+    import fsspec
+
+    fs = fsspec.filesystem("file") if where.kind == "local" else where.fs
+    for fmt, name in (("csv", "scores.csv"), ("json", "scores.json"), ("parquet", "scores.parquet")):
+        code, _, err = _cli("results", results, "--format", fmt, "-o", f"{where.root}/out/{name}",
+                            *_option_args(where.options))
+        assert code == 0, err
+        code, _, err = _cli("results", results, "--format", fmt, "-o", tmp_path / name)
+        assert code == 0, err
+        assert fs.cat_file(f"{where.root}/out/{name}") == (tmp_path / name).read_bytes(), fmt
+    code, _, err = _cli("results", results, "--plot", "-o", f"{where.root}/out/history.png",
+                        *_option_args(where.options))
+    assert code == 0, err
+    assert fs.cat_file(f"{where.root}/out/history.png")[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 # --------------------------------------------------------------------------- the write doors

@@ -163,7 +163,7 @@ def _json_value(v):
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
-def _write_parquet(rows: list[dict], columns, output: str) -> None:
+def _write_parquet(rows: list[dict], columns, output: str, storage_options: dict | None = None) -> None:
     """Parquet with typed columns: timestamps as UTC datetimes, ``params`` as a struct."""
     try:
         import pyarrow  # noqa: F401
@@ -180,7 +180,7 @@ def _write_parquet(rows: list[dict], columns, output: str) -> None:
             frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
     if "params" in frame.columns:
         frame["params"] = [_params(p) or None for p in frame["params"]]
-    write_output(output, lambda tmp: frame.to_parquet(tmp, index=False))
+    write_output(output, lambda tmp: frame.to_parquet(tmp, index=False), storage_options)
 
 
 def _params(text):
@@ -348,8 +348,8 @@ def cmd_results(args) -> int:
             gate_failed = _report_gates(db, resolve_run(db, args.run or "last"), gates)
     if args.format == "parquet":
         flat, names = (rows, columns) if args.wide else _flat_params(rows, columns)
-        _write_parquet(flat, names, args.output)
-        print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
+        _write_parquet(flat, names, args.output, storage_options_of(args))
+        print(f"{len(rows)} rows written to {redact(args.output)}", file=sys.stderr)
         return EXIT_GATE if gate_failed else 0
     text = _render(rows, columns, args, view)
     if args.output:
@@ -357,8 +357,8 @@ def cmd_results(args) -> int:
             with open(tmp, "w", encoding="utf-8", newline="") as f:
                 f.write(text)
 
-        write_output(args.output, write)
-        print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
+        write_output(args.output, write, storage_options_of(args))
+        print(f"{len(rows)} rows written to {redact(args.output)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     if not rows:
@@ -401,7 +401,13 @@ def _plot_results(args) -> int:
     if args.failures or args.latest or args.run or args.diff is not None or args.runs or args.wide:
         raise DaskbiclError("--plot draws every scored row over time; it does not take --latest, --failures, "
                             "--run, --diff, --runs or --wide")
-    plot_results(args.file, target, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+    options = storage_options_of(args)
+    if options is None and "://" not in target:
+        plot_results(args.file, target, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+    else:  # a URL: drawn here, uploaded whole
+        fig = plot_results(args.file, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+        write_output(target, lambda tmp: fig.savefig(tmp, format=os.path.splitext(target)[1][1:].lower(), dpi=150),
+                     options)
     print(f"figure: {target}")
     return 0
 
@@ -468,7 +474,9 @@ def add_parsers(sub, common) -> None:
                        help="export the recorded failures (every failed attempt) instead of scores")
     p.add_argument("--wide", action="store_true",
                    help="one row per pair, one column per measure (with --latest, the default, or --run)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet); "
+                   "a URL (s3://...) is uploaded, with --storage-option")
+    add_storage_option(p)
     _gate_options(p)
     p.add_argument("--to-mlflow", metavar="URI",
                    help="export every batch run (or --run ID) as one MLflow run to the tracking URI "

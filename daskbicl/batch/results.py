@@ -76,8 +76,8 @@ from datetime import datetime, timezone
 from .._version import __version__
 from ..errors import DaskbiclError
 from ..io.store import is_remote
-from ..locations import redact, redact_text
 from ..kernels.micro.estimates import Estimate
+from ..locations import redact, redact_text
 from .names import Pair, matches, measure_matches
 
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "Pair", "SCORE_COLUMNS", "FAILURE_COLUMNS",

@@ -44,8 +44,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError, MeasureError
-from ..locations import redact
 from ..io.store import is_remote, open_store
+from ..locations import redact
 from ..measures import PROVIDERS, REGISTRY, ScorePlan
 from ..measures.plan import plan_graphs
 from ..scheduling import active_client
