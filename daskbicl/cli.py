@@ -25,6 +25,7 @@ from .clitools import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     Parser,
+    add_storage_option,
     check_figure_path,
     cluster,
     exit_status,
@@ -34,6 +35,7 @@ from .clitools import (
     param,
     positive_int,
     progress_wanted,
+    storage_options_of,
     workers_count,
 )
 from .datacommands import cmd_convert, cmd_demo, cmd_generate
@@ -41,6 +43,7 @@ from .errors import DaskbiclError, InputError
 from .explain_command import add_parser as add_explain_parser
 from .io.store import DEFAULT_CHUNK
 from .kernels.coclustering.contingency import POLICIES
+from .locations import redact_text
 from .measures.weighted_indices import DEFAULT_INDEX, INDICES
 
 # --------------------------------------------------------------------------- cluster
@@ -53,6 +56,7 @@ from .measures.weighted_indices import DEFAULT_INDEX, INDICES
 
 
 def cmd_score(args) -> int:
+    from .io.inputs import opened
     from .measures import ScorePlan, check_request
     from .measures.bootstrap import compute_with_intervals
 
@@ -62,7 +66,9 @@ def cmd_score(args) -> int:
     null_options = {"n": args.null, "seed": args.seed} if args.null is not None else {}
     check_request(args.measure, params, unassigned=args.unassigned, **null_options)
     interval = _interval(args)
-    plan = ScorePlan.build(args.truth, args.pred, args.measure, unassigned=args.unassigned, **params)
+    options = storage_options_of(args)
+    truth, pred = opened(args.truth, "truth", options), opened(args.pred, "pred", options)
+    plan = ScorePlan.build(truth, pred, args.measure, unassigned=args.unassigned, **params)
     if args.null is not None:
         return _score_null(args, plan)
     with cluster(args.scheduler, args.workers, default="threads"):
@@ -297,6 +303,7 @@ def _add_score_parser(sub) -> None:
     p.add_argument("--replicates", default=999, metavar="N", help="bootstrap replicates of --ci (default 999)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_unassigned_arg(p)
+    add_storage_option(p)
     _add_cluster_args(p, "threads (this process; see docs/guide/cluster.md)", in_process=True)
     p.set_defaults(func=cmd_score)
 
@@ -319,6 +326,7 @@ def _add_generate_parser(sub) -> None:
     p.add_argument("--chunk", type=positive_int, default=DEFAULT_CHUNK, help=f"chunk length in labels (default {DEFAULT_CHUNK:,})")
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
     p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
+    add_storage_option(p)
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_cluster_args(p, "with --cluster, start a local cluster", in_process=True)
     p.set_defaults(func=cmd_generate)
@@ -346,6 +354,7 @@ def _add_convert_parser(sub) -> None:
                    help='in .csv/.tsv label files, read "NA", "N/A", "null", "NaN"... as labels; only empty '
                    "cells are missing (default: pandas's missing-value markers are unassigned labels)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing daskbicl store")
+    add_storage_option(p)
     p.set_defaults(func=cmd_convert)
 
 
@@ -486,6 +495,12 @@ def main(argv=None, *, process_ends: bool = False) -> int:
         return EXIT_BROKEN_PIPE
 
 
+def _redacted_excepthook(kind, exc, tb) -> None:
+    from .locations import redacted_traceback
+
+    print(redacted_traceback(exc.with_traceback(tb)), file=sys.stderr, end="")
+
+
 def script() -> None:
     """The process of the ``daskbicl`` command (console script and ``python -m daskbicl``).
 
@@ -497,6 +512,7 @@ def script() -> None:
     """
     import atexit
 
+    sys.excepthook = _redacted_excepthook  # --debug: the traceback of an error names no secret of a location
     code = main(process_ends=True)
     if code == EXIT_TERMINATED:
         # The one line is said.  Exit work still running into the interrupted
@@ -539,7 +555,7 @@ def _main(argv=None) -> int:
     except DaskbiclError as exc:
         if args.debug:
             raise
-        print(f"daskbicl: error: {exc.shell_message()}", file=sys.stderr)
+        print(f"daskbicl: error: {redact_text(exc.shell_message())}", file=sys.stderr)
         return exit_status(exc)
     except Terminated:
         print(TERMINATED, file=sys.stderr)

@@ -22,7 +22,7 @@ __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_FAILED", "EXIT_INFRA", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE",
     "Parser", "exit_status", "check_figure_path", "choose_scheduler", "cluster",
     "jsonable", "mute_stderr", "write_output",
-    "param",
+    "param", "add_storage_option", "storage_option", "storage_options_of",
     "positive_int", "progress_wanted", "workers_count",
     "format_table",
 ]
@@ -89,6 +89,43 @@ def param(text: str) -> tuple[str, int | float | str]:
         except ValueError:
             pass
     return name, value
+
+
+def storage_option(text: str) -> tuple[str, object]:
+    """``--storage-option KEY=VALUE``: one fsspec option; the value is JSON when it parses as JSON, else text.
+
+    Examples
+    --------
+    >>> storage_option("anon=true"), storage_option("profile=nightly")
+    (('anon', True), ('profile', 'nightly'))
+    >>> storage_option('client_kwargs={"endpoint_url": "http://127.0.0.1:9000"}')
+    ('client_kwargs', {'endpoint_url': 'http://127.0.0.1:9000'})
+    """
+    import json
+
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (an fsspec option, e.g. anon=true), got {text!r}")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
+
+
+def add_storage_option(p) -> None:
+    """``--storage-option KEY=VALUE`` (repeatable) on a command that reads or writes URLs."""
+    p.add_argument("--storage-option", dest="storage_option", action="append", type=storage_option,
+                   metavar="KEY=VALUE",
+                   help="an fsspec option for s3://, gs://, https://... stores (repeatable; the value is JSON when "
+                   "it parses: anon=true, profile=nightly, 'client_kwargs={\"endpoint_url\": \"...\"}'); "
+                   "docs: guide/object-stores")
+
+
+def storage_options_of(args) -> dict | None:
+    """The ``--storage-option`` values as one dict (None when none was given)."""
+    given = getattr(args, "storage_option", None)
+    return dict(given) if given else None
 
 
 #: ``--scheduler`` words that run in this process (dask's single-machine schedulers).
@@ -239,8 +276,14 @@ def check_figure_path(option: str, path: str) -> None:
 
     Checked before any computation, so a bad path never costs a run.
     """
+    from .io.store import is_remote
+    from .locations import redact
+
     if os.path.splitext(path)[1].lower() not in (".png", ".svg", ".pdf"):
-        raise InputError(f"{option} {path}: use a .png, .svg or .pdf suffix")
+        raise InputError(f"{option} {redact(path)}: use a .png, .svg or .pdf suffix")
+    if is_remote(path):  # an object store has no folders to check; the upload says what went wrong
+        _check_matplotlib(option)
+        return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(f"{option} {path}: folder {folder} does not exist")
@@ -249,20 +292,31 @@ def check_figure_path(option: str, path: str) -> None:
             pass
     except OSError as exc:
         raise InputError(f"{option} {path}: cannot write in {folder}: {exc.strerror or exc}") from None
+    _check_matplotlib(option)
+
+
+def _check_matplotlib(option: str) -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
         raise DaskbiclError(f"{option} needs matplotlib ({exc}); pip install 'daskbicl[plot]'") from exc
 
 
-def write_output(path: str, write) -> None:
+def write_output(path: str, write, storage_options: dict | None = None) -> None:
     """``write(tmp)`` into a temporary sibling of ``path``, then move it into place.
 
     A failure (no space left, permission denied, a folder that does not
     exist) is one :class:`~daskbicl.errors.StoreWriteError` naming ``path``,
-    and leaves neither a partial ``path`` nor the temporary file.
+    and leaves neither a partial ``path`` nor the temporary file.  A URL
+    (``s3://...``) is written to a local temporary file, then uploaded in one
+    request (an object appears whole or not at all), with ``storage_options``.
     """
     from .errors import store_failure
+    from .io.store import is_remote
+
+    if is_remote(path):
+        _upload(path, write, storage_options)
+        return
 
     folder = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
@@ -277,6 +331,30 @@ def write_output(path: str, write) -> None:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
+
+
+def _upload(url: str, write, storage_options: dict | None) -> None:
+    """``write(tmp)`` to a local temporary file, then one upload of it to ``url``."""
+    import fsspec
+
+    from .errors import store_failure
+    from .io.storage import waiting, with_timeouts
+
+    suffix = os.path.splitext(url)[1]
+    handle, tmp = tempfile.mkstemp(prefix=".daskbicl-output-", suffix=suffix)
+    os.close(handle)
+    try:
+        write(tmp)
+        fs, where = fsspec.core.url_to_fs(url, **(with_timeouts(url, storage_options) or {}))
+        with waiting(url, "writing"):
+            fs.put_file(tmp, where)
+    except DaskbiclError:
+        raise
+    except Exception as exc:  # fsspec's and the backend's errors: named, secrets redacted
+        raise store_failure(exc, doing="write", store=url) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
 
 
 def jsonable(value):

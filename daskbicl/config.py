@@ -24,7 +24,7 @@ import os
 import dask.config
 import yaml
 
-__all__ = ["DEFAULTS", "get", "KEYS"]
+__all__ = ["DEFAULTS", "get", "KEYS", "storage_seconds"]
 
 _PATH = os.path.join(os.path.dirname(__file__), "daskbicl.yaml")
 
@@ -42,3 +42,19 @@ def get(name: str):
     if name not in KEYS:
         raise KeyError(f"daskbicl has no config key {name!r}; known: {', '.join(KEYS)}")
     return dask.config.get(f"daskbicl.{name}")
+
+
+def storage_seconds(name: str) -> float:
+    """The storage key ``daskbicl.storage.<name>`` in seconds (``"30s"``, ``"2 minutes"`` or a number).
+
+    Examples
+    --------
+    >>> import dask
+    >>> with dask.config.set({"daskbicl.storage.read_timeout": "2 minutes"}):
+    ...     storage_seconds("read_timeout")
+    120.0
+    """
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get(f"daskbicl.storage.{name}")
+    return float(parse_timedelta(value, default="seconds"))

@@ -14,8 +14,15 @@ import tempfile
 import time
 
 from ._version import __version__
-from .clitools import EXIT_OK, choose_scheduler, cluster, format_table, progress_wanted
+from .clitools import EXIT_OK, choose_scheduler, cluster, format_table, progress_wanted, storage_options_of
 from .errors import InputError, StoreError
+from .io.store import is_remote
+from .locations import redact
+
+
+def _join(folder: str, name: str) -> str:
+    """``folder/name`` for a local folder or a URL (a URL is never joined as a local path)."""
+    return f"{folder.rstrip('/')}/{name}" if is_remote(folder) else os.path.join(folder, name)
 
 
 def _store_names(preds: int) -> list[str]:
@@ -36,16 +43,8 @@ def _check_size(rows: int, cols: int, chunk: int, preds: int) -> None:
         )
 
 
-def _join(out_dir: str, name: str) -> str:
-    """``out_dir/name`` for a folder or an fsspec URL (a URL is never a local path)."""
-    from .io.store import is_remote
-
-    return f"{out_dir.rstrip('/')}/{name}" if is_remote(out_dir) else os.path.join(out_dir, name)
-
-
 def _exists(path: str, storage_options: dict | None) -> bool:
     from .io.publish import store_exists
-    from .io.store import is_remote
 
     return store_exists(path, storage_options) if is_remote(path) else os.path.exists(path)
 
@@ -76,9 +75,7 @@ def _output_folder(out_dir: str):
     a failed ``generate`` never leaves an empty output folder behind.  An
     fsspec URL needs no folder (an object store has none): nothing is created.
     """
-    from .io.store import is_remote
-
-    if is_remote(out_dir):
+    if is_remote(out_dir):  # no folder to create on an object store (and never a local folder named after a URL)
         yield
         return
     created = []
@@ -96,7 +93,7 @@ def _output_folder(out_dir: str):
             pass
         except OSError as exc:
             _remove_empty(created)
-            raise InputError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from None
+            raise InputError(f"cannot create output folder {redact(out_dir)}: {exc.strerror or exc}") from None
     try:
         yield
     except BaseException:
@@ -139,7 +136,7 @@ def _generate_biclustering(args, progress: bool) -> tuple[str, list[str]]:
     truth = random_biclustering(args.rows, args.cols, args.biclusters, density=args.density, layout=args.layout,
                                 overlap=args.overlap, seed=args.seed, chunk=args.chunk)
     names = _store_names(args.preds)
-    where = {"overwrite": args.overwrite, "progress": progress, "storage_options": _options(args)}
+    where = {"overwrite": args.overwrite, "progress": progress, "storage_options": storage_options_of(args)}
     with _output_folder(args.out):
         truth_path = save(truth, _join(args.out, names[0]), **where)
         preds = [
@@ -161,13 +158,8 @@ def _check_generate_biclustering(args) -> None:
         raise InputError(f"--layout must be one of {', '.join(LAYOUTS)}")
 
 
-def _options(args) -> dict | None:
-    """The fsspec options of the command's store URLs (None: fsspec's own configuration, the environment)."""
-    return getattr(args, "storage_options", None)
-
-
 def cmd_generate(args) -> int:
-    _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite, _options(args))
+    _check_generate(args.out, args.noise, args.seed, args.preds, args.overwrite, storage_options_of(args))
     _check_size(args.rows, args.cols, args.chunk, args.preds)
     if args.kind == "biclustering":
         _check_generate_biclustering(args)
@@ -180,11 +172,11 @@ def cmd_generate(args) -> int:
                 truth, preds = _generate(
                     args.out, args.rows, args.cols, args.row_clusters, args.col_clusters,
                     args.noise, args.seed, args.preds, args.overwrite, args.chunk, progress_wanted(args),
-                    _options(args),
+                    storage_options_of(args),
                 )
-    print(f"truth: {truth}")
+    print(f"truth: {redact(truth)}")
     for p in preds:
-        print(f"pred:  {p}")
+        print(f"pred:  {redact(p)}")
     print(f"generated in {time.perf_counter() - started:.2f} s", file=sys.stderr)
     return EXIT_OK
 
@@ -270,7 +262,7 @@ def cmd_convert(args) -> int:
     from .io.store import save
 
     ds = _convert_dataset(args)  # every file read and checked before anything is written
-    path = save(ds, args.out, overwrite=args.overwrite, storage_options=_options(args))
+    path = save(ds, args.out, overwrite=args.overwrite, storage_options=storage_options_of(args))
     sizes = ", ".join(f"{n:,} {d}s" for d, n in ds.sizes.items())
-    print(f"{ds.attrs['daskbicl_kind']}: {path} ({sizes})")
+    print(f"{ds.attrs['daskbicl_kind']}: {redact(path)} ({sizes})")
     return EXIT_OK

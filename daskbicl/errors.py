@@ -13,6 +13,8 @@ from __future__ import annotations
 import errno
 import re
 
+from .locations import redact, redact_text
+
 __all__ = [
     "DaskbiclError",
     "InputError",
@@ -27,6 +29,8 @@ __all__ = [
     "SchedulerError",
     "NoWorkersError",
     "WorkerKilledError",
+    "StorageUnavailableError",
+    "storage_unavailable",
     "store_failure",
     "one_line",
 ]
@@ -131,12 +135,79 @@ class WorkerKilledError(InfrastructureError):
     rss: int | None = None
 
 
+class StorageUnavailableError(InfrastructureError, StoreReadError):
+    """The storage did not answer: an endpoint unreachable (refused, no route), hung past the time-outs
+    (``daskbicl.storage.connect_timeout`` / ``read_timeout``) or throttling (HTTP 429, 503, ``SlowDown``).
+
+    Nothing is wrong with the store or the request: run again later (the CLI
+    exits with status 3).  Bad credentials or a missing bucket are the
+    user's to fix: a :class:`StoreError` (status 2).
+    """
+
+
 # --------------------------------------------------------------------------- the one translation of I/O failures
 
 
 def one_line(text: object) -> str:
-    """``text`` on one line: newlines and runs of spaces become single spaces."""
-    return " ".join(str(text).split())
+    """``text`` on one line: newlines and runs of spaces become single spaces; secrets in URLs redacted
+    (:func:`daskbicl.locations.redact_text`), as in every message daskbicl prints."""
+    return " ".join(redact_text(text).split())
+
+
+#: Exception classes (by name, anywhere in an error's chain) that mean the storage did not answer: botocore's,
+#: aiohttp's and the standard library's connection and time-out errors.
+_UNAVAILABLE = frozenset({
+    "ConnectTimeoutError", "ReadTimeoutError", "EndpointConnectionError", "ConnectionClosedError",
+    "ClientConnectorError", "ServerTimeoutError", "ServerDisconnectedError", "ConnectionTimeoutError",
+    "SocketTimeoutError", "TimeoutError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
+    "ConnectionAbortedError", "timeout",
+})
+#: Words of an error (S3 error codes, HTTP statuses) that mean the storage is throttling or down for now.
+_THROTTLED = ("slowdown", "slow down", "throttl", "requestlimitexceeded", "too many requests", "serviceunavailable",
+              "service unavailable")
+_ERRNO_UNAVAILABLE = {errno.ECONNREFUSED, errno.ECONNRESET, errno.ETIMEDOUT, errno.EHOSTUNREACH,
+                      errno.ENETUNREACH, errno.ECONNABORTED, errno.EHOSTDOWN, errno.ENETDOWN}
+
+
+def _chain(exc: BaseException):
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def storage_unavailable(exc: BaseException) -> bool:
+    """True when ``exc`` (or an error it comes from) says the storage did not answer or is throttling."""
+    for e in _chain(exc):
+        if isinstance(e, StorageUnavailableError):
+            return True
+        if isinstance(e, DaskbiclError):
+            continue
+        if any(cls.__name__ in _UNAVAILABLE for cls in type(e).__mro__):
+            return True
+        if getattr(e, "errno", None) in _ERRNO_UNAVAILABLE or getattr(e, "status", None) in (429, 503):
+            return True
+        code = ""
+        response = getattr(e, "response", None)
+        if isinstance(response, dict):  # botocore's ClientError
+            code = str(response.get("Error", {}).get("Code", ""))
+        lowered = f"{code} {e}".lower()
+        if any(word in lowered for word in _THROTTLED) or code in ("503", "429"):
+            return True
+    return False
+
+
+def _unavailable(exc: BaseException, doing: str, who: str, place: str = "") -> StorageUnavailableError:
+    from . import config
+
+    timeouts = (f"time-outs: connect {config.storage_seconds('connect_timeout'):g} s, "
+                f"read {config.storage_seconds('read_timeout'):g} s")
+    error = StorageUnavailableError(
+        f"cannot {doing} {who}{place}: the storage did not answer (unreachable, hung past the {timeouts}, or "
+        f"throttling); retry later ({type(exc).__name__}: {one_line(exc) or repr(exc)})"
+    )
+    return error
 
 
 #: errno -> what it means for a store (read or written).
@@ -208,12 +279,16 @@ def store_failure(exc: BaseException, *, doing: str, store: str, variable: str |
     """
     if isinstance(exc, DaskbiclError):
         return exc
+    store = redact(store)
     where = [f"variable {variable}"] if variable else []
     if chunk is not None:
         where.append(f"chunk {chunk}")
     place = f" ({' '.join(where)})" if where else ""
     who = f"{role} {store}" if role else store
-    cls = StoreWriteError if doing == "write" else StoreReadError
-    error = cls(f"cannot {doing} {who}{place}: {_cause(exc, doing)}")
+    if storage_unavailable(exc):
+        error: StoreReadError | StoreWriteError = _unavailable(exc, doing, who, place)
+    else:
+        cls = StoreWriteError if doing == "write" else StoreReadError
+        error = cls(f"cannot {doing} {who}{place}: {_cause(exc, doing)}")
     error.store, error.variable, error.chunk = store, variable, chunk
     return error

@@ -26,8 +26,16 @@ import math
 import os
 import sys
 
-from ..clitools import check_figure_path, cluster, progress_wanted, write_output
+from ..clitools import (
+    add_storage_option,
+    check_figure_path,
+    cluster,
+    progress_wanted,
+    storage_options_of,
+    write_output,
+)
 from ..errors import DaskbiclError, InputError
+from ..locations import redact, redact_text
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
 
@@ -121,9 +129,9 @@ def _dry_run(manifest, results: str, force: bool) -> int:
     for job in the_plan.jobs:
         state = "score" if job.work else (job.absent or ("fail" if job.errors else "skip"))
         detail = "; ".join(dict.fromkeys(reason for _, reason in job.errors))
-        print(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else ""))
+        print(redact_text(f"{state}\t{job.truth}\t{job.pred}" + (f"\t{detail}" if detail else "")))
     for line in the_plan.warnings():
-        print(f"daskbicl: warning: {line}", file=sys.stderr)
+        print(f"daskbicl: warning: {redact_text(line)}", file=sys.stderr)
     return 1 if any(job.errors and not job.absent for job in the_plan.jobs) else 0
 
 
@@ -135,7 +143,7 @@ def cmd_batch(args) -> int:
     if args.scheduler in LOCAL_SCHEDULERS:  # batch streams pairs through futures: it needs distributed
         raise InputError(f"batch runs on a Dask cluster: --scheduler takes an address (tcp://host:8786) or "
                          f"'local' (a local cluster of worker processes), not {args.scheduler!r}")
-    manifest = load_manifest(args.manifest)  # every manifest error, before any work
+    manifest = load_manifest(args.manifest, storage_options_of(args))  # every manifest error, before any work
     results = args.results or manifest.results
     if args.dry_run:
         return _dry_run(manifest, results, args.force)
@@ -148,19 +156,21 @@ def cmd_batch(args) -> int:
                        progress=progress_wanted(args), out=sys.stderr, tags=tags, hash_on_cluster=on_cluster,
                        gates=gates)
     for line in report.warnings:
-        print(f"daskbicl: warning: {line}", file=sys.stderr)
+        print(redact_text(f"daskbicl: warning: {line}"), file=sys.stderr)
     for truth, pred, reason in report.absent:
-        print(f"daskbicl: missing: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
+        print(redact_text(f"daskbicl: missing: pred {pred} against truth {truth}: {reason}"), file=sys.stderr)
     for truth, pred, reason in report.failures:
-        print(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}", file=sys.stderr)
+        print(redact_text(f"daskbicl: failed: pred {pred} against truth {truth}: {reason}"), file=sys.stderr)
     if args.json:
         print(json.dumps({
             "pairs": report.pairs, "scored": report.scored, "skipped": report.skipped,
             "failed": report.failed, "missing": report.missing, "gone": report.gone, "rows": report.rows,
             "seconds": round(report.seconds, 3), "results": report.results, "run_id": report.run_id,
-            "failures": [{"truth": t, "pred": p, "reason": r} for t, p, r in report.failures],
-            "absent": [{"truth": t, "pred": p, "reason": r} for t, p, r in report.absent],
-            "warnings": report.warnings,
+            "failures": [{"truth": redact(t), "pred": redact(p), "reason": redact_text(r)}
+                         for t, p, r in report.failures],
+            "absent": [{"truth": redact(t), "pred": redact(p), "reason": redact_text(r)}
+                       for t, p, r in report.absent],
+            "warnings": [redact_text(w) for w in report.warnings],
         }))
     else:
         print(report.summary())
@@ -224,7 +234,7 @@ def _json_value(v):
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
-def _write_parquet(rows: list[dict], columns, output: str) -> None:
+def _write_parquet(rows: list[dict], columns, output: str, storage_options: dict | None = None) -> None:
     """Parquet with typed columns: timestamps as UTC datetimes, ``params`` as a struct."""
     try:
         import pyarrow  # noqa: F401
@@ -241,7 +251,7 @@ def _write_parquet(rows: list[dict], columns, output: str) -> None:
             frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
     if "params" in frame.columns:
         frame["params"] = [_params(p) or None for p in frame["params"]]
-    write_output(output, lambda tmp: frame.to_parquet(tmp, index=False))
+    write_output(output, lambda tmp: frame.to_parquet(tmp, index=False), storage_options)
 
 
 def _params(text):
@@ -437,8 +447,8 @@ def cmd_results(args) -> int:
                                                      measure=args.measure or ()))
     if args.format == "parquet":
         flat, names = (rows, columns) if args.wide else _flat_params(rows, columns)
-        _write_parquet(flat, names, args.output)
-        print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
+        _write_parquet(flat, names, args.output, storage_options_of(args))
+        print(f"{len(rows)} rows written to {redact(args.output)}", file=sys.stderr)
         return EXIT_GATE if gate_failed else 0
     text = _render(rows, columns, args, view)
     if args.output:
@@ -446,8 +456,8 @@ def cmd_results(args) -> int:
             with open(tmp, "w", encoding="utf-8", newline="") as f:
                 f.write(text)
 
-        write_output(args.output, write)
-        print(f"{len(rows)} rows written to {args.output}", file=sys.stderr)
+        write_output(args.output, write, storage_options_of(args))
+        print(f"{len(rows)} rows written to {redact(args.output)}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     if not rows:
@@ -491,7 +501,13 @@ def _plot_results(args) -> int:
     if args.failures or args.latest or args.run or args.diff is not None or args.runs or args.wide:
         raise DaskbiclError("--plot draws every scored row over time; it does not take --latest, --failures, "
                             "--run, --diff, --runs or --wide")
-    plot_results(args.file, target, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+    options = storage_options_of(args)
+    if options is None and "://" not in target:
+        plot_results(args.file, target, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+    else:  # a URL: drawn here, uploaded whole
+        fig = plot_results(args.file, truth=args.truth or (), pred=args.pred or (), measures=args.measure or ())
+        write_output(target, lambda tmp: fig.savefig(tmp, format=os.path.splitext(target)[1][1:].lower(), dpi=150),
+                     options)
     print(f"figure: {target}")
     return 0
 
@@ -534,6 +550,7 @@ def add_parsers(sub, common) -> None:
                    help="compile (or load) every numba kernel on every worker before scoring (daskbicl warm, on "
                    "the cluster); without it, workers that compile say so on stderr")
     _gate_options(p)
+    add_storage_option(p)
     common(p)
     p.set_defaults(func=cmd_batch)
 
@@ -564,7 +581,9 @@ def add_parsers(sub, common) -> None:
                        help="export the recorded failures (every failed attempt) instead of scores")
     p.add_argument("--wide", action="store_true",
                    help="one row per pair, one column per measure (with --latest, the default, or --run)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout (required for parquet); "
+                   "a URL (s3://...) is uploaded, with --storage-option")
+    add_storage_option(p)
     _gate_options(p)
     p.add_argument("--to-mlflow", metavar="URI",
                    help="export every batch run (or --run ID) as one MLflow run to the tracking URI "

@@ -55,9 +55,11 @@ import json
 import os
 from dataclasses import InitVar, dataclass, field
 
-from ..errors import DaskbiclError
+from ..errors import DaskbiclError, StorageUnavailableError, one_line, storage_unavailable
+from ..io.storage import waiting, with_timeouts
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
+from ..locations import redact
 from ..measures import check_options, check_params, get, select_measures
 from .pairing import FIELD as _FIELD
 from .pairing import MATCHES, capture, paired
@@ -494,10 +496,12 @@ def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
     if is_remote(pattern):  # through fsspec, so a literal URL and a glob's match are spelled alike
         import fsspec
 
-        fs, path = fsspec.core.url_to_fs(pattern, **storage_options)
+        fs, path = fsspec.core.url_to_fs(pattern, **(with_timeouts(pattern, storage_options) or {}))
         if not _MAGIC & set(pattern):
             return [fs.unstrip_protocol(path).rstrip("/")]
-        return sorted(fs.unstrip_protocol(p).rstrip("/") for p in fs.glob(path))
+        with waiting(pattern, "listing"):
+            found = fs.glob(path)
+        return sorted(fs.unstrip_protocol(p).rstrip("/") for p in found if not _hidden(p, path))
     local = pattern[len("file://") :] if pattern.startswith("file://") else pattern
     local = os.path.expanduser(local)
     if not os.path.isabs(local):
@@ -523,6 +527,22 @@ def _check_fields(fields: dict, checked: list, check: _Checker) -> None:
                                 f"{lacks} does not: a placeholder pairs stores by name only when both globs have it")
 
 
+def _hidden(found: str, pattern: str) -> bool:
+    """``found`` has a hidden name (``.x``: a temporary prefix such as ``.pred-001.zarr.tmp-…``) where
+    ``pattern`` has a wildcard: skipped, as a shell (and :func:`glob.glob`, locally) skips them.
+
+    >>> _hidden("b/runs/.pred-1.zarr.tmp-ab12", "b/runs/*.zarr*"), _hidden("b/runs/pred-1.zarr", "b/runs/*.zarr")
+    (True, False)
+    >>> _hidden("b/.cache/p.zarr", "b/.cache/*.zarr"), _hidden("b/x/.t/p.zarr", "b/**/p.zarr")
+    (False, True)
+    """
+    names, parts = found.strip("/").split("/"), pattern.strip("/").split("/")
+    if "**" not in parts:
+        return any(n.startswith(".") and not p.startswith(".") for n, p in zip(names, parts) if _MAGIC & set(p))
+    literal = [p for p in parts if not _MAGIC & set(p)]
+    return any(n.startswith(".") and n not in literal for n in names)
+
+
 def _basename(store: str) -> str:
     return store.rstrip("/").replace("\\", "/").rsplit("/", 1)[-1]
 
@@ -541,7 +561,8 @@ def _check_tags(table, check: _Checker) -> dict[str, str]:
     return tags
 
 
-def _expand_groups(groups: dict, base_dir: str, storage_options: dict, check: _Checker) -> tuple:
+def _expand_groups(groups: dict, base_dir: str, storage_options: dict, check: _Checker,
+                   source: str = "manifest") -> tuple:
     """``(expanded, empty, fields, values)``: each group's stores, its globs that match nothing (with their
     line), its placeholders, and each store's placeholder values (``{(role, group, store): {name: value}}``)."""
     expanded: dict[tuple[str, str], list[str]] = {}
@@ -561,11 +582,16 @@ def _expand_groups(groups: dict, base_dir: str, storage_options: dict, check: _C
                 try:
                     found = _expand(_FIELD.sub("*", pattern), base_dir, storage_options)
                 except Exception as exc:  # fsspec: unknown protocol, missing backend, no credentials, ...
-                    check.error((role, name), f"cannot expand {pattern!r}: {type(exc).__name__}: {exc}", token=pattern)
+                    if storage_unavailable(exc):  # the storage did not answer: retry later (exit status 3)
+                        raise StorageUnavailableError(f"{source}: cannot list {redact(pattern)}: the storage did not "
+                                                      f"answer ({type(exc).__name__}: {one_line(exc)}); retry later"
+                                                      ) from None
+                    check.error((role, name), f"cannot expand {redact(pattern)!r}: {type(exc).__name__}: "
+                                f"{one_line(exc)}", token=pattern)
                     continue
                 if not found:  # a warning for the group, unless nothing at all is left to score
                     empty.setdefault((role, name), []).append(
-                        (check.locator.line((role, name), pattern), f"{role} {name!r}: {pattern!r} matches nothing"))
+                        (check.locator.line((role, name), pattern), f"{role} {name!r}: {redact(pattern)!r} matches nothing"))
                 if _FIELD.search(pattern):
                     regex = capture(pattern, base_dir)
                     for store in found:
@@ -577,7 +603,8 @@ def _expand_groups(groups: dict, base_dir: str, storage_options: dict, check: _C
     return expanded, empty, fields, values
 
 
-def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") -> Manifest:
+def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest",
+                   storage_options: dict | None = None) -> Manifest:
     """Validate a manifest's text and expand its globs.
 
     Raises
@@ -597,10 +624,11 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
     if results is not None and not (isinstance(results, str) and results.strip()):
         check.error(("results",), f"results must be the path of the results file (a string), got {results!r}")
         results = None
-    storage_options = doc.get("storage_options", {})
+    given_options, storage_options = storage_options, doc.get("storage_options", {})
     if not isinstance(storage_options, dict):
         check.error(("storage_options",), "storage_options must be a table of fsspec options")
         storage_options = {}
+    storage_options = {**storage_options, **(given_options or {})}  # --storage-option over the manifest's
     default_policy = _check_policy(doc.get("unassigned"), ("unassigned",), check) or DEFAULT_POLICY
     tags = _check_tags(doc.get("run", {}), check)
     groups = _check_groups(doc, check)
@@ -614,7 +642,7 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
     checked = [_check_pair(entry, i, groups, check, default_policy) for i, entry in enumerate(entries)]
 
     base_dir = os.path.abspath(base_dir)
-    expanded, empty, fields, values = _expand_groups(groups, base_dir, storage_options, check)
+    expanded, empty, fields, values = _expand_groups(groups, base_dir, storage_options, check, source)
     _check_fields(fields, checked, check)
     if results is not None and is_remote(results):
         check.error(("results",), f"results must be a local file (SQLite), got {results!r}")
@@ -652,8 +680,8 @@ def parse_manifest(text: str, *, base_dir: str = ".", source: str = "manifest") 
     )
 
 
-def load_manifest(path) -> Manifest:
-    """Read, validate and expand the manifest file at ``path``."""
+def load_manifest(path, storage_options: dict | None = None) -> Manifest:
+    """Read, validate and expand the manifest file at ``path`` (``storage_options`` over its own table)."""
     text_path = os.fspath(path)
     try:
         with open(text_path, encoding="utf-8") as f:
@@ -662,7 +690,8 @@ def load_manifest(path) -> Manifest:
         raise ManifestError(f"cannot read manifest {text_path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ManifestError(f"manifest {text_path} is not UTF-8 text: {exc}") from None
-    manifest = parse_manifest(text, base_dir=os.path.dirname(os.path.abspath(text_path)), source=text_path)
+    manifest = parse_manifest(text, base_dir=os.path.dirname(os.path.abspath(text_path)), source=text_path,
+                              storage_options=storage_options)
     manifest.path = os.path.abspath(text_path)
     if manifest.results is None:
         manifest.results = os.path.splitext(manifest.path)[0] + ".sqlite"

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import DaskbiclError
+from ..locations import redact_text
 from .results import ResultsDB
 
 __all__ = ["MlflowExport", "MlflowExportError", "export_mlflow", "metric_label"]
@@ -159,6 +160,9 @@ class _Keys:
 
 def _entities(run: dict, rows: list[dict]) -> tuple[list, dict, dict]:
     """(metrics as (key, value, timestamp ms), params, tags) of one batch run."""
+    # no secret of a location (a password, a signed URL's token) leaves for the tracking server
+    rows = [{k: redact_text(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+    run = {**run, "manifest": run["manifest"] and redact_text(run["manifest"])}
     keys = _Keys()
     metrics, params, tags = [], {}, {}
     pairs: dict[tuple, list] = {}

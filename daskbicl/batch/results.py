@@ -64,6 +64,7 @@ Schema (``PRAGMA user_version`` = 3)::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -77,6 +78,7 @@ from .._version import __version__
 from ..errors import DaskbiclError
 from ..io.store import is_remote
 from ..kernels.micro.estimates import Estimate
+from ..locations import redact, redact_text
 from .names import Pair, matches, measure_matches
 
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "Pair", "SCORE_COLUMNS", "FAILURE_COLUMNS",
@@ -229,6 +231,16 @@ class ResultsBusyError(ResultsFileError):
 
     retry_later = True
 
+
+
+def _shown(pair: Pair) -> Pair:
+    """``pair`` as the file records it: its locations and names without secrets (:func:`~daskbicl.locations.redact`).
+
+    The redacted text is stable (a signed URL's signature, which changes, becomes ``***``), so a pair keeps
+    its identity from night to night; the secret is never written.
+    """
+    return dataclasses.replace(pair, truth=redact(pair.truth), pred=redact(pair.pred),
+                               truth_name=redact(pair.truth_name), pred_name=redact(pair.pred_name))
 
 
 def now() -> str:
@@ -500,7 +512,8 @@ class ResultsDB:
             self.conn.execute(
                 "INSERT INTO runs (run_id, manifest, started_at, pairs, status, tags, git_commit) "
                 "VALUES (?, ?, ?, ?, 'running', ?, ?)",
-                (run_id, manifest, stamp, pairs, json.dumps(tags or {}, sort_keys=True), git_commit),
+                (run_id, None if manifest is None else redact(manifest), stamp, pairs,
+                 json.dumps(tags or {}, sort_keys=True), git_commit),
             )
         return run_id
 
@@ -520,7 +533,7 @@ class ResultsDB:
 
         Each row gets ``seen_at`` = now and an observation ``reused`` of this run.
         """
-        stamp = now()
+        stamp, pair = now(), _shown(pair)
         with self._sqlite("write to"), self._transaction():
             self.conn.executemany(_SEEN, [(stamp, run_id, i) for i in score_ids])
             found = self.conn.execute(
@@ -534,7 +547,7 @@ class ResultsDB:
 
         Each row is also this run's observation ``scored`` of the pair.
         """
-        stamp = now()
+        stamp, pair = now(), _shown(pair)
         with self._sqlite("write to"), self._transaction():
             for m, p, v, mv in rows:
                 value, exact, half_width = _interval(v)
@@ -556,6 +569,7 @@ class ResultsDB:
         had a score for (a pred now missing is missing for each of them), or
         one observation ``*`` when it never had one.
         """
+        pair, reason = _shown(pair), redact_text(reason)
         with self._sqlite("write to"), self._transaction():
             self.conn.execute(
                 "INSERT INTO failures (truth, pred, measures, params, truth_fp, pred_fp, reason, version, "

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError, MeasureError
 from ..io.store import is_remote, open_store
+from ..locations import redact
 from ..measures import PROVIDERS, REGISTRY, ScorePlan
 from ..measures.plan import plan_graphs
 from ..scheduling import active_client
@@ -263,8 +264,9 @@ def _gone(manifest: Manifest, known: dict, jobs: list[PairJob]) -> list[PairJob]
     groups: dict[str, set[str]] = {"truth": set(), "pred": set()}
     for role, group in manifest.globs:
         groups[role].add(group)
-    present = {(role, name) for (role, _), name in manifest.names.items()}
-    named = {(j.truth_name, j.pred_name) for j in jobs}
+    # the results file holds names redacted (daskbicl.locations): compare them so
+    present = {(role, redact(name)) for (role, _), name in manifest.names.items()}
+    named = {(redact(j.truth_name), redact(j.pred_name)) for j in jobs}
     contents = {(j.truth_fp, j.pred_fp) for j in jobs if j.truth_fp and j.pred_fp}
     out = []
     for (t, p), (truth, pred, status, content) in known.items():

@@ -34,7 +34,7 @@ from .validate import BICLUSTERING, KINDS, PARTITION, as_dataset
 __all__ = [
     "TwoViewsWarning", "as_input", "biclustering_dataset", "biclustering_from_indices", "coordinate_labels",
     "from_estimator",
-    "is_estimator",
+    "is_estimator", "opened",
     "partition_dataset", "read_biclusters_json", "read_labels", "read_mask",
 ]
 
@@ -316,6 +316,14 @@ def _is_mask_pair(obj) -> bool:
     if not isinstance(obj, tuple) or len(obj) != 2:
         return False
     return all(getattr(a, "ndim", None) == 2 and getattr(getattr(a, "dtype", None), "kind", "") == "b" for a in obj)
+
+
+def opened(obj, role: str, storage_options: dict | None):
+    """``obj`` opened as a store with ``storage_options`` when it is a path or URL and options are given,
+    else ``obj`` as it is (for :func:`as_input`)."""
+    if storage_options and isinstance(obj, (str, os.PathLike)):
+        return open_store(obj, role=role, storage_options=storage_options)
+    return obj
 
 
 def as_input(obj, role: str = "input", *, kinds: Sequence[str] = KINDS, allow_empty: bool = False,

@@ -36,8 +36,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ..errors import InputError, StoreError, StoreReadError, one_line, store_failure
+from ..errors import InputError, StoreError, StoreReadError, one_line, storage_unavailable, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
+from ..locations import redact, redact_logs
 from ..scheduling import active_client, compute, read_order, task_chunks
 from .chunk_files import ChunkFiles
 from .coding import (
@@ -52,6 +53,7 @@ from .coding import (
 )
 from .publish import RECORD_ATTR, RECORD_NAME, WRITING_NAME, read_record, write_record, write_remote
 from .replace import check_chunk, check_storable, write_local
+from .storage import waiting, with_timeouts
 from .validate import as_dataset
 
 __all__ = ["open_store", "save", "is_remote"]
@@ -131,20 +133,49 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
         if not local.is_dir():
             raise StoreError(f"{role}: {text} is neither a Zarr store (a folder) nor a file")
         text = str(local)
+    storage_options = with_timeouts(text, storage_options)
+    with waiting(text):
+        group, attrs, ds = _open_zarr(text, role, storage_options)
+    if KIND_ATTR in attrs and not is_remote(text):
+        _check_variables(ds, attrs.get(KIND_ATTR), text, role)
+    if attrs.get(CHUNKS_ATTR) == "complete":
+        try:
+            with waiting(text):
+                _check_complete(group, text, role)
+        except Exception as exc:
+            if isinstance(exc, StoreError) or not (_system_error(exc) or storage_unavailable(exc)):
+                raise
+            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
+    ds = as_dataset(ds, role)
+    ds.attrs.pop(RECORD_ATTR, None)  # a mark of this store's writing, not of its data (a copy has no record)
+    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
+
+
+def _open_zarr(text: str, role: str, storage_options) -> tuple:
+    """``(group, attrs, dataset)`` of the Zarr store at ``text``; failures as :class:`StoreError` naming it.
+
+    A storage that does not answer (:func:`~daskbicl.errors.storage_unavailable`) is a
+    :class:`~daskbicl.errors.StorageUnavailableError` (retry later); locations are shown redacted.
+    """
     import zarr
 
     _quiet_zarr()
+    shown = redact(text)
+    # Each error is raised outside the ``except`` block: it carries no chained error (zarr's and botocore's
+    # errors neither cross process boundaries, tblib cannot rebuild them, nor are their texts redacted).
+    error: Exception | None = None
     try:
         group = zarr.open_group(text, mode="r", storage_options=storage_options)
         attrs = dict(group.attrs)
     except Exception as exc:  # zarr raises its own error types for missing or bad metadata
-        if _system_error(exc):  # permission denied, I/O error: not a question of format
-            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
-        if is_remote(text) and _writing(text, storage_options):
-            raise interrupted_write(text, role) from None
-        raise StoreError(
-            f"{role}: {text} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})"
-        ) from exc
+        if _system_error(exc) or storage_unavailable(exc):  # permission denied, I/O error, no answer: not the format
+            error = store_failure(exc, doing="read", store=text, role=_role(role))
+        elif is_remote(text) and _writing(text, storage_options):
+            error = interrupted_write(text, role)
+        else:
+            error = StoreError(f"{role}: {shown} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})")
+    if error is not None:
+        raise error
     if RECORD_ATTR in attrs:
         _check_published(text, attrs, storage_options, role)
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
@@ -156,43 +187,39 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
             text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
         )
     except Exception as exc:
-        if _system_error(exc):
-            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
-        if KIND_ATTR not in attrs:
-            names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
-            raise StoreError(
-                f"{role}: {text} is not a co-clustering or biclustering store: expected xarray variables "
-                f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
-                f"({type(exc).__name__}: {one_line(exc)})"
-            ) from exc
-        where = _unreadable_metadata(text) if not is_remote(text) else None
-        raise StoreError(
-            f"{role}: {text} is marked as a daskbicl store but cannot be read"
-            + (f": {where} is damaged" if where else "")
-            + f" ({type(exc).__name__}: {one_line(exc)})"
-        ) from exc
-    if KIND_ATTR in attrs and not is_remote(text):
-        _check_variables(ds, attrs.get(KIND_ATTR), text, role)
-    if attrs.get(CHUNKS_ATTR) == "complete":
-        try:
-            _check_complete(group, text, role)
-        except OSError as exc:
-            if not _system_error(exc):
-                raise
-            raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
-    ds = as_dataset(ds, role)
-    ds.attrs.pop(RECORD_ATTR, None)  # a mark of this store's writing, not of its data (a copy has no record)
-    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
+        error = _unreadable(exc, text, shown, role, attrs, group)
+    if error is not None:
+        raise error
+    return group, attrs, ds
+
+
+def _unreadable(exc: Exception, text: str, shown: str, role: str, attrs: dict, group) -> Exception:
+    """The error of a Zarr group that opened but whose Dataset does not (``shown``: the location redacted)."""
+    if _system_error(exc) or storage_unavailable(exc):
+        return store_failure(exc, doing="read", store=text, role=_role(role))
+    if KIND_ATTR not in attrs:
+        names = sorted(map(str, group.array_keys())) if hasattr(group, "array_keys") else []
+        return StoreError(
+            f"{role}: {shown} is not a co-clustering or biclustering store: expected xarray variables "
+            f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
+            f"({type(exc).__name__}: {one_line(exc)})"
+        )
+    where = _unreadable_metadata(text) if not is_remote(text) else None
+    return StoreError(
+        f"{role}: {shown} is marked as a daskbicl store but cannot be read"
+        + (f": {where} is damaged" if where else "")
+        + f" ({type(exc).__name__}: {one_line(exc)})"
+    )
 
 
 def interrupted_write(text: str, role: str) -> StoreReadError:
     """The error for a store daskbicl began writing and never published (a write killed or failed midway)."""
     error = StoreReadError(
-        f"{role}: {text} is an interrupted write: daskbicl began writing this store but never completed "
+        f"{role}: {redact(text)} is an interrupted write: daskbicl began writing this store but never completed "
         f"it (its completion record {RECORD_NAME} is missing), so it holds no valid store. Write it "
         "again: the next daskbicl write to this location removes what is left, with or without overwrite"
     )
-    error.store = text
+    error.store = redact(text)
     return error
 
 
@@ -247,6 +274,7 @@ def _quiet_zarr() -> None:
 
 
 _quiet_zarr()  # at import, before any thread opens a store
+redact_logs()  # a worker's logs (a failed read's task and error) name no secret of a location
 
 
 def _check_variables(ds: xr.Dataset, kind, text: str, role: str) -> None:
@@ -449,9 +477,10 @@ class _ChunkReader:
     def _read(self, key, out: np.ndarray | None = None):
         """One stored chunk's part (into ``out`` when given); a failure names the store, variable and chunk."""
         try:
-            array = self._opened()
-            direct = self._files.read(key, out) if self._files is not None and CHUNK_FILES else None
-            got = array[key] if direct is None else direct
+            with waiting(self.path):
+                array = self._opened()
+                direct = self._files.read(key, out) if self._files is not None and CHUNK_FILES else None
+                got = array[key] if direct is None else direct
         except Exception as exc:
             raise store_failure(exc, doing="read", store=self.path, variable=self.var,
                                 chunk=self._chunk_id(key), role=self.role) from None
@@ -531,7 +560,7 @@ def _check_complete(group, text: str, role: str) -> None:
         missing = array.nchunks - array.nchunks_initialized
         if missing:
             raise StoreError(
-                f"{role}: {text}: array {name!r} is missing {missing:,} of its {array.nchunks:,} "
+                f"{role}: {redact(text)}: array {name!r} is missing {missing:,} of its {array.nchunks:,} "
                 "chunks (deleted or not copied?); daskbicl.save wrote every chunk, so the store "
                 "is incomplete and would read missing chunks as zeros. Copy or write it again."
             )

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import dask
 
 from ..errors import MeasureError
+from ..io.inputs import opened
 from .bootstrap import check_interval, compute_with_intervals, with_intervals
 from .plan import ScorePlan, run_tables
 from .registry import Measure
@@ -19,8 +20,8 @@ __all__ = ["contingency", "function_stubs", "make_measure_function", "measure_do
 
 
 def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, progress: bool = False,
-          compute: bool = True, unassigned: str = "error", ci: float | None = None, replicates: int = 999,
-          seed: int = 0, **params):
+          compute: bool = True, unassigned: str = "error", storage_options: dict | None = None,
+          ci: float | None = None, replicates: int = 999, seed: int = 0, **params):
     """Score ``pred`` against ``truth`` with every requested measure.
 
     Parameters
@@ -48,6 +49,11 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
         integer such as DBSCAN's -1) of a co-clustering means: an error
         naming how many there are (default), one extra cluster of all the
         unassigned rows (likewise columns), or a cluster of its own each.
+    storage_options : dict, optional
+        fsspec options for ``truth`` and ``pred`` given as URLs (``s3://``,
+        ``gs://``, ``https://``...): credentials, ``profile``,
+        ``client_kwargs={"endpoint_url": ...}`` (docs: "Data on object
+        stores").  Ignored for local paths and in-memory inputs.
     ci : float, optional
         A level such as 0.95: every measure finalized from the contingency
         tables (the co-clustering and per-axis measures) is returned as a
@@ -100,6 +106,8 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     """
     if ci is not None:
         level, replicates, seed = check_interval(ci, replicates, seed)  # before any input is opened
+    if storage_options:
+        truth, pred = opened(truth, "truth", storage_options), opened(pred, "pred", storage_options)
     plan = ScorePlan.build(truth, pred, measures, unassigned=unassigned, **params)
     if ci is None:
         return plan.compute(progress=progress) if compute else plan.to_delayed()

@@ -1,0 +1,104 @@
+"""How daskbicl talks to object stores and HTTP(S): fsspec options with time-outs, and a notice while waiting.
+
+Every door that reads or lists a URL (:func:`~daskbicl.io.store.open_store`,
+the batch manifest's globs, fingerprints) passes its ``storage_options``
+through :func:`with_timeouts`, so an endpoint that does not accept or does
+not answer stops the call after the dask config keys
+``daskbicl.storage.connect_timeout`` / ``read_timeout`` (and
+``attempts`` for S3) instead of fsspec's and botocore's defaults (minutes of
+silence).  The caller's own options win: a ``config_kwargs`` or
+``client_kwargs`` given by the user is kept, only what it leaves out is
+added.  :func:`waiting` prints one line on stderr, naming the location
+(redacted), when a call has waited ``daskbicl.storage.notice_after``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+
+from .. import config
+from ..locations import redact
+
+__all__ = ["with_timeouts", "waiting", "protocol_of"]
+
+_S3 = ("s3", "s3a")
+_HTTP = ("http", "https")
+
+
+def protocol_of(url: str) -> str:
+    """The URL's scheme in lower case (``""`` for a local path); of a chained URL, the outermost.
+
+    >>> protocol_of("S3://bucket/t.zarr"), protocol_of("runs/t.zarr"), protocol_of("simplecache::s3://b/t")
+    ('s3', '', 'simplecache')
+    """
+    text = str(url)
+    if "://" not in text:
+        return ""
+    return text.split("://", 1)[0].split("::", 1)[0].lower()
+
+
+def with_timeouts(url: str, storage_options: dict | None) -> dict | None:
+    """``storage_options`` for ``url`` with daskbicl's storage time-outs added (S3 and HTTP(S) URLs).
+
+    Examples
+    --------
+    >>> opts = with_timeouts("s3://b/t.zarr", {"anon": True})
+    >>> opts["anon"], sorted(opts["config_kwargs"])
+    (True, ['connect_timeout', 'read_timeout', 'retries'])
+    >>> with_timeouts("s3://b/t.zarr", {"config_kwargs": {"read_timeout": 5}})["config_kwargs"]["read_timeout"]
+    5
+    >>> with_timeouts("runs/t.zarr", None) is None
+    True
+    """
+    protocol = protocol_of(url)
+    if protocol not in _S3 + _HTTP:
+        return storage_options
+    options = dict(storage_options or {})
+    connect, read = config.storage_seconds("connect_timeout"), config.storage_seconds("read_timeout")
+    if protocol in _S3:
+        given = dict(options.get("config_kwargs") or {})
+        given.setdefault("connect_timeout", connect)
+        given.setdefault("read_timeout", read)
+        # botocore's retries: time-outs and throttling included, with back-off.
+        given.setdefault("retries", {"max_attempts": int(config.get("storage")["attempts"]), "mode": "standard"})
+        options["config_kwargs"] = given
+        return options
+    import aiohttp
+
+    client = dict(options.get("client_kwargs") or {})
+    client.setdefault("timeout", aiohttp.ClientTimeout(total=None, connect=connect, sock_connect=connect,
+                                                       sock_read=read))
+    options["client_kwargs"] = client
+    return options
+
+
+@contextlib.contextmanager
+def waiting(location: str, doing: str = "reading"):
+    """Around a call to the storage: one line on stderr if it has not returned after ``notice_after``.
+
+    The line names the location (secrets redacted) and the time-outs that
+    will end the wait; nothing is printed for local paths.
+    """
+    if protocol_of(location) in ("", "file"):
+        yield
+        return
+    after = config.storage_seconds("notice_after")
+    text = (f"daskbicl: still {doing} {redact(location)} after {after:g} s: the storage is slow or not answering "
+            f"(time-outs: connect {config.storage_seconds('connect_timeout'):g} s, read "
+            f"{config.storage_seconds('read_timeout'):g} s; daskbicl.storage in the dask config)")
+    timer = threading.Timer(after, _notice, (text,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _notice(text: str) -> None:
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr closed
+        pass
