@@ -237,6 +237,8 @@ def _results_outputs_match_local(where, results, tmp_path) -> None:
     import fsspec
 
     fs = fsspec.filesystem("file") if where.kind == "local" else where.fs
+    if where.kind == "local":
+        os.makedirs(f"{where.root}/out")  # a local output needs its folder; an object store has none
     for fmt, name in (("csv", "scores.csv"), ("json", "scores.json"), ("parquet", "scores.parquet")):
         code, _, err = _cli("results", results, "--format", fmt, "-o", f"{where.root}/out/{name}",
                             *_option_args(where.options))
