@@ -22,7 +22,7 @@ import pytest
 
 import daskbicl
 
-from .batch_fixtures import run_cli
+from .support.batch_fixtures import run_cli
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_000
 

@@ -28,7 +28,7 @@ import daskbicl
 from daskbicl.batch import ResultsDB, fingerprint, fingerprint_stores, run_batch
 from daskbicl.io.publish import RECORD_NAME
 
-from .manifests import manifest_text
+from .support.manifests import manifest_text
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "ari_rows"]
