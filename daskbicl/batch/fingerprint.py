@@ -93,6 +93,7 @@ from dataclasses import dataclass
 
 from ..errors import StoreError
 from ..io.publish import NOT_CONTENT, RECORD_NAME, WRITING_NAME, read_record
+from ..io.storage import with_timeouts
 from ..io.store import KIND_ATTR, is_remote
 
 __all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "fingerprint_task", "stat_signature",
@@ -295,7 +296,7 @@ class _Remote:
         import fsspec
 
         self.url = url
-        self.fs, self.root = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        self.fs, self.root = fsspec.core.url_to_fs(url, **(with_timeouts(url, storage_options) or {}))
         self.root = self.root.rstrip("/")
         protocol = self.fs.protocol
         self.http = bool({"http", "https"} & set(protocol if isinstance(protocol, (tuple, list)) else [protocol]))
