@@ -80,147 +80,26 @@ from ..io.store import is_remote
 from ..kernels.micro.estimates import Estimate
 from ..locations import redact, redact_text
 from .names import Pair, matches, measure_matches
+from .results_schema import (  # noqa: F401 - the schema, re-exported where it always was
+    APPLICATION_ID,
+    FAILURE_COLUMNS,
+    MIGRATE_1,
+    MIGRATE_2,
+    OBSERVATION_COLUMNS,
+    OBSERVATIONS_FROM_SCORES,
+    OBSERVE,
+    RUN_COLUMNS,
+    RUN_VIEW,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SCORE_COLUMNS,
+    SCORES_COLUMNS,
+    SEEN,
+    UPSERT,
+)
 
 __all__ = ["ResultsDB", "ResultsFileError", "ResultsBusyError", "Pair", "SCORE_COLUMNS", "FAILURE_COLUMNS",
            "OBSERVATION_COLUMNS", "RUN_COLUMNS", "RUN_VIEW", "matches", "measure_matches", "now"]
-
-SCHEMA_VERSION = 3
-#: ``PRAGMA application_id`` of a daskbicl results file ("DBCL"): another program's database is refused.
-APPLICATION_ID = 0x4442434C
-
-SCORE_COLUMNS = ("truth", "pred", "measure", "params", "value", "exact", "half_width", "truth_fp", "pred_fp",
-                 "version", "scored_at", "run_id", "seen_at", "seen_run", "measure_version")
-#: One row per (run, pair, measure, parameters) the run's manifest named: what the run saw.
-OBSERVATION_COLUMNS = ("run_id", "truth_name", "pred_name", "truth", "pred", "truth_fp", "pred_fp", "measure",
-                       "params", "status", "score_id", "reason")
-RUN_COLUMNS = ("run_id", "manifest", "started_at", "finished_at", "pairs", "scored", "skipped", "failed", "status",
-               "tags", "git_commit")
-#: Columns of :meth:`ResultsDB.runs`: the runs table's, with the pairs each run listed missing or gone.
-RUN_VIEW = RUN_COLUMNS[:8] + ("missing", "gone") + RUN_COLUMNS[8:]
-FAILURE_COLUMNS = ("truth", "pred", "measures", "params", "reason", "truth_fp", "pred_fp", "version", "failed_at", "run_id")
-
-#: The columns of the scores table, once: the schema and the migration from schema 2 both use them.
-_SCORES_COLUMNS = """
-    id        INTEGER PRIMARY KEY,
-    truth     TEXT NOT NULL,
-    pred      TEXT NOT NULL,
-    measure   TEXT NOT NULL,
-    params    TEXT NOT NULL,
-    truth_fp  TEXT NOT NULL,
-    pred_fp   TEXT NOT NULL,
-    value     REAL,
-    version   TEXT NOT NULL,
-    scored_at TEXT NOT NULL,
-    run_id    TEXT,
-    seen_at   TEXT,
-    seen_run  TEXT,
-    measure_version INTEGER NOT NULL DEFAULT 1,
-    exact     INTEGER NOT NULL DEFAULT 1,
-    half_width REAL,
-    UNIQUE (truth, pred, measure, params, truth_fp, pred_fp, measure_version)
-"""
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS scores ({_SCORES_COLUMNS});
-CREATE TABLE IF NOT EXISTS failures (
-    id        INTEGER PRIMARY KEY,
-    truth     TEXT NOT NULL,
-    pred      TEXT NOT NULL,
-    measures  TEXT NOT NULL,
-    params    TEXT NOT NULL,
-    truth_fp  TEXT,
-    pred_fp   TEXT,
-    reason    TEXT NOT NULL,
-    version   TEXT NOT NULL,
-    failed_at TEXT NOT NULL,
-    run_id    TEXT
-);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id      TEXT PRIMARY KEY,
-    manifest    TEXT,
-    started_at  TEXT NOT NULL,
-    finished_at TEXT,
-    pairs       INTEGER,
-    scored      INTEGER,
-    skipped     INTEGER,
-    failed      INTEGER,
-    status      TEXT NOT NULL,
-    tags        TEXT,
-    git_commit  TEXT
-);
-CREATE TABLE IF NOT EXISTS observations (
-    id         INTEGER PRIMARY KEY,
-    run_id     TEXT NOT NULL,
-    truth_name TEXT NOT NULL,
-    pred_name  TEXT NOT NULL,
-    truth      TEXT NOT NULL,
-    pred       TEXT NOT NULL,
-    truth_fp   TEXT,
-    pred_fp    TEXT,
-    measure    TEXT NOT NULL,
-    params     TEXT NOT NULL,
-    status     TEXT NOT NULL,
-    score_id   INTEGER,
-    reason     TEXT
-);
-CREATE INDEX IF NOT EXISTS observations_run ON observations (run_id);
-CREATE INDEX IF NOT EXISTS observations_pair ON observations (truth_name, pred_name, measure, params);
-CREATE INDEX IF NOT EXISTS scores_content ON scores (truth_fp, pred_fp);
-CREATE INDEX IF NOT EXISTS failures_pair ON failures (truth, pred);
-CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_fp);
-"""
-
-#: From schema 1: scores gain seen_at/seen_run (a row was seen when it was scored).
-_MIGRATE_1 = """
-ALTER TABLE scores ADD COLUMN seen_at TEXT;
-ALTER TABLE scores ADD COLUMN seen_run TEXT;
-UPDATE scores SET seen_at = scored_at, seen_run = run_id;
-CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_fp);
-"""
-
-#: From schema 2: scores gain measure_version (all rows so far: version 1) and a UNIQUE key with it (the
-#: table is rebuilt), and exact/half_width (a sampled value, MOCICE-BCubed's ``method``; all rows so far exact);
-#: runs gain tags and git_commit; each score row becomes the observations of the runs
-#: that scored it and last saw it (the runs between are not known: schema 2 kept only the last).
-_MIGRATE_2 = f"""
-CREATE TABLE scores_v3 ({_SCORES_COLUMNS});
-INSERT INTO scores_v3 (id, truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
-                       seen_at, seen_run, measure_version)
-    SELECT id, truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
-           seen_at, seen_run, 1 FROM scores;
-DROP TABLE scores;
-ALTER TABLE scores_v3 RENAME TO scores;
-CREATE INDEX IF NOT EXISTS scores_inputs ON scores (truth, pred, truth_fp, pred_fp);
-ALTER TABLE runs ADD COLUMN tags TEXT;
-ALTER TABLE runs ADD COLUMN git_commit TEXT
-"""
-
-_OBSERVATIONS_FROM_SCORES = """
-INSERT INTO observations (run_id, truth_name, pred_name, truth, pred, truth_fp, pred_fp, measure, params, status,
-                          score_id)
-    SELECT run_id, truth, pred, truth, pred, truth_fp, pred_fp, measure, params, 'scored', id
-    FROM scores WHERE run_id IS NOT NULL
-    UNION ALL
-    SELECT seen_run, truth, pred, truth, pred, truth_fp, pred_fp, measure, params, 'reused', id
-    FROM scores WHERE seen_run IS NOT NULL AND seen_run IS NOT run_id
-"""
-
-_UPSERT = """
-INSERT INTO scores (truth, pred, measure, params, truth_fp, pred_fp, value, version, scored_at, run_id,
-                    seen_at, seen_run, measure_version, exact, half_width)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (truth, pred, measure, params, truth_fp, pred_fp, measure_version) DO UPDATE SET
-    value = excluded.value, exact = excluded.exact, half_width = excluded.half_width, version = excluded.version,
-    scored_at = excluded.scored_at, run_id = excluded.run_id,
-    seen_at = excluded.seen_at, seen_run = excluded.seen_run
-"""
-
-_SEEN = "UPDATE scores SET seen_at = ?, seen_run = ? WHERE id = ?"
-
-_OBSERVE = f"""
-INSERT INTO observations ({", ".join(OBSERVATION_COLUMNS)}) VALUES ({", ".join("?" * len(OBSERVATION_COLUMNS))})
-"""
-
 
 class ResultsFileError(DaskbiclError, OSError):
     """The results file cannot be read or written (locked, disk full, unwritable, corrupt); names the file."""
@@ -391,16 +270,16 @@ class ResultsDB:
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             old = "scores" in tables and version < SCHEMA_VERSION
             if version == 1 and old:
-                for statement in filter(str.strip, _MIGRATE_1.split(";")):
+                for statement in filter(str.strip, MIGRATE_1.split(";")):
                     self.conn.execute(statement)
             if version in (1, 2) and old:
-                for statement in filter(str.strip, _MIGRATE_2.split(";")):
+                for statement in filter(str.strip, MIGRATE_2.split(";")):
                     self.conn.execute(statement)
             if version < SCHEMA_VERSION:
-                for statement in filter(str.strip, _SCHEMA.split(";")):  # every statement is IF NOT EXISTS
+                for statement in filter(str.strip, SCHEMA.split(";")):  # every statement is IF NOT EXISTS
                     self.conn.execute(statement)
                 if old:
-                    self.conn.execute(_OBSERVATIONS_FROM_SCORES)
+                    self.conn.execute(OBSERVATIONS_FROM_SCORES)
                 self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         self.schema = SCHEMA_VERSION
@@ -535,11 +414,11 @@ class ResultsDB:
         """
         stamp, pair = now(), _shown(pair)
         with self._sqlite("write to"), self._transaction():
-            self.conn.executemany(_SEEN, [(stamp, run_id, i) for i in score_ids])
+            self.conn.executemany(SEEN, [(stamp, run_id, i) for i in score_ids])
             found = self.conn.execute(
                 f"SELECT id, measure, params FROM scores WHERE id IN ({', '.join('?' * len(score_ids))})",
                 list(score_ids)).fetchall()
-            self.conn.executemany(_OBSERVE, [pair.observation(run_id, m, p, "reused", i) for i, m, p in found])
+            self.conn.executemany(OBSERVE, [pair.observation(run_id, m, p, "reused", i) for i, m, p in found])
 
     def record_pair(self, pair: Pair, rows: list[tuple[str, str, float | None, int]], *,
                     run_id: str | None = None) -> int:
@@ -551,14 +430,14 @@ class ResultsDB:
         with self._sqlite("write to"), self._transaction():
             for m, p, v, mv in rows:
                 value, exact, half_width = _interval(v)
-                self.conn.execute(_UPSERT, (pair.truth, pair.pred, m, p, pair.truth_fp, pair.pred_fp, value,
+                self.conn.execute(UPSERT, (pair.truth, pair.pred, m, p, pair.truth_fp, pair.pred_fp, value,
                                             __version__, stamp, run_id, stamp, run_id, mv, exact, half_width))
                 (score_id,) = self.conn.execute(
                     "SELECT id FROM scores WHERE truth = ? AND pred = ? AND measure = ? AND params = ? "
                     "AND truth_fp = ? AND pred_fp = ? AND measure_version = ?",
                     (pair.truth, pair.pred, m, p, pair.truth_fp, pair.pred_fp, mv)).fetchone()
                 if run_id is not None:
-                    self.conn.execute(_OBSERVE, pair.observation(run_id, m, p, "scored", score_id))
+                    self.conn.execute(OBSERVE, pair.observation(run_id, m, p, "scored", score_id))
         return len(rows)
 
     def record_failure(self, pair: Pair, measures: str, params: str, reason: str, *, run_id: str | None = None,
@@ -583,7 +462,7 @@ class ResultsDB:
                 "SELECT DISTINCT measure, params FROM observations "
                 "WHERE truth_name = ? AND pred_name = ? AND score_id IS NOT NULL ORDER BY measure, params",
                 (pair.truth_name, pair.pred_name))] or [("*", params)]
-            self.conn.executemany(_OBSERVE, [pair.observation(run_id, m, p, status, None, reason) for m, p in keys])
+            self.conn.executemany(OBSERVE, [pair.observation(run_id, m, p, status, None, reason) for m, p in keys])
 
     def record_absent(self, pair: Pair, status: str, reason: str, *, run_id: str) -> None:
         """A store of ``pair`` is ``status`` (``missing``, then ``gone``): an observation per ``(measure, params)``
@@ -593,7 +472,7 @@ class ResultsDB:
                 "SELECT measure, params, score_id FROM observations WHERE truth_name = ? AND pred_name = ? "
                 "AND score_id IS NOT NULL ORDER BY id", (pair.truth_name, pair.pred_name))}
             rows = [pair.observation(run_id, m, p, status, i, reason) for (m, p), i in sorted(last.items())]
-            self.conn.executemany(_OBSERVE, rows or [pair.observation(run_id, "*", "{}", status, None, reason)])
+            self.conn.executemany(OBSERVE, rows or [pair.observation(run_id, "*", "{}", status, None, reason)])
 
     # ----------------------------------------------------------------- reading
 

@@ -30,6 +30,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..errors import DaskbiclError, StoreError, StoreReadError, StoreWriteError, one_line, store_failure
+from ..locations import redact
 from .replace import KIND_ATTR, _failure
 
 __all__ = [
@@ -415,3 +416,38 @@ def _replace_remote(fs, root: str, url: str, write, old: list[str]) -> str:
     finally:
         _quietly(clear, fs, stage)
     return url
+
+
+# --------------------------------------------------------------------------- what open checks
+
+
+def interrupted_write(text: str, role: str) -> StoreReadError:
+    """The error for a store daskbicl began writing and never published (a write killed or failed midway)."""
+    error = StoreReadError(
+        f"{role}: {redact(text)} is an interrupted write: daskbicl began writing this store but never completed "
+        f"it (its completion record {RECORD_NAME} is missing), so it holds no valid store. Write it "
+        "again: the next daskbicl write to this location removes what is left, with or without overwrite"
+    )
+    error.store = redact(text)
+    return error
+
+
+def writing_in_progress(text: str, storage_options) -> bool:
+    """True when an object-store prefix holds daskbicl's write-in-progress sentinel."""
+    import fsspec
+
+    try:
+        fs, root = fsspec.core.url_to_fs(text, **(storage_options or {}))
+        return bool(fs.exists(f"{root.rstrip('/')}/{WRITING_NAME}"))
+    except Exception:  # the error to report is the one opening the store
+        return False
+
+
+def check_published(text: str, attrs: dict, storage_options, role: str) -> None:
+    """A store whose attributes say daskbicl wrote it with a record: the record is there (one small read).
+
+    ``storage_options``: the fsspec options of a URL, None for a local path.
+    """
+    record = read_record(text, storage_options)
+    if record is None or KIND_ATTR not in attrs:
+        raise interrupted_write(text, role)

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ..errors import InputError, StoreError, StoreReadError, one_line, storage_unavailable, store_failure
+from ..errors import InputError, StoreError, one_line, storage_unavailable, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
 from ..locations import redact, redact_logs
 from ..scheduling import active_client, compute, read_order, task_chunks
@@ -51,7 +51,15 @@ from .coding import (
     mask_chunk,
     values_name,
 )
-from .publish import RECORD_ATTR, RECORD_NAME, WRITING_NAME, read_record, write_record, write_remote
+from .publish import (
+    RECORD_ATTR,
+    RECORD_NAME,
+    check_published,
+    interrupted_write,
+    write_record,
+    write_remote,
+    writing_in_progress,
+)
 from .replace import check_chunk, check_storable, write_local
 from .storage import waiting, with_timeouts
 from .validate import as_dataset
@@ -170,14 +178,14 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
     except Exception as exc:  # zarr raises its own error types for missing or bad metadata
         if _system_error(exc) or storage_unavailable(exc):  # permission denied, I/O error, no answer: not the format
             error = store_failure(exc, doing="read", store=text, role=_role(role))
-        elif is_remote(text) and _writing(text, storage_options):
+        elif is_remote(text) and writing_in_progress(text, storage_options):
             error = interrupted_write(text, role)
         else:
             error = StoreError(f"{role}: {shown} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})")
     if error is not None:
         raise error
     if RECORD_ATTR in attrs:
-        _check_published(text, attrs, storage_options, role)
+        check_published(text, attrs, storage_options, role)
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
     # variables: as_dataset says what it found when they are neither layout.
     try:
@@ -210,35 +218,6 @@ def _unreadable(exc: Exception, text: str, shown: str, role: str, attrs: dict, g
         + (f": {where} is damaged" if where else "")
         + f" ({type(exc).__name__}: {one_line(exc)})"
     )
-
-
-def interrupted_write(text: str, role: str) -> StoreReadError:
-    """The error for a store daskbicl began writing and never published (a write killed or failed midway)."""
-    error = StoreReadError(
-        f"{role}: {redact(text)} is an interrupted write: daskbicl began writing this store but never completed "
-        f"it (its completion record {RECORD_NAME} is missing), so it holds no valid store. Write it "
-        "again: the next daskbicl write to this location removes what is left, with or without overwrite"
-    )
-    error.store = redact(text)
-    return error
-
-
-def _writing(text: str, storage_options) -> bool:
-    """True when an object-store prefix holds daskbicl's write-in-progress sentinel."""
-    import fsspec
-
-    try:
-        fs, root = fsspec.core.url_to_fs(text, **(storage_options or {}))
-        return bool(fs.exists(f"{root.rstrip('/')}/{WRITING_NAME}"))
-    except Exception:  # the error to report is the one opening the store
-        return False
-
-
-def _check_published(text: str, attrs: dict, storage_options, role: str) -> None:
-    """A store whose attributes say daskbicl wrote it with a record: the record is there (one small read)."""
-    record = read_record(text, storage_options if is_remote(text) else None)
-    if record is None or KIND_ATTR not in attrs:
-        raise interrupted_write(text, role)
 
 
 def _system_error(exc: BaseException) -> bool:
