@@ -23,7 +23,7 @@ from .errors import DaskbiclError, NoWorkersError, SchedulerError, WorkerKilledE
 logger = logging.getLogger("daskbicl")
 
 __all__ = [
-    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "read_order",
+    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "read_order", "READ_ORDER", "ReadOrder",
     "scatter_blocks", "scatter_inputs", "task_chunks", "wait_watched", "worker_killed",
 ]
 
@@ -118,6 +118,42 @@ def read_order(key) -> int:
     if isinstance(key, tuple) and len(key) > 1 and isinstance(key[-1], int):
         return -key[-1]
     return 0
+
+
+class ReadOrder:
+    """:func:`read_order` as a ``priority`` annotation value that dask's layer fusion accepts.
+
+    When dask fuses blockwise layers (``dask.array``'s graph optimisation, in
+    any computation a user makes of an opened store's arrays) it combines
+    their ``priority`` annotations with ``max``; plain functions cannot be
+    compared, so two fused reads annotated with :func:`read_order` itself
+    raised ``TypeError``.  Instances compare equal to each other and to no
+    priority as larger (``max`` keeps the first value), and are called per
+    key like the function (distributed expands a callable annotation per
+    task key).
+    """
+
+    def __call__(self, key) -> int:
+        return read_order(key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ReadOrder)
+
+    def __hash__(self) -> int:
+        return hash(ReadOrder)
+
+    def __lt__(self, other) -> bool:
+        return False
+
+    def __gt__(self, other) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "ReadOrder()"
+
+
+#: The annotation value of every store read (:func:`daskbicl.io.store.open_store`).
+READ_ORDER = ReadOrder()
 
 
 def cluster_threads() -> int:

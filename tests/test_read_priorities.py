@@ -213,3 +213,22 @@ def test_an_annotated_task_keeps_its_annotations_and_lends_them_to_no_other(clie
         client.unregister_scheduler_plugin(plugin.name)
     with eager():  # a value computed at once: no graph, no annotation
         assert annotated(lambda: task(np.sum)(np.arange(4)), priority=5) == 6
+
+
+def test_arrays_of_opened_stores_fuse_in_a_users_computation(tmp_path):
+    """dask fuses blockwise layers and takes the ``max`` of their priorities: the read annotation must be
+    comparable (a plain function raised ``TypeError`` in any computation of two stores' arrays together)."""
+    import dask
+
+    import daskbicl
+    from daskbicl.scheduling import READ_ORDER
+
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, 5, 3000), rng.integers(0, 3, 700)
+    for name in ("a.zarr", "b.zarr"):
+        daskbicl.save(daskbicl.partition(rows, cols), tmp_path / name, chunk=500)
+    a, b = daskbicl.open(tmp_path / "a.zarr"), daskbicl.open(tmp_path / "b.zarr")
+    both = a.row_labels.data.astype("int64") + 2 * b.row_labels.data.astype("int64")
+    with dask.config.set(scheduler="synchronous"):
+        assert int(both.sum().compute()) == 3 * int(rows.sum())
+    assert max([READ_ORDER, READ_ORDER, -1]) is READ_ORDER  # what dask's fusion does with the annotations

@@ -39,7 +39,7 @@ import xarray as xr
 from ..errors import InputError, StoreError, one_line, storage_unavailable, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
 from ..locations import redact, redact_logs
-from ..scheduling import active_client, compute, read_order, task_chunks
+from ..scheduling import READ_ORDER, active_client, compute, task_chunks
 from .chunk_files import ChunkFiles
 from .coding import (
     LABEL_CHUNK,
@@ -478,7 +478,8 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
     worker thread, at most ``daskbicl.task_bytes`` each) for arrays of a
     fixed-size numeric type; other arrays (strings, objects) keep a task
     per stored chunk.  The reads are annotated with their order
-    (:func:`~daskbicl.scheduling.read_order`), in every graph that uses them.
+    (:func:`~daskbicl.scheduling.read_order`, as :data:`~daskbicl.scheduling.READ_ORDER`,
+    which dask can fuse), in every graph that uses them.
     """
     import dask
     import dask.array as da
@@ -495,7 +496,7 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
             item = data.dtype.itemsize * int(np.prod(data.shape[:-1], dtype=np.int64))
             chunks = (*data.chunks[:-1], task_chunks(data.chunks[-1], item))
         name = data.name if chunks == data.chunks else f"{data.name}-{tokenize(chunks)}"
-        with dask.annotate(priority=read_order):
+        with dask.annotate(priority=READ_ORDER):
             read = da.from_array(reader, chunks=chunks, name=name, asarray=True, fancy=False,
                                  meta=np.empty((0,) * data.ndim, data.dtype))
         out[var] = (ds[var].dims, read, ds[var].attrs)
