@@ -303,17 +303,20 @@ def write_local(final: Path, write, overwrite: bool) -> str:
     remove_leftovers(final)
     tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:12]}"
     lock_path = tmp.with_name(tmp.name + ".lock")
-    try:
-        lock = _lock(lock_path)
-    except OSError as exc:
-        raise _failure(exc, str(final), str(tmp)) from None
-    try:
-        write(str(tmp))
-        _swap_in(tmp, final)
-    except BaseException as exc:
-        remove_when_quiet(tmp)
-        raise _failure(exc, str(final), str(tmp)) from None
+    lock = None
+    try:  # the lock file is removed whenever this returns or raises (SIGTERM as soon as it exists included)
+        try:
+            lock = _lock(lock_path)
+        except OSError as exc:
+            raise _failure(exc, str(final), str(tmp)) from None
+        try:
+            write(str(tmp))
+            _swap_in(tmp, final)
+        except BaseException as exc:
+            remove_when_quiet(tmp)
+            raise _failure(exc, str(final), str(tmp)) from None
     finally:
-        lock.close()
+        if lock is not None:
+            lock.close()
         lock_path.unlink(missing_ok=True)
     return str(final)
