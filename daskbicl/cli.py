@@ -442,6 +442,8 @@ class Terminated(KeyboardInterrupt):
 
 
 TERMINATED = "daskbicl: terminated (SIGTERM); nothing half-written was left"
+#: True while the ``daskbicl`` command runs as its own process (:func:`script`), not a call of :func:`main`.
+_PROCESS_ENDS = False
 
 
 def _on_sigterm(signum, frame):
@@ -482,6 +484,8 @@ def main(argv=None, *, process_ends: bool = False) -> int:
         if sys.stderr is not None:
             print("daskbicl: error: standard output is closed; nothing can be printed", file=sys.stderr)
         return EXIT_USAGE
+    global _PROCESS_ENDS
+    _PROCESS_ENDS = process_ends
     try:
         with _sigterm_cleans_up(process_ends=process_ends):
             code = _main(argv)
@@ -559,6 +563,10 @@ def _main(argv=None) -> int:
         return exit_status(exc)
     except Terminated:
         print(TERMINATED, file=sys.stderr)
+        if _PROCESS_ENDS:
+            # The one line is said.  Freeing the interrupted frames now can print more (an event loop or a
+            # coroutine of Zarr's collected mid-call: "Exception ignored in ..."), which says nothing more.
+            mute_stderr()
         return EXIT_TERMINATED
     except MemoryError:
         if args.debug:
