@@ -24,9 +24,7 @@ Run:  python benchmarks/object_store.py              (10^7 labels per axis, 20 p
 from __future__ import annotations
 
 import argparse
-import collections
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -39,19 +37,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, str(ROOT))
 from _common import machine, measure, print_table, versions  # noqa: E402
 
-from tests.support.s3_server import KEY, SECRET, start_server, stop_server  # noqa: E402
-
-#: a Zarr v3 chunk object's key (``.../c/0``, ``.../c/1/0``)
-CHUNK_KEY = re.compile(r"/c(/\d+)+$")
-
-
-def chunk_gets(requests) -> collections.Counter:
-    out: collections.Counter = collections.Counter()
-    for method, path, _ in requests:
-        key = path.split("?", 1)[0]
-        if method == "GET" and CHUNK_KEY.search(key):
-            out[key] += 1
-    return out
+from tests.support.s3_server import CHUNK_KEY, KEY, SECRET, chunk_gets, start_server, stop_server  # noqa: E402
 
 
 def put(fs, local: Path, remote: str) -> None:

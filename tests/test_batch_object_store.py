@@ -11,11 +11,9 @@ stores are read by ``batch`` as by ``score`` (a read-only HTTP server in a threa
 
 from __future__ import annotations
 
-import collections
 import functools
 import http.server
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -29,22 +27,10 @@ from daskbicl.batch import ResultsDB, fingerprint, fingerprint_stores, run_batch
 from daskbicl.io.publish import RECORD_NAME
 
 from .support.manifests import manifest_text
+from .support.s3_server import CHUNK_KEY, chunk_gets
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "ari_rows"]
-
-#: a Zarr v3 chunk object's key (``.../c/0``, ``.../c/1/0``), query string aside
-_CHUNK_KEY = re.compile(r"/c(/\d+)+$")
-
-
-def _chunk_gets(requests) -> collections.Counter:
-    """``{object path: GETs}`` of the chunk objects among the server's answered requests."""
-    out: collections.Counter = collections.Counter()
-    for method, path, _status in requests:
-        key = path.split("?", 1)[0]
-        if method == "GET" and _CHUNK_KEY.search(key):
-            out[key] += 1
-    return out
 
 
 def _fs(s3):
@@ -64,7 +50,7 @@ def _put(s3, local: Path, name: str) -> str:
 def _chunk_keys(s3, name: str) -> set[str]:
     """The server paths (``/bucket/name/...``) of every chunk object of the store ``name``."""
     found = _fs(s3).find(f"{s3.bucket}/{name}")
-    return {"/" + key for key in found if _CHUNK_KEY.search("/" + key)}
+    return {"/" + key for key in found if CHUNK_KEY.search("/" + key)}
 
 
 def _lab(tmp_path: Path, s3, preds: int = 2) -> Path:
@@ -104,14 +90,14 @@ def test_nights_on_a_bucket_read_each_chunk_once_then_none(tmp_path, s3, client)
     s3.server.mark()
     first = run_batch(manifest, client=client)
     assert (first.scored, first.failed) == (2, 0)
-    gets = _chunk_gets(s3.server.requests())
+    gets = chunk_gets(s3.server.requests())
     assert set(gets) == chunks  # every chunk object, each once
     assert max(gets.values()) == 1, {k: n for k, n in gets.items() if n > 1}
 
     s3.server.mark()
     again = run_batch(manifest, client=client)
     assert (again.scored, again.skipped, again.failed) == (0, 2, 0)
-    assert _chunk_gets(s3.server.requests()) == {}
+    assert chunk_gets(s3.server.requests()) == {}
 
 
 def test_a_written_store_is_fingerprinted_from_its_record_and_a_foreign_one_from_its_listing(tmp_path, s3):
@@ -162,7 +148,7 @@ def test_a_replaced_store_is_rescored_and_a_moved_one_is_not(tmp_path, s3, clien
     s3.server.mark()
     night = run_batch(manifest, client=client)
     assert (night.scored, night.skipped, night.failed) == (1, 1, 0)  # pred-7 is pred-0, moved: reused
-    gets = _chunk_gets(s3.server.requests())
+    gets = chunk_gets(s3.server.requests())
     # the new pred and the truth, read once to be scored; the moved pred not at all
     assert gets == dict.fromkeys(_chunk_keys(s3, "runs/pred-1.zarr") | _chunk_keys(s3, "truth.zarr"), 1)
     after = _values(tmp_path / "scores.sqlite")

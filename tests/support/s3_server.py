@@ -11,6 +11,7 @@ and the ``storage_options`` that reach the server.
 
 from __future__ import annotations
 
+import collections
 import http.client
 import os
 import re
@@ -24,6 +25,8 @@ from pathlib import Path
 
 KEY = "testing-key"
 SECRET = "testing-secret"
+#: A Zarr v3 chunk object's key (``.../c/0``, ``.../c/1/0``), query string aside.
+CHUNK_KEY = re.compile(r"/c(/\d+)+$")
 _LINE = re.compile(r'"(GET|PUT|POST|HEAD|DELETE) (\S+) HTTP/[0-9.]+" (\d{3})')
 
 
@@ -120,3 +123,13 @@ def stop_server(server: S3Server) -> None:
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
+
+
+def chunk_gets(requests) -> collections.Counter:
+    """``{object path: GETs}`` of the chunk objects among ``requests`` (:meth:`S3Server.requests`)."""
+    out: collections.Counter = collections.Counter()
+    for method, path, _status in requests:
+        key = path.split("?", 1)[0]
+        if method == "GET" and CHUNK_KEY.search(key):
+            out[key] += 1
+    return out
