@@ -1,12 +1,17 @@
-"""Shared helpers for the benchmark scripts: timing, peak memory, machine, tables."""
+"""Shared helpers for the benchmark scripts: timing, peak memory, machine, load, tables, and measuring
+another source tree (``--base``) in the same run."""
 
 from __future__ import annotations
 
 import gc
+import json
 import os
 import platform
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import psutil
@@ -80,3 +85,30 @@ def print_table(rows: list[dict], columns: list[str]) -> None:
     print("  ".join("-" * widths[c] for c in columns))
     for r in rows:
         print("  ".join(f"{str(r.get(c, '')):>{widths[c]}}" for c in columns))
+
+
+def load() -> str:
+    """The machine's load as ``uptime`` prints it (printed before and after a run: a loaded machine's times
+    are indicative only)."""
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def run_in_tree(tree: str, script: str, argv: list[str]) -> dict:
+    """Run ``script --child ARGV`` with the daskbicl of source tree ``tree`` first on the path; the JSON the
+    child prints last, as a dict (the child's stderr tail in the error if it failed)."""
+    env = dict(os.environ, PYTHONPATH=tree, PYTHONWARNINGS="ignore")
+    command = [sys.executable, os.path.abspath(script), "--child", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree, timeout=3600)
+    if done.returncode:
+        raise SystemExit(f"{tree}: {done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def alternating(trees: dict[str, str], repeat: int, run: Callable[[str], dict]) -> dict[str, list[dict]]:
+    """``run(tree)`` ``repeat`` times per tree, the trees' order reversed every other round (so that neither
+    tree always runs first on a warming machine): the results per tree name."""
+    results: dict[str, list[dict]] = {name: [] for name in trees}
+    for r in range(repeat):
+        for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
+            results[name].append(run(trees[name]))
+    return results

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -41,7 +40,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from _common import machine, measure, print_table, versions  # noqa: E402
+from _common import load, machine, measure, print_table, versions  # noqa: E402
 
 import daskbicl  # noqa: E402
 
@@ -132,10 +131,6 @@ def ladder(func, k: int, sizes, budget: float, memory_mb: float, per_label_sq: i
         if i + 1 < len(sizes) and m.seconds * (sizes[i + 1] / n) ** power > budget:
             break
     return best
-
-
-def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def bench(labels: int, k: int, sizes, budget: float, memory_mb: float) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 
@@ -33,13 +32,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from _common import machine, print_table, versions  # noqa: E402
+from _common import load, machine, print_table, versions  # noqa: E402
 
 import daskbicl  # noqa: E402
-
-
-def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def pair(n: int, k: int, density: float, seed: int = 0):

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -43,15 +42,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from _common import machine, measure, print_table, versions  # noqa: E402
+from _common import load, machine, measure, print_table, versions  # noqa: E402
 
 import daskbicl  # noqa: E402
 
 RECOVERY = ["recovered", "redundancy", "ce_sparse", "ce_dense"]
-
-
-def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def biclusters(rng, k: int, n_rows: int, n_cols: int):

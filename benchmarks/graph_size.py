@@ -26,17 +26,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+sys.path.insert(0, HERE)
+from _common import alternating, load, run_in_tree  # noqa: E402
 
 
 def metadata_store(path: str, labels: int) -> None:
@@ -95,13 +92,8 @@ def child(labels: int, threads: int, measures: list[str]) -> dict:
 
 
 def run(tree: str, args) -> dict:
-    env = dict(os.environ, PYTHONPATH=tree, PYTHONWARNINGS="ignore")
-    command = [sys.executable, os.path.abspath(__file__), "--child", "--labels", str(args.labels),
-               "--threads", str(args.threads), "--measures", args.measures]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree, timeout=3600)
-    if done.returncode:
-        raise SystemExit(f"{tree}: {done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_in_tree(tree, __file__, ["--labels", str(args.labels), "--threads", str(args.threads),
+                                        "--measures", args.measures])
 
 
 def main() -> None:
@@ -122,10 +114,7 @@ def main() -> None:
         args.labels, args.repeat = 10**9, 1
     trees = {"branch": ROOT, **({"base": os.path.abspath(args.base)} if args.base else {})}
     print(f"load before: {load()}")
-    results: dict[str, list[dict]] = {name: [] for name in trees}
-    for r in range(args.repeat):
-        for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
-            results[name].append(run(trees[name], args))
+    results = alternating(trees, args.repeat, lambda tree: run(tree, args))
     print(f"one pair of co-clusterings, {args.labels:.0e} row labels each (chunks of 2^22), measures {args.measures}; "
           f"graph sized for {args.threads} threads; {args.repeat} run(s) each, alternating; median seconds")
     print(f"  {'tree':7s} {'tasks':>9s} {'reads':>8s} {'open':>7s} {'build':>7s} {'submit':>7s} {'accepted':>9s}")

@@ -30,17 +30,14 @@ import json
 import logging
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+sys.path.insert(0, HERE)
+from _common import alternating, load, run_in_tree  # noqa: E402
 
 
 def stores(directory: str, n_preds: int, rows: int, cols: int, k: int, chunk: int) -> tuple[str, list[str]]:
@@ -94,13 +91,8 @@ def child(truth: str, preds: list[str], measures: list[str], memory_limit: str) 
 
 
 def run(tree: str, args, truth: str, preds: list[str]) -> dict:
-    env = dict(os.environ, PYTHONPATH=tree, PYTHONWARNINGS="ignore")
-    command = [sys.executable, os.path.abspath(__file__), "--child", "--measures", args.measures,
-               "--memory-limit", args.memory_limit, truth, *preds]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree, timeout=3600)
-    if done.returncode:
-        raise SystemExit(f"{tree}: {done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_in_tree(tree, __file__, ["--measures", args.measures, "--memory-limit", args.memory_limit,
+                                        truth, *preds])
 
 
 def main() -> None:
@@ -125,12 +117,9 @@ def main() -> None:
         args.preds, args.rows, args.cols, args.chunk, args.repeat = 2, 8_000, 2_000, 1_000, 1
     trees = {"branch": ROOT, **({"base": os.path.abspath(args.base)} if args.base else {})}
     print(f"load before: {load()}")
-    results: dict[str, list[dict]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory() as directory:
         truth, preds = stores(directory, args.preds, args.rows, args.cols, args.biclusters, args.chunk)
-        for r in range(args.repeat):
-            for name in (list(trees) if r % 2 == 0 else list(trees)[::-1]):
-                results[name].append(run(trees[name], args, truth, preds))
+        results = alternating(trees, args.repeat, lambda tree: run(tree, args, truth, preds))
     values = {runs[0]["values"] for runs in results.values()}
     assert len(values) == 1, "the trees computed other tables"
     print(f"{args.preds} preds x 1 truth, masks {args.biclusters} x ({args.rows:,} rows, {args.cols:,} cols), "
