@@ -113,8 +113,9 @@ def test_the_value_pickles_and_prints():
 def test_measures_of_other_passes_are_returned_as_they_are():
     truth = daskbicl.biclustering([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 1, 0], [0, 0, 1]])
     pred = daskbicl.biclustering([[1, 1, 1, 0]], [[1, 1, 0]])
-    out = daskbicl.score(truth, pred, measures="jaccard", ci=0.95)
-    assert type(out["jaccard"]) is float
+    out = daskbicl.score(truth, pred, measures=["jaccard", "e4sc", "omega_rows"], ci=0.95, replicates=50)
+    assert type(out["e4sc"]) is float and type(out["omega_rows"]) is float
+    assert isinstance(out["jaccard"], Bootstrapped)  # the bicluster overlap tables: tests/test_bicluster_bootstrap.py
 
 
 @pytest.mark.parametrize("kwargs, word", [({"ci": 1.0}, "ci"), ({"ci": 0.95, "replicates": 0}, "replicates"),

@@ -9,7 +9,7 @@ import dask
 
 from ..errors import MeasureError
 from ..io.inputs import opened
-from .bootstrap import check_interval, compute_with_intervals, with_intervals
+from .bootstrap import check_interval, compute_with_intervals, resampling_plan, with_intervals
 from .plan import ScorePlan, run_tables
 from .registry import Measure
 from .request import check_options
@@ -56,7 +56,9 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
         stores").  Ignored for local paths and in-memory inputs.
     ci : float, optional
         A level such as 0.95: every measure finalized from the contingency
-        tables (the co-clustering and per-axis measures) is returned as a
+        tables (the co-clustering and per-axis measures) or from the
+        bicluster overlap tables (the bicluster precision–recall family,
+        consensus, Prelić, Liu–Wang) is returned as a
         :class:`~daskbicl.kernels.coclustering.resampling.Bootstrapped`
         float with its percentile interval (``low``, ``high``,
         ``method="bootstrap"``) over ``replicates`` two-way bootstrap
@@ -112,6 +114,7 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     if ci is None:
         return plan.compute(progress=progress) if compute else plan.to_delayed()
     interval = {"ci": level, "replicates": replicates, "seed": seed}
+    plan = resampling_plan(plan)  # the membership patterns the bicluster measures' replicates redraw
     if not compute:
         # A closure, not arguments: delayed would unpack the plan (a dataclass) and load its input arrays.
         def finish(tables):
