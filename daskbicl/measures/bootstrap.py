@@ -64,8 +64,9 @@ def _patterns(rows, cols) -> tuple:
     return bicluster_resampling.axis_patterns(rows), bicluster_resampling.axis_patterns(cols)
 
 
-#: Pair scores of a batch held at once (replicates x K x L), bounding the temporaries (not the digits).
-_PAIR_CELLS = 1 << 19
+#: Pair scores of a batch held at once (replicates x K x L): temporaries that stay in a core's cache
+#: (about 2x faster than 2**19 at 200 x 200 biclusters; the digits do not depend on it).
+_PAIR_CELLS = 1 << 16
 
 
 register_provider(

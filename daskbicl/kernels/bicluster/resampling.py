@@ -142,7 +142,7 @@ def replicate_tables(rows: Patterns, cols: Patterns, drawn_rows: np.ndarray, dra
     >>> r = replicate_tables(rows, cols, np.array([3, 0, 0, 0]), np.array([1, 1, 1, 0]), (np.arange(4), np.arange(4)),
     ...                      blocks=(True, True))
     >>> r.rows.shared.tolist(), r.rows.length, r.truth_ids.tolist(), r.pred_ids.tolist()
-    ([[3], [3]], 3, [0, 1], [0])
+    ([[3, 3], [3, 3]], 3, [0, 1], [0, 1])
     """
     tables = BiclusterTables(_axis_counts(rows, drawn_rows), _axis_counts(cols, drawn_cols),
                              np.asarray(ids[0]), np.asarray(ids[1]))
@@ -207,41 +207,93 @@ def overlap_replicates(p: Patterns, drawn: np.ndarray, incidence=None) -> Overla
     return Overlaps(shared, np.asarray(p.truth.T @ d.T).T, np.asarray(p.pred.T @ d.T).T, p.n)
 
 
-def _forms(rows: Overlaps, cols: Overlaps, n_cells: int) -> dict:
-    """The float terms :mod:`precision_recall`'s formulas read, for a batch (B, K, L) of replicates."""
-    D = float(n_cells)
-    n = rows.shared * cols.shared
-    b = (rows.truth * cols.truth)[:, :, None]
-    x = (rows.pred * cols.pred)[:, None, :]
-    N = D * n - b * x
-    f = {"n": n, "b": b, "x": x, "N": N, "Db": D - b, "Dx": D - x, "union": b + x - n}
-    f["nz"] = (N != 0) & (f["Db"] > 0) & (f["Dx"] > 0)
-    return f
+class _Terms:
+    """The float terms of :mod:`precision_recall`'s formulas for a batch (B, K, L), each computed once, when read."""
+
+    def __init__(self, rows: Overlaps, cols: Overlaps, n_cells: int):
+        D = float(n_cells)
+        self.n = rows.shared * cols.shared
+        self.b = (rows.truth * cols.truth)[:, :, None]
+        self.x = (rows.pred * cols.pred)[:, None, :]
+        self.Db, self.Dx = D - self.b, D - self.x
+        self.bx = self.b * self.x
+        self.N = D * self.n - self.bx
+        self.nz = (self.N != 0) & (self.Db > 0) & (self.Dx > 0)
+        self._cache: dict = {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        cache = self.__dict__["_cache"]
+        if name not in cache:
+            cache[name] = getattr(self, f"_{name}")()
+        return cache[name]
+
+    def div(self, num, den, where=None) -> np.ndarray:
+        """``num / den`` where ``where`` (default: ``nz``) holds, 0 elsewhere (``precision_recall._div``)."""
+        out = np.zeros(self.N.shape)
+        np.divide(num, den, out=out, where=self.nz if where is None else where)
+        return out
+
+    def _P(self):
+        return self.x * self.Db
+
+    def _Q(self):
+        return self.b * self.Dx
+
+    def _pre_c(self):
+        return self.div(self.N, self.P)
+
+    def _rec_c(self):
+        return self.div(self.N, self.Q)
+
+    def _union(self):
+        return (self.b + self.x) - self.n
+
+    def _positive(self):
+        return self.nz & (self.N > 0)
 
 
-def _scores(rows: Overlaps, cols: Overlaps, n_cells: int, keys, R: float, beta: float, clip: bool) -> dict:
-    """The pair scores ``keys`` of a batch; pairs with an emptied bicluster are NaN."""
-    f = _forms(rows, cols, n_cells)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pre_c = pr._div(f["N"], f["x"] * f["Db"], f["nz"])
-        rec_c = pr._div(f["N"], f["b"] * f["Dx"], f["nz"])
-        ones = np.ones_like(f["N"])
-        forms = dict(zip(pr.MEASURE_KEYS, (*pr._goodness_forms(f, pre_c, rec_c, R, ones),
-                                           *pr._f_forms(f, pre_c, rec_c, pr.beta_weights(beta), ones),
-                                           *pr._f_forms(f, pre_c, rec_c, (0.5, 0.5), ones),
-                                           *pr._jaccard_forms(f, pre_c, rec_c))))
-    out = {}
-    for key in keys:
-        v = np.array(forms[key], dtype=np.float64)
-        if clip and key.endswith(("_corrected", "_space")):
-            np.maximum(v, 0.0, out=v)
-        out[key] = v
-    return out
+def _goodness(t: _Terms, form: str, R: float) -> np.ndarray:
+    rho, one_rho = pr.split_weight(R)
+    if form == "raw":
+        return rho * (t.n / t.x) + one_rho * (t.n / t.b)
+    if form == "corrected":
+        return t.div(t.N * (rho * t.b + one_rho * t.x), t.bx * (rho * t.Db + one_rho * t.Dx))
+    return rho * t.pre_c + one_rho * t.rec_c
+
+
+def _f(t: _Terms, form: str, weights: tuple[float, float]) -> np.ndarray:
+    lam, mu = weights
+    if form == "raw":
+        return t.n / (lam * t.b + mu * t.x)
+    if form == "corrected":
+        return t.div(t.N, lam * t.Q + mu * t.P)
+    return t.div(t.pre_c * t.rec_c, lam * t.pre_c + mu * t.rec_c, t.positive)
+
+
+def _jaccard(t: _Terms, form: str) -> np.ndarray:
+    if form == "raw":
+        return t.n / t.union
+    if form == "corrected":
+        return t.div((t.b + t.x) * t.N, t.union * (t.P + t.Q))
+    return t.div(t.pre_c * t.rec_c, t.pre_c + t.rec_c - t.pre_c * t.rec_c, t.positive)
+
+
+def _score(t: _Terms, key: str, R: float, beta: float) -> np.ndarray:
+    """One pair score of :func:`~.precision_recall.pair_scores` (``key`` a :data:`~.precision_recall.MEASURE_KEYS`)."""
+    index, form = key.split("_")[0], key.split("_")[1] if "_" in key else "raw"
+    if index == "goodness":
+        return _goodness(t, form, R)
+    if index == "jaccard":
+        return _jaccard(t, form)
+    return _f(t, form, pr.beta_weights(beta) if index == "fmeasure" else (0.5, 0.5))
 
 
 def _mean_best(table: np.ndarray, valid_t: np.ndarray, valid_p: np.ndarray, aggregate: str) -> np.ndarray:
     """Per replicate, the mean best match over the non-empty truth (pred) biclusters; NaN when a side has none."""
-    masked = np.where(valid_t[:, :, None] & valid_p[:, None, :], table, -np.inf)
+    masked = table if valid_t.all() and valid_p.all() else np.where(valid_t[:, :, None] & valid_p[:, None, :], table,
+                                                                     -np.inf)
     with np.errstate(invalid="ignore", divide="ignore"):
         by_truth = np.where(valid_t, masked.max(axis=2), 0.0).sum(axis=1) / valid_t.sum(axis=1)
         by_pred = np.where(valid_p, masked.max(axis=1), 0.0).sum(axis=1) / valid_p.sum(axis=1)
@@ -269,5 +321,12 @@ def aggregate_replicates(rows: Overlaps, cols: Overlaps, n_cells: int, keys, *, 
     """
     valid_t = (rows.truth > 0) & (cols.truth > 0)
     valid_p = (rows.pred > 0) & (cols.pred > 0)
-    scores = _scores(rows, cols, n_cells, keys, R, beta, clip)
-    return {key: _mean_best(scores[key], valid_t, valid_p, aggregate) for key in keys}
+    terms = _Terms(rows, cols, n_cells)
+    out = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for key in keys:
+            table = _score(terms, key, R, beta)
+            if clip and key.endswith(("_corrected", "_space")):
+                np.maximum(table, 0.0, out=table)
+            out[key] = _mean_best(table, valid_t, valid_p, aggregate)
+    return out
