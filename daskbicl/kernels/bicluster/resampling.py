@@ -294,13 +294,15 @@ def _mean_best(table: np.ndarray, valid_t: np.ndarray, valid_p: np.ndarray, aggr
     """Per replicate, the mean best match over the non-empty truth (pred) biclusters; NaN when a side has none."""
     masked = table if valid_t.all() and valid_p.all() else np.where(valid_t[:, :, None] & valid_p[:, None, :], table,
                                                                      -np.inf)
+    means = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        by_truth = np.where(valid_t, masked.max(axis=2), 0.0).sum(axis=1) / valid_t.sum(axis=1)
-        by_pred = np.where(valid_p, masked.max(axis=1), 0.0).sum(axis=1) / valid_p.sum(axis=1)
-        both = np.where((by_truth <= 0) | (by_pred <= 0), np.minimum(by_truth, by_pred),
-                        2.0 * by_truth * by_pred / (by_truth + by_pred))
-    out = {"truth": by_truth, "pred": by_pred, "both": both}[aggregate]
-    return np.where(valid_t.any(axis=1) & valid_p.any(axis=1), out, math.nan)
+        for side, axis, valid in (("truth", 2, valid_t), ("pred", 1, valid_p)):
+            if aggregate in (side, "both"):
+                means[side] = np.where(valid, masked.max(axis=axis), 0.0).sum(axis=1) / valid.sum(axis=1)
+        if aggregate == "both":
+            x, y = means["truth"], means["pred"]
+            means["both"] = np.where((x <= 0) | (y <= 0), np.minimum(x, y), 2.0 * x * y / (x + y))
+    return np.where(valid_t.any(axis=1) & valid_p.any(axis=1), means[aggregate], math.nan)
 
 
 def aggregate_replicates(rows: Overlaps, cols: Overlaps, n_cells: int, keys, *, R: float = 1.0, beta: float = 1.0,
