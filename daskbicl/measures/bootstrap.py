@@ -36,19 +36,25 @@ from ..kernels.bicluster import resampling as bicluster_resampling
 from ..kernels.coclustering import resampling
 from ..kernels.coclustering.resampling import (
     Bootstrapped,
+    bias_corrected_interval,
     percentile_interval,
     redraw_counts,
     replicate_table,
 )
-from .registry import Interval, Measure, Param, Provider, register_provider
+from .registry import Interval, Measure, OneOf, Param, Provider, register_provider
 
-__all__ = ["CI", "REPLICATES", "SEED", "VECTORISED", "bicluster_replicate", "bicluster_replicate_values",
-           "bootstrappable", "check_interval", "compute_with_intervals", "replicate_values", "resampling_plan",
-           "with_intervals"]
+__all__ = ["CI", "LABELS", "METHOD", "REPLICATES", "SEED", "VECTORISED", "all_replicate_values", "bicluster_replicate",
+           "bicluster_replicate_values", "bootstrappable", "check_interval", "check_method", "compute_with_intervals",
+           "interval", "replicate_values", "resampling_plan", "with_intervals"]
 
 CI = Param(0.95, Interval(0.0, 1.0, closed="neither"), "Level of the bootstrap interval over the items.")
 REPLICATES = Param(999, Interval(1, 10**7, closed="both"), "Number of bootstrap replicates.")
 SEED = Param(0, Interval(0, 2**63 - 1, closed="both"), "Seed of the bootstrap replicates.")
+METHOD = Param("percentile", OneOf(("percentile", "bc")),
+               "Interval from the replicates: 'percentile', or 'bc' (bias-corrected percentile).")
+
+#: How each interval method labels its values (``Bootstrapped.method``).
+LABELS = {"percentile": "bootstrap", "bc": "bootstrap-bc"}
 
 #: Replicates redrawn at once (the same for every input, so the digits do not depend on the machine).
 _BATCH = 64
@@ -130,6 +136,11 @@ def _integer(name: str, value, param: Param) -> int:
 def check_interval(ci, replicates, seed) -> tuple[float, int, int]:
     """``(level, replicates, seed)`` checked and converted, before any input is read."""
     return float(CI.validate("ci", ci)), _integer("replicates", replicates, REPLICATES), _integer("seed", seed, SEED)
+
+
+def check_method(method) -> str:
+    """The interval method checked (``"percentile"`` or ``"bc"``), before any input is read."""
+    return str(METHOD.validate("ci_method", method))
 
 
 def _replicate_values(plan, tables, provider: str = _PROVIDER) -> dict[str, float]:
@@ -252,13 +263,10 @@ def bicluster_replicate_values(plan, rows, cols, ids, *, replicates: int, seed: 
     return values
 
 
-def with_intervals(plan, tables: dict, results: dict, *, ci: float, replicates: int, seed: int) -> dict:
-    """``results`` with a :class:`~daskbicl.kernels.coclustering.resampling.Bootstrapped` value for every
-    bootstrappable measure, from the computed tables of ``plan`` (graph key -> table; a plan of
-    :func:`resampling_plan` when it has bicluster measures)."""
+def all_replicate_values(plan, tables: dict, *, replicates: int, seed: int) -> dict:
+    """Bootstrappable measure name -> its value on each replicate, from the computed tables of ``plan``
+    (graph key -> table; a plan of :func:`resampling_plan` when it has bicluster measures)."""
     chosen = tuple(m for m in plan.measures if bootstrappable(m))
-    if not chosen:
-        return results
     values: dict = {}
     if any(m.provider == _PROVIDER for m in chosen):
         rows, cols = plan.tables_of(tables, _PROVIDER)
@@ -268,17 +276,40 @@ def with_intervals(plan, tables: dict, results: dict, *, ci: float, replicates: 
         rows, cols = plan.tables_of(tables, _PATTERNS)
         values.update(bicluster_replicate_values(plan, rows, cols, (observed.truth_ids, observed.pred_ids),
                                                  replicates=replicates, seed=seed))
+    return values
+
+
+def interval(values: np.ndarray, observed: float, level: float, method: str = "percentile") -> Bootstrapped:
+    """The :class:`~daskbicl.kernels.coclustering.resampling.Bootstrapped` value of ``observed`` from its replicates.
+
+    ``method``: ``"percentile"`` (labelled ``"bootstrap"``) or ``"bc"``, the bias-corrected percentile
+    interval (labelled ``"bootstrap-bc"``; :func:`~daskbicl.kernels.coclustering.resampling.bias_corrected_interval`).
+    """
+    if method == "bc":
+        low, high, undefined = bias_corrected_interval(values, float(observed), level)
+    else:
+        low, high, undefined = percentile_interval(values, level)
+    return Bootstrapped(observed, low, high, len(values), level=level, undefined=undefined, method=LABELS[method])
+
+
+def with_intervals(plan, tables: dict, results: dict, *, ci: float, replicates: int, seed: int,
+                   method: str = "percentile") -> dict:
+    """``results`` with a :class:`~daskbicl.kernels.coclustering.resampling.Bootstrapped` value for every
+    bootstrappable measure, from the computed tables of ``plan`` (graph key -> table; a plan of
+    :func:`resampling_plan` when it has bicluster measures); ``method`` as in :func:`interval`."""
+    values = all_replicate_values(plan, tables, replicates=replicates, seed=seed)
     out = dict(results)
-    for m in chosen:
-        low, high, undefined = percentile_interval(values[m.name], ci)
-        out[m.name] = Bootstrapped(results[m.name], low, high, replicates, level=ci, undefined=undefined)
+    for name, replicated in values.items():
+        out[name] = interval(replicated, results[name], ci, method)
     return out
 
 
-def compute_with_intervals(plan, *, ci: float, replicates: int, seed: int, progress: bool = False) -> dict:
+def compute_with_intervals(plan, *, ci: float, replicates: int, seed: int, method: str = "percentile",
+                           progress: bool = False) -> dict:
     """Count ``plan``'s tables once, finalize its measures and add their intervals (:func:`with_intervals`)."""
     from .plan import run_tables
 
     plan = resampling_plan(plan)
     tables = run_tables([plan], progress=progress)[0]
-    return with_intervals(plan, tables, plan.finalize(tables), ci=ci, replicates=replicates, seed=seed)
+    return with_intervals(plan, tables, plan.finalize(tables), ci=ci, replicates=replicates, seed=seed,
+                          method=method)
