@@ -200,3 +200,89 @@ def test_the_same_digits_on_a_cluster(client, tmp_path):
     here = daskbicl.score(truth, pred, measures=measures, ci=0.95, replicates=60)
     assert {k: (float(v), v.low, v.high) for k, v in there.items()} == \
         {k: (float(v), v.low, v.high) for k, v in here.items()}
+
+
+# --------------------------------------------------------------------------- every door, the same interval
+
+_DOOR_MEASURES = ["cari", "dice", "jaccard_corrected"]
+
+
+def _door_pair(folder):
+    rng = np.random.default_rng(31)
+    truth = _partition(rng, 60, 40, h=4, l=3)
+    pred = daskbicl.partition(np.where(rng.random(60) < 0.3, rng.integers(0, 4, 60), truth.row_labels.values),
+                              np.where(rng.random(40) < 0.3, rng.integers(0, 3, 40), truth.col_labels.values))
+    daskbicl.save(truth, folder / "truth.zarr")
+    daskbicl.save(pred, folder / "pred-1.zarr")
+    return truth, pred
+
+
+def _through_door(door, folder, truth, pred, client) -> dict:
+    """measure -> (value, half-width) of a 0.9 interval, 999 replicates, seed 0, through one door."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    if door == "python":
+        out = daskbicl.score(str(folder / "truth.zarr"), str(folder / "pred-1.zarr"), measures=_DOOR_MEASURES, ci=0.9)
+    elif door == "accessor":
+        out = truth.bicl.score(pred, measures=_DOOR_MEASURES, ci=0.9)
+    elif door == "cli":
+        proc = subprocess.run([sys.executable, "-m", "daskbicl", "score", str(folder / "truth.zarr"),
+                               str(folder / "pred-1.zarr"), "--ci", "0.9", "--json", "--measures", *_DOOR_MEASURES],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        got = json.loads(proc.stdout)
+        return {k: (v["value"], max(v["value"] - v["low"], v["high"] - v["value"])) for k, v in got.items()}
+    else:
+        from daskbicl.batch import ResultsDB, run_batch
+
+        (folder / "m.toml").write_text(textwrap.dedent(f"""
+            [truth]
+            sim = "truth.zarr"
+            [pred]
+            runs = "pred-*.zarr"
+            [[pairs]]
+            truth = "sim"
+            pred = "runs"
+            measures = {json.dumps(_DOOR_MEASURES)}
+            ci = 0.9
+        """))
+        run_batch(folder / "m.toml", folder / "r.sqlite", client=client)
+        with ResultsDB(folder / "r.sqlite", create=False) as db:
+            rows = db.scores()
+        assert all(r["exact"] == 1 and json.loads(r["params"])["ci"] == 0.9 for r in rows)
+        return {r["measure"]: (r["value"], r["half_width"]) for r in rows}
+    return {k: (float(v), v.half_width) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("door", ["python", "accessor", "cli", "manifest"])
+def test_every_door_gives_the_same_interval(door, tmp_path, client):
+    truth, pred = _door_pair(tmp_path)
+    want = daskbicl.score(truth, pred, measures=_DOOR_MEASURES, ci=0.9)
+    got = _through_door(door, tmp_path, truth, pred, client)
+    assert sorted(got) == sorted(_DOOR_MEASURES)
+    for name in _DOOR_MEASURES:
+        assert isinstance(want[name], Bootstrapped) and want[name].half_width > 0
+        assert got[name] == pytest.approx((float(want[name]), want[name].half_width), rel=1e-12, abs=1e-15), name
+
+
+@pytest.mark.parametrize("value, word", [("1.5", "ci"), ("true", "ci"), ('"x"', "ci")])
+def test_a_bad_manifest_ci_is_refused_with_its_line(value, word, tmp_path):
+    import textwrap
+
+    from daskbicl.batch.manifest import ManifestError, parse_manifest
+
+    text = textwrap.dedent(f"""
+        [truth]
+        sim = "truth.zarr"
+        [pred]
+        runs = "pred-*.zarr"
+        [[pairs]]
+        truth = "sim"
+        pred = "runs"
+        ci = {value}
+    """)
+    with pytest.raises(ManifestError, match=rf"line 9.*{word}"):
+        parse_manifest(text, base_dir=str(tmp_path))

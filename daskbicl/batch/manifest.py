@@ -55,12 +55,13 @@ import json
 import os
 from dataclasses import InitVar, dataclass, field
 
-from ..errors import DaskbiclError, StorageUnavailableError, one_line, storage_unavailable
+from ..errors import DaskbiclError, MeasureError, StorageUnavailableError, one_line, storage_unavailable
 from ..io.storage import waiting, with_timeouts
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
 from ..locations import redact
 from ..measures import check_options, check_params, get, select_measures
+from ..measures.bootstrap import CI
 from .pairing import FIELD as _FIELD
 from .pairing import MATCHES, capture, paired
 
@@ -72,7 +73,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 __all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key", "stored_params"]
 
 TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs", "run")
-PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned", "match")
+PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned", "match", "ci")
 
 _MAGIC = set("*?[")
 
@@ -102,20 +103,25 @@ def _canonical(value):
     return float(value)
 
 
-def stored_params(params: dict, unassigned: str) -> dict:
+def stored_params(params: dict, unassigned: str, ci: float | None = None) -> dict:
     """The parameters recorded with a score: the measure's, plus the unassigned policy when it is not the default.
 
     The policy changes the score of labels with unassigned entries, so it is
     part of the ``params`` column (and of the key that says a score exists);
     rows scored with the default policy read as they did before the policy
-    existed.
+    existed.  A bootstrap interval's level (the manifest's ``ci``) is part
+    of it too: a row with an interval is not the row of the same value
+    without one.
 
     >>> stored_params({"beta": 1.0}, "cluster")
     {'beta': 1.0, 'unassigned': 'cluster'}
     >>> stored_params({"beta": 1.0}, "error")
     {'beta': 1.0}
+    >>> stored_params({"beta": 1.0}, "error", 0.95)
+    {'beta': 1.0, 'ci': 0.95}
     """
-    return dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
+    out = dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
+    return out if ci is None else {**out, "ci": float(ci)}
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,12 @@ class Request:
     line: int = field(default=0, compare=False)
     unassigned: str = DEFAULT_POLICY
     checked: InitVar[bool] = False
+    #: The level of the bootstrap intervals of the measures that take one (the manifest's ``ci``), or None.
+    ci: float | None = None
+
+    def stored(self, params: dict) -> dict:
+        """The parameters recorded with a score of this request (:func:`stored_params`)."""
+        return stored_params(params, self.unassigned, self.ci)
 
     def __post_init__(self, checked: bool = False):
         """Parameters and policy in their canonical form (``"PRINTED"`` is ``"printed"``, ``"0.5"`` is 0.5).
@@ -161,7 +173,7 @@ class Request:
         """
         selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
         given = dict(self.params)
-        return [(m, stored_params(m.validate_params(given), self.unassigned)) for m in selected]
+        return [(m, self.stored(m.validate_params(given))) for m in selected]
 
 
 @dataclass
@@ -431,6 +443,19 @@ def _check_policy(value, path: tuple, check: _Checker) -> str | None:
         return None
 
 
+def _check_ci(value, path: tuple, check: _Checker) -> float | None:
+    """The ``ci`` level of a pair table (bootstrap intervals, 999 replicates, seed 0), checked."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise MeasureError(f"parameter ci must be a number, got {value!r}")
+        return float(CI.validate("ci", value))
+    except DaskbiclError as exc:
+        check.error(path, str(exc))
+        return None
+
+
 def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: str = DEFAULT_POLICY) -> tuple | None:
     path = ("pairs", i)
     if not isinstance(entry, dict):
@@ -478,6 +503,8 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
     policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
     if "unassigned" in entry and policy is None:
         ok = False
+    ci = _check_ci(entry.get("ci"), path + ("ci",), check)
+    ok = ok and ("ci" not in entry or ci is not None)
     params = _check_params(entry, path, measures, check) if ok else None
     if not ok or params is None:
         return None
@@ -487,6 +514,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         check.locator.line(path),
         policy or default_policy,
         checked=True,  # each parameter was checked (and made canonical) once, by _check_params
+        ci=ci,
     )
     return chosen["truth"], chosen["pred"], request, match
 
