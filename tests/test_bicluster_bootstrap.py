@@ -15,7 +15,11 @@ import pytest
 
 import daskbicl
 from daskbicl.engine.blocks import as_biclustering
-from daskbicl.kernels.bicluster.resampling import aggregate_replicates, overlap_replicates, replicate_tables
+from daskbicl.kernels.bicluster.pattern_resampling import (
+    aggregate_replicates,
+    overlap_replicates,
+    replicate_tables,
+)
 from daskbicl.kernels.coclustering.resampling import Bootstrapped
 from daskbicl.measures import REGISTRY, ScorePlan, run_tables
 from daskbicl.measures.bootstrap import (

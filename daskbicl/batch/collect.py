@@ -32,7 +32,7 @@ from ..errors import DaskbiclError, InfrastructureError, WorkerKilledError
 from ..measures.bootstrap import REPLICATES, SEED, with_intervals
 from ..scheduling import infrastructure_failure, wait_watched, worker_memory
 from .fingerprint import StoreInfo, fingerprint_stores, unchanged_since
-from .manifest import Request, params_key
+from .manifest import Request, params_key, stored_params
 from .results import ResultsDB, flatten
 
 __all__ = ["State", "Submitted", "run_pairs"]
@@ -122,7 +122,7 @@ class State:
         else:
             names = [m for r, _, failed, _, _ in problems for m in (failed if failed is not None else r.measures)]
             measures = ",".join(dict.fromkeys(names))
-        params = list(dict.fromkeys(params_key(r.stored(dict(r.params))) for r in requests))
+        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned, r.ci)) for r in requests))
         params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
         statuses = {p[3] for p in problems}
         status = "changed" if "changed" in statuses else "failed"
@@ -194,10 +194,10 @@ def _finish(state: State, sub: Submitted, tables: dict) -> None:
         version = {m.name: m.version for m in plan.measures}
         for names, reason in failed:
             whole = set(names) == {m.name for m in plan.measures}
-            keys = [(n, params_key(request.stored(plan.params[n]))) for n in names]
+            keys = [(n, params_key(stored_params(plan.params[n], request.unassigned, request.ci))) for n in names]
             state.fail(job, request, reason, None if whole else names, keys=keys)
         for name, value in values.items():
-            key = params_key(request.stored(plan.params[name]))
+            key = params_key(stored_params(plan.params[name], request.unassigned, request.ci))
             rows.extend((m, key, v, version[name]) for m, v in flatten(name, value))
     state.commit(job, rows)
     state.settle(job)

@@ -55,13 +55,12 @@ import json
 import os
 from dataclasses import InitVar, dataclass, field
 
-from ..errors import DaskbiclError, MeasureError, StorageUnavailableError, one_line, storage_unavailable
+from ..errors import DaskbiclError, StorageUnavailableError, one_line, storage_unavailable
 from ..io.storage import waiting, with_timeouts
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
 from ..locations import redact
-from ..measures import check_options, check_params, get, select_measures
-from ..measures.bootstrap import CI
+from ..measures import check_level, check_options, check_params, get, select_measures
 from .pairing import FIELD as _FIELD
 from .pairing import MATCHES, capture, paired
 
@@ -104,24 +103,20 @@ def _canonical(value):
 
 
 def stored_params(params: dict, unassigned: str, ci: float | None = None) -> dict:
-    """The parameters recorded with a score: the measure's, plus the unassigned policy when it is not the default.
+    """The parameters recorded with a score: the measure's, the unassigned policy when not the default, the ``ci``.
 
     The policy changes the score of labels with unassigned entries, so it is
     part of the ``params`` column (and of the key that says a score exists);
     rows scored with the default policy read as they did before the policy
-    existed.  A bootstrap interval's level (the manifest's ``ci``) is part
-    of it too: a row with an interval is not the row of the same value
-    without one.
+    existed.
 
     >>> stored_params({"beta": 1.0}, "cluster")
     {'beta': 1.0, 'unassigned': 'cluster'}
     >>> stored_params({"beta": 1.0}, "error")
     {'beta': 1.0}
-    >>> stored_params({"beta": 1.0}, "error", 0.95)
-    {'beta': 1.0, 'ci': 0.95}
     """
     out = dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
-    return out if ci is None else {**out, "ci": float(ci)}
+    return out if ci is None else {**out, "ci": float(ci)}  # a row with an interval is not one without
 
 
 @dataclass(frozen=True)
@@ -133,12 +128,7 @@ class Request:
     line: int = field(default=0, compare=False)
     unassigned: str = DEFAULT_POLICY
     checked: InitVar[bool] = False
-    #: The level of the bootstrap intervals of the measures that take one (the manifest's ``ci``), or None.
-    ci: float | None = None
-
-    def stored(self, params: dict) -> dict:
-        """The parameters recorded with a score of this request (:func:`stored_params`)."""
-        return stored_params(params, self.unassigned, self.ci)
+    ci: float | None = None  # the manifest's ci: the level of the bootstrap intervals (bootstrap.check_level)
 
     def __post_init__(self, checked: bool = False):
         """Parameters and policy in their canonical form (``"PRINTED"`` is ``"printed"``, ``"0.5"`` is 0.5).
@@ -173,7 +163,7 @@ class Request:
         """
         selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
         given = dict(self.params)
-        return [(m, self.stored(m.validate_params(given))) for m in selected]
+        return [(m, stored_params(m.validate_params(given), self.unassigned, self.ci)) for m in selected]
 
 
 @dataclass
@@ -432,25 +422,11 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
     return out if len(out) == len(params) else None
 
 
-
-def _check_policy(value, path: tuple, check: _Checker) -> str | None:
+def _check_policy(value, path: tuple, check: _Checker, validate=lambda v: check_options(unassigned=v)["unassigned"]):
     if value is None:
         return None
     try:
-        return check_options(unassigned=value)["unassigned"]
-    except DaskbiclError as exc:
-        check.error(path, str(exc))
-        return None
-
-
-def _check_ci(value, path: tuple, check: _Checker) -> float | None:
-    """The ``ci`` level of a pair table (bootstrap intervals, 999 replicates, seed 0), checked."""
-    if value is None:
-        return None
-    try:
-        if isinstance(value, bool):
-            raise MeasureError(f"parameter ci must be a number, got {value!r}")
-        return float(CI.validate("ci", value))
+        return validate(value)
     except DaskbiclError as exc:
         check.error(path, str(exc))
         return None
@@ -501,10 +477,9 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
                     f"pred against the truth of the same folder name, suffix left out), got {match!r}")
         ok = False
     policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
-    if "unassigned" in entry and policy is None:
+    ci = _check_policy(entry.get("ci"), path + ("ci",), check, check_level)
+    if ("unassigned" in entry and policy is None) or ("ci" in entry and ci is None):
         ok = False
-    ci = _check_ci(entry.get("ci"), path + ("ci",), check)
-    ok = ok and ("ci" not in entry or ci is not None)
     params = _check_params(entry, path, measures, check) if ok else None
     if not ok or params is None:
         return None
@@ -512,9 +487,8 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         tuple(measures) if measures else None,
         tuple(sorted(params.items())),
         check.locator.line(path),
-        policy or default_policy,
+        policy or default_policy, ci=ci,
         checked=True,  # each parameter was checked (and made canonical) once, by _check_params
-        ci=ci,
     )
     return chosen["truth"], chosen["pred"], request, match
 

@@ -15,7 +15,7 @@ rows' and the columns' membership patterns (which truth and pred
 biclusters hold each item; the ``patterns`` tables below, counted in the
 same pass as the overlaps) are redrawn from their multinomials and give
 the replicate's overlap tables exactly
-(:mod:`daskbicl.kernels.bicluster.resampling`).
+(:mod:`daskbicl.kernels.bicluster.pattern_resampling`).
 
 The counting pass runs once, as for ``score``: the replicates cost no read.
 Seeded: the same inputs, level, replicates and seed give the same digits on
@@ -31,8 +31,8 @@ import math
 import numpy as np
 
 from ..errors import DaskbiclError, MeasureError
+from ..kernels.bicluster import pattern_resampling as bicluster_resampling
 from ..kernels.bicluster import precision_recall
-from ..kernels.bicluster import resampling as bicluster_resampling
 from ..kernels.coclustering import resampling
 from ..kernels.coclustering.resampling import (
     Bootstrapped,
@@ -44,7 +44,7 @@ from ..kernels.coclustering.resampling import (
 from .registry import Interval, Measure, OneOf, Param, Provider, register_provider
 
 __all__ = ["CI", "LABELS", "METHOD", "REPLICATES", "SEED", "VECTORISED", "all_replicate_values", "bicluster_replicate",
-           "bicluster_replicate_values", "bootstrappable", "check_interval", "check_method", "compute_with_intervals",
+           "bicluster_replicate_values", "bootstrappable", "check_interval", "check_level", "check_method", "compute_with_intervals",
            "interval", "replicate_values", "resampling_plan", "with_intervals"]
 
 CI = Param(0.95, Interval(0.0, 1.0, closed="neither"), "Level of the bootstrap interval over the items.")
@@ -131,6 +131,13 @@ def _integer(name: str, value, param: Param) -> int:
     if float(checked) != int(checked):
         raise MeasureError(f"parameter {name} must be a whole number, got {value!r}")
     return int(checked)
+
+
+def check_level(ci) -> float:
+    """A bootstrap interval's level (a manifest's ``ci``) checked: a number strictly between 0 and 1."""
+    if isinstance(ci, bool):
+        raise MeasureError(f"parameter ci must be a number, got {ci!r}")
+    return float(CI.validate("ci", ci))
 
 
 def check_interval(ci, replicates, seed) -> tuple[float, int, int]:
@@ -237,7 +244,7 @@ def bicluster_replicate_values(plan, rows, cols, ids, *, replicates: int, seed: 
     """Bicluster measure name -> its value on each of ``replicates`` replicates of the patterns ``rows``, ``cols``.
 
     The precision–recall aggregates are computed for a batch of replicates at once
-    (:func:`~daskbicl.kernels.bicluster.resampling.aggregate_replicates`); the other bicluster
+    (:func:`~daskbicl.kernels.bicluster.pattern_resampling.aggregate_replicates`); the other bicluster
     measures, and all with ``vectorised=False`` (the reference), run their own finalize on each
     replicate's tables.
     """

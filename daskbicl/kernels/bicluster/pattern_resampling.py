@@ -254,40 +254,45 @@ class _Terms:
         return self.nz & (self.N > 0)
 
 
-def _goodness(t: _Terms, form: str, R: float) -> np.ndarray:
+#: The forms of each index, in the order of :data:`~.precision_recall.MEASURE_KEYS` (four indices, three forms).
+_RAW, _CORRECTED, _SPACE = range(3)
+
+
+def _goodness(t: _Terms, form: int, R: float) -> np.ndarray:
     rho, one_rho = pr.split_weight(R)
-    if form == "raw":
+    if form == _RAW:
         return rho * (t.n / t.x) + one_rho * (t.n / t.b)
-    if form == "corrected":
+    if form == _CORRECTED:
         return t.div(t.N * (rho * t.b + one_rho * t.x), t.bx * (rho * t.Db + one_rho * t.Dx))
     return rho * t.pre_c + one_rho * t.rec_c
 
 
-def _f(t: _Terms, form: str, weights: tuple[float, float]) -> np.ndarray:
+def _f(t: _Terms, form: int, weights: tuple[float, float]) -> np.ndarray:
     lam, mu = weights
-    if form == "raw":
+    if form == _RAW:
         return t.n / (lam * t.b + mu * t.x)
-    if form == "corrected":
+    if form == _CORRECTED:
         return t.div(t.N, lam * t.Q + mu * t.P)
     return t.div(t.pre_c * t.rec_c, lam * t.pre_c + mu * t.rec_c, t.positive)
 
 
-def _jaccard(t: _Terms, form: str) -> np.ndarray:
-    if form == "raw":
+def _jaccard(t: _Terms, form: int) -> np.ndarray:
+    if form == _RAW:
         return t.n / t.union
-    if form == "corrected":
+    if form == _CORRECTED:
         return t.div((t.b + t.x) * t.N, t.union * (t.P + t.Q))
     return t.div(t.pre_c * t.rec_c, t.pre_c + t.rec_c - t.pre_c * t.rec_c, t.positive)
 
 
 def _score(t: _Terms, key: str, R: float, beta: float) -> np.ndarray:
-    """One pair score of :func:`~.precision_recall.pair_scores` (``key`` a :data:`~.precision_recall.MEASURE_KEYS`)."""
-    index, form = key.split("_")[0], key.split("_")[1] if "_" in key else "raw"
-    if index == "goodness":
+    """One pair score of :func:`~.precision_recall.pair_scores` (``key`` a :data:`~.precision_recall.MEASURE_KEYS`:
+    Goodness, F-measure, Dice, Jaccard, each raw, corrected and in the corrected space, in that order)."""
+    index, form = divmod(pr.MEASURE_KEYS.index(key), 3)
+    if index == 0:
         return _goodness(t, form, R)
-    if index == "jaccard":
+    if index == 3:
         return _jaccard(t, form)
-    return _f(t, form, pr.beta_weights(beta) if index == "fmeasure" else (0.5, 0.5))
+    return _f(t, form, pr.beta_weights(beta) if index == 1 else (0.5, 0.5))
 
 
 def _mean_best(table: np.ndarray, valid_t: np.ndarray, valid_p: np.ndarray, aggregate: str) -> np.ndarray:
