@@ -290,3 +290,19 @@ def test_a_bad_manifest_ci_is_refused_with_its_line(value, word, tmp_path):
     """)
     with pytest.raises(ManifestError, match=rf"line 9.*{word}"):
         parse_manifest(text, base_dir=str(tmp_path))
+
+
+def test_the_speed_script_runs_quick():
+    """benchmarks/bootstrap_speed.py --quick: the script cannot rot; one row per case, times are numbers."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "bootstrap_speed.py"), "--quick"],
+                          capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if "clusters" in line or "biclusters" in line]
+    assert len(rows) == 3 and "12 precision-recall" in rows[-1]
+    assert all(float(line.split()[-1]) >= 0 and float(line.split()[-2]) >= 0 for line in rows)
