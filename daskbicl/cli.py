@@ -88,15 +88,15 @@ def cmd_score(args) -> int:
 
 
 def _interval(args) -> dict | None:
-    """``--ci LEVEL`` (with ``--replicates``, ``--seed``) checked, or None."""
-    from .measures.bootstrap import check_interval
+    """``--ci LEVEL`` (with ``--replicates``, ``--seed``, ``--ci-method``) checked, or None."""
+    from .measures.bootstrap import check_interval, check_method
 
     if args.ci is None:
         return None
     if args.null is not None:
         raise InputError("--ci and --null answer different questions: ask one at a time")
     ci, replicates, seed = check_interval(args.ci, args.replicates, 0 if args.seed is None else args.seed)
-    return {"ci": ci, "replicates": replicates, "seed": seed}
+    return {"ci": ci, "replicates": replicates, "seed": seed, "method": check_method(args.ci_method)}
 
 
 def _show_compiles() -> None:
@@ -298,9 +298,13 @@ def _add_score_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the --null draws (default: fresh) and of the --ci replicates (default 0)")
     p.add_argument("--ci", metavar="LEVEL",
-                   help="bootstrap interval at this level (e.g. 0.95) for every measure of the contingency tables: "
-                        "rows and columns resampled from the counted tables (docs/guide/reading-a-score.md)")
+                   help="bootstrap interval at this level (e.g. 0.95) for every measure of the contingency and "
+                        "bicluster overlap tables: rows and columns resampled from the counted tables "
+                        "(docs/guide/reading-a-score.md)")
     p.add_argument("--replicates", default=999, metavar="N", help="bootstrap replicates of --ci (default 999)")
+    p.add_argument("--ci-method", choices=("percentile", "bc"), default="percentile",
+                   help="interval of --ci from the replicates: percentile (default) or bc, bias-corrected "
+                        "(for biased plug-in measures such as NMI)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
     _add_unassigned_arg(p)
     add_storage_option(p)

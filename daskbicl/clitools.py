@@ -394,10 +394,12 @@ def format_table(results: dict) -> str:
     lines = [f"{'measure':<{width}}  {'value':>{vw}}  description", f"{'-' * width}  {'-' * vw}  {'-' * 11}"]
     for (name, _, summary), text in zip(rows, texts):
         lines.append(f"{name:<{width}}  {text:>{vw}}  {summary}")
-    levels = sorted({value.level for _, value, _ in rows if getattr(value, "method", None) == "bootstrap"})
+    booted = [value for _, value, _ in rows if str(getattr(value, "method", "")).startswith("bootstrap")]
+    levels = sorted({value.level for value in booted})
     if levels:
-        lines.append(f"\nv [low, high]: the value and its {', '.join(f'{x:g}' for x in levels)} bootstrap interval "
-                     "over the rows and columns (docs: guide/reading-a-score)")
+        kind = " bias-corrected" if any(value.method == "bootstrap-bc" for value in booted) else ""
+        lines.append(f"\nv [low, high]: the value and its {', '.join(f'{x:g}' for x in levels)}{kind} bootstrap "
+                     "interval over the rows and columns (docs: guide/reading-a-score)")
     if any(isinstance(value, Estimate) and not value.exact for _, value, _ in rows):
         lines.append("\n≈ v ± h: sampled estimate, 95 % interval [v - h, v + h] (method=exact insists on the exact "
                      "value; docs: measures/micro, \"Exact or sampled\")")

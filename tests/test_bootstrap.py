@@ -105,6 +105,8 @@ def test_the_value_pickles_and_prints():
     b = Bootstrapped(0.61, 0.58, 0.65, 999, level=0.9)
     back = pickle.loads(pickle.dumps(b))
     assert (float(back), back.low, back.high, back.level, back.samples) == (0.61, 0.58, 0.65, 0.9, 999)
+    bc = pickle.loads(pickle.dumps(Bootstrapped(0.61, 0.5, 0.6, 99, method="bootstrap-bc")))
+    assert bc.method == "bootstrap-bc" and bc.as_dict()["method"] == "bootstrap-bc" and "bootstrap-bc" in repr(bc)
     assert str(b) == "0.6100 [0.5800, 0.6500]"
     assert b.as_dict() == {"value": 0.61, "exact": True, "low": 0.58, "high": 0.65, "method": "bootstrap",
                            "level": 0.9, "samples": 999, "undefined": 0.0}
@@ -113,8 +115,21 @@ def test_the_value_pickles_and_prints():
 def test_measures_of_other_passes_are_returned_as_they_are():
     truth = daskbicl.biclustering([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 1, 0], [0, 0, 1]])
     pred = daskbicl.biclustering([[1, 1, 1, 0]], [[1, 1, 0]])
-    out = daskbicl.score(truth, pred, measures="jaccard", ci=0.95)
-    assert type(out["jaccard"]) is float
+    out = daskbicl.score(truth, pred, measures=["jaccard", "e4sc", "omega_rows"], ci=0.95, replicates=50)
+    assert type(out["e4sc"]) is float and type(out["omega_rows"]) is float
+    assert isinstance(out["jaccard"], Bootstrapped)  # the bicluster overlap tables: tests/test_bicluster_bootstrap.py
+
+
+def test_the_bias_corrected_interval_moves_against_the_bias():
+    """NMI's plug-in value is biased upwards: its replicates sit above it, and "bc" moves the interval down."""
+    truth, pred = _pair(17, n_rows=150, n_cols=40, noise=0.6)
+    plain = daskbicl.score(truth, pred, measures=["nmi_rows", "cari"], ci=0.9, replicates=300)
+    bc = daskbicl.score(truth, pred, measures=["nmi_rows", "cari"], ci=0.9, replicates=300, ci_method="bc")
+    assert bc["nmi_rows"].method == "bootstrap-bc" and plain["nmi_rows"].method == "bootstrap"
+    assert float(bc["nmi_rows"]) == float(plain["nmi_rows"])
+    assert bc["nmi_rows"].low < plain["nmi_rows"].low and bc["nmi_rows"].high < plain["nmi_rows"].high
+    with pytest.raises(daskbicl.MeasureError, match="ci_method"):
+        daskbicl.score(truth, pred, ci=0.9, ci_method="bca")
 
 
 @pytest.mark.parametrize("kwargs, word", [({"ci": 1.0}, "ci"), ({"ci": 0.95, "replicates": 0}, "replicates"),
@@ -167,7 +182,8 @@ def test_the_coverage_simulation_runs_quick():
     assert proc.returncode == 0, proc.stderr
     lines = [line.split(" | ") for line in proc.stdout.splitlines() if " | " in line]
     assert lines[0][:3] == ["measure", "population", "coverage"]
-    assert {row[0] for row in lines[1:]} == {"cari", "ari_rows", "nmi_rows", "nce"}
+    assert {row[0] for row in lines[1:]} == {"cari", "ari_rows", "nmi_rows", "nce", "fmeasure_corrected"}
+    assert {row[5] for row in lines[1:]} == {"percentile", "bc"}
     assert all(0.0 <= float(row[2]) <= 1.0 for row in lines[1:])
 
 

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import DaskbiclError, InfrastructureError, WorkerKilledError
+from ..measures.bootstrap import REPLICATES, SEED, with_intervals
 from ..scheduling import infrastructure_failure, wait_watched, worker_memory
 from .fingerprint import StoreInfo, fingerprint_stores, unchanged_since
 from .manifest import Request, params_key, stored_params
@@ -121,7 +122,7 @@ class State:
         else:
             names = [m for r, _, failed, _, _ in problems for m in (failed if failed is not None else r.measures)]
             measures = ",".join(dict.fromkeys(names))
-        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned)) for r in requests))
+        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned, r.ci)) for r in requests))
         params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
         statuses = {p[3] for p in problems}
         status = "changed" if "changed" in statuses else "failed"
@@ -182,6 +183,10 @@ def _finish(state: State, sub: Submitted, tables: dict) -> None:
                 usable.append(m)
         try:
             values, failed = _finalize(plan, usable, mine)
+            if request.ci is not None and values:  # the manifest's ci: intervals from the same tables
+                done = tuple(m for m in usable if m.name in values)
+                values = with_intervals(dataclasses.replace(plan, measures=done), mine, values, ci=request.ci,
+                                        replicates=REPLICATES.default, seed=SEED.default)
         except Exception as exc:
             values, failed = {}, [(tuple(m.name for m in usable), reason_of(exc))]
         for reason, names in by_reason.items():
@@ -189,10 +194,10 @@ def _finish(state: State, sub: Submitted, tables: dict) -> None:
         version = {m.name: m.version for m in plan.measures}
         for names, reason in failed:
             whole = set(names) == {m.name for m in plan.measures}
-            keys = [(n, params_key(stored_params(plan.params[n], request.unassigned))) for n in names]
+            keys = [(n, params_key(stored_params(plan.params[n], request.unassigned, request.ci))) for n in names]
             state.fail(job, request, reason, None if whole else names, keys=keys)
         for name, value in values.items():
-            key = params_key(stored_params(plan.params[name], request.unassigned))
+            key = params_key(stored_params(plan.params[name], request.unassigned, request.ci))
             rows.extend((m, key, v, version[name]) for m, v in flatten(name, value))
     state.commit(job, rows)
     state.settle(job)

@@ -60,7 +60,7 @@ from ..io.storage import waiting, with_timeouts
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
 from ..locations import redact
-from ..measures import check_options, check_params, get, select_measures
+from ..measures import check_level, check_options, check_params, get, select_measures
 from .pairing import FIELD as _FIELD
 from .pairing import MATCHES, capture, paired
 
@@ -72,7 +72,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 __all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key", "stored_params"]
 
 TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs", "run")
-PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned", "match")
+PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned", "match", "ci")
 
 _MAGIC = set("*?[")
 
@@ -102,8 +102,8 @@ def _canonical(value):
     return float(value)
 
 
-def stored_params(params: dict, unassigned: str) -> dict:
-    """The parameters recorded with a score: the measure's, plus the unassigned policy when it is not the default.
+def stored_params(params: dict, unassigned: str, ci: float | None = None) -> dict:
+    """The parameters recorded with a score: the measure's, the unassigned policy when not the default, the ``ci``.
 
     The policy changes the score of labels with unassigned entries, so it is
     part of the ``params`` column (and of the key that says a score exists);
@@ -115,7 +115,8 @@ def stored_params(params: dict, unassigned: str) -> dict:
     >>> stored_params({"beta": 1.0}, "error")
     {'beta': 1.0}
     """
-    return dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
+    out = dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
+    return out if ci is None else {**out, "ci": float(ci)}  # a row with an interval is not one without
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ class Request:
     line: int = field(default=0, compare=False)
     unassigned: str = DEFAULT_POLICY
     checked: InitVar[bool] = False
+    ci: float | None = None  # the manifest's ci: the level of the bootstrap intervals (bootstrap.check_level)
 
     def __post_init__(self, checked: bool = False):
         """Parameters and policy in their canonical form (``"PRINTED"`` is ``"printed"``, ``"0.5"`` is 0.5).
@@ -161,7 +163,7 @@ class Request:
         """
         selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
         given = dict(self.params)
-        return [(m, stored_params(m.validate_params(given), self.unassigned)) for m in selected]
+        return [(m, stored_params(m.validate_params(given), self.unassigned, self.ci)) for m in selected]
 
 
 @dataclass
@@ -420,12 +422,11 @@ def _check_params(entry: dict, path: tuple, measures: list[str] | None, check: _
     return out if len(out) == len(params) else None
 
 
-
-def _check_policy(value, path: tuple, check: _Checker) -> str | None:
+def _check_policy(value, path: tuple, check: _Checker, validate=lambda v: check_options(unassigned=v)["unassigned"]):
     if value is None:
         return None
     try:
-        return check_options(unassigned=value)["unassigned"]
+        return validate(value)
     except DaskbiclError as exc:
         check.error(path, str(exc))
         return None
@@ -476,7 +477,8 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
                     f"pred against the truth of the same folder name, suffix left out), got {match!r}")
         ok = False
     policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
-    if "unassigned" in entry and policy is None:
+    ci = _check_policy(entry.get("ci"), path + ("ci",), check, check_level)
+    if ("unassigned" in entry and policy is None) or ("ci" in entry and ci is None):
         ok = False
     params = _check_params(entry, path, measures, check) if ok else None
     if not ok or params is None:
@@ -485,7 +487,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         tuple(measures) if measures else None,
         tuple(sorted(params.items())),
         check.locator.line(path),
-        policy or default_policy,
+        policy or default_policy, ci=ci,
         checked=True,  # each parameter was checked (and made canonical) once, by _check_params
     )
     return chosen["truth"], chosen["pred"], request, match

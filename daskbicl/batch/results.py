@@ -25,7 +25,10 @@ Schema (``PRAGMA user_version`` = 3)::
   (``Measure.version``): a row of another version is never reused.
 * ``exact`` is 1 for an exact value and 0 for a sampled one (a
   :class:`~daskbicl.Estimate`, MOCICE-BCubed's ``method``), whose 95 %
-  half-width is ``half_width`` (NULL for exact values).
+  half-width is ``half_width`` (NULL for exact values, but for a value
+  scored with the manifest's ``ci``: the half-width of its bootstrap
+  interval, the larger distance from the value to an end, so
+  ``value ± half_width`` holds the interval; its ``params`` carry ``ci``).
 * ``observations`` holds, per run, what it saw of every pair and measure its
   manifest named (``scored``, ``reused``, ``missing``, ``gone``,
   ``failed``, ``changed``) and the score row it stands on (for ``missing``
@@ -135,9 +138,9 @@ def _value(v):
 
 
 def _interval(v) -> tuple[float | None, int, float | None]:
-    """(value, exact, half_width) of one stored value."""
+    """(value, exact, half_width) of one stored value (a bootstrapped value: exact, with its interval's half-width)."""
     if isinstance(v, Estimate):
-        return float(v), 0, v.half_width
+        return float(v), int(bool(v.exact)), v.half_width
     return v, 1, None
 
 

@@ -47,6 +47,7 @@ from ..errors import DaskbiclError, MeasureError
 from ..io.store import is_remote, open_store
 from ..locations import redact
 from ..measures import PROVIDERS, REGISTRY, ScorePlan
+from ..measures.bootstrap import resampling_plan
 from ..measures.plan import plan_graphs
 from ..scheduling import active_client
 from .cluster_fingerprints import fingerprint_on_cluster
@@ -460,6 +461,7 @@ def _build(job: PairJob, datasets: dict):
         try:
             plan = ScorePlan.build(truth, pred, [m.name for m, _ in todo], unassigned=request.unassigned,
                                    **dict(request.params))
+            plan = resampling_plan(plan) if request.ci is not None else plan  # the manifest's ci
         except DaskbiclError as exc:
             errors.append((request, str(exc)))
             continue

@@ -10,6 +10,7 @@ import importlib
 import pkgutil
 
 from .api import contingency, make_measure_function, measure_docstring, score
+from .bootstrap import check_level
 from .plan import ScorePlan, provider_options, run, run_tables
 from .registry import (
     PROVIDERS,
@@ -49,6 +50,7 @@ __all__ = [
     "Provider",
     "catalogue",
     "ScorePlan",
+    "check_level",
     "check_options",
     "check_params",
     "check_request",

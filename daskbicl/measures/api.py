@@ -9,7 +9,7 @@ import dask
 
 from ..errors import MeasureError
 from ..io.inputs import opened
-from .bootstrap import check_interval, compute_with_intervals, with_intervals
+from .bootstrap import check_interval, check_method, compute_with_intervals, resampling_plan, with_intervals
 from .plan import ScorePlan, run_tables
 from .registry import Measure
 from .request import check_options
@@ -21,7 +21,7 @@ __all__ = ["contingency", "function_stubs", "make_measure_function", "measure_do
 
 def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, progress: bool = False,
           compute: bool = True, unassigned: str = "error", storage_options: dict | None = None,
-          ci: float | None = None, replicates: int = 999, seed: int = 0, **params):
+          ci: float | None = None, replicates: int = 999, seed: int = 0, ci_method: str = "percentile", **params):
     """Score ``pred`` against ``truth`` with every requested measure.
 
     Parameters
@@ -56,7 +56,9 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
         stores").  Ignored for local paths and in-memory inputs.
     ci : float, optional
         A level such as 0.95: every measure finalized from the contingency
-        tables (the co-clustering and per-axis measures) is returned as a
+        tables (the co-clustering and per-axis measures) or from the
+        bicluster overlap tables (the bicluster precision–recall family,
+        consensus, Prelić, Liu–Wang) is returned as a
         :class:`~daskbicl.kernels.coclustering.resampling.Bootstrapped`
         float with its percentile interval (``low``, ``high``,
         ``method="bootstrap"``) over ``replicates`` two-way bootstrap
@@ -66,6 +68,12 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     replicates, seed : int
         Bootstrap replicates (default 999) and their seed (default 0: the
         same digits on any machine).
+    ci_method : {"percentile", "bc"}
+        The interval from the replicates: the percentile interval
+        (``method="bootstrap"``) or the bias-corrected percentile interval
+        (``"bc"``, labelled ``method="bootstrap-bc"``), which moves the
+        interval of a biased plug-in statistic (NMI, the mutual
+        information) back over the population value.
     **params
         Measure parameters (e.g. ``beta=0.5`` or ``R=2`` for bicluster
         measures, ``multiset=False`` for micro CE and RNIA), checked against
@@ -104,14 +112,16 @@ def score(truth, pred=None, *, measures: str | Iterable[str] | None = None, prog
     >>> dask.compute(*lazy)
     ({'ari_rows': 1.0}, {'ari_rows': 0.0})
     """
+    ci_method = check_method(ci_method)  # before any input is opened
     if ci is not None:
-        level, replicates, seed = check_interval(ci, replicates, seed)  # before any input is opened
+        level, replicates, seed = check_interval(ci, replicates, seed)
     if storage_options:
         truth, pred = opened(truth, "truth", storage_options), opened(pred, "pred", storage_options)
     plan = ScorePlan.build(truth, pred, measures, unassigned=unassigned, **params)
     if ci is None:
         return plan.compute(progress=progress) if compute else plan.to_delayed()
-    interval = {"ci": level, "replicates": replicates, "seed": seed}
+    interval = {"ci": level, "replicates": replicates, "seed": seed, "method": ci_method}
+    plan = resampling_plan(plan)  # the membership patterns the bicluster measures' replicates redraw
     if not compute:
         # A closure, not arguments: delayed would unpack the plan (a dataclass) and load its input arrays.
         def finish(tables):

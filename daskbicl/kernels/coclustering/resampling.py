@@ -32,9 +32,9 @@ import numpy as np
 from ..micro.estimates import Estimate
 from .contingency import Table
 
-__all__ = ["AxisReplicates", "Bootstrapped", "ari_replicates", "axis_replicates", "cari_replicates",
-           "entropy_replicates", "mi_replicates", "percentile_interval", "ratio_replicates", "redraw_counts",
-           "replicate_table"]
+__all__ = ["AxisReplicates", "Bootstrapped", "ari_replicates", "axis_replicates", "bias_corrected_interval",
+           "cari_replicates", "entropy_replicates", "mi_replicates", "percentile_interval", "ratio_replicates",
+           "redraw_counts", "replicate_table"]
 
 
 class Bootstrapped(Estimate):
@@ -43,8 +43,10 @@ class Bootstrapped(Estimate):
     A float (the value computed on the data, exact), like the sampled
     :class:`~daskbicl.kernels.micro.estimates.Estimate` it extends: ``low``
     and ``high`` are the percentile interval at ``level``, ``method`` is
-    ``"bootstrap"``, ``samples`` the number of replicates and ``undefined``
-    the share of replicates on which the measure was undefined (left out).
+    ``"bootstrap"`` (``"bootstrap-bc"`` for the bias-corrected interval,
+    :func:`bias_corrected_interval`), ``samples`` the number of replicates
+    and ``undefined`` the share of replicates on which the measure was
+    undefined (left out).
     ``half_width`` is the larger distance from the value to an end.
 
     >>> b = Bootstrapped(0.61, 0.58, 0.65, 999)
@@ -62,16 +64,18 @@ class Bootstrapped(Estimate):
     _high: float
 
     def __new__(cls, value: float, low: float, high: float, samples: int, level: float = 0.95,
-                undefined: float = 0.0):
+                undefined: float = 0.0, method: str = "bootstrap"):
         value = float(value)
         half = max(value - low, high - value) if not (math.isnan(low) or math.isnan(high)) else math.nan
         self = super().__new__(cls, value, half, samples)
         self._low, self._high = float(low), float(high)
         self.level, self.undefined = float(level), float(undefined)
+        self.method = method
         return self
 
     def __reduce__(self):
-        return (Bootstrapped, (float(self), self._low, self._high, self.samples, self.level, self.undefined))
+        return (Bootstrapped, (float(self), self._low, self._high, self.samples, self.level, self.undefined,
+                               self.method))
 
     @property
     def low(self) -> float:
@@ -84,8 +88,9 @@ class Bootstrapped(Estimate):
         return self._high
 
     def __repr__(self) -> str:
+        method = "" if self.method == "bootstrap" else f", method={self.method!r}"
         return (f"Bootstrapped({float(self)!r}, low={self._low!r}, high={self._high!r}, samples={self.samples}, "
-                f"level={self.level!r})")
+                f"level={self.level!r}{method})")
 
     def __str__(self) -> str:
         """``value [low, high]``, 4 decimals."""
@@ -131,6 +136,43 @@ def replicate_table(table: Table, counts: np.ndarray) -> Table:
     used_c[cols] = True
     return Table((np.cumsum(used_r) - 1)[rows].astype(np.intp), (np.cumsum(used_c) - 1)[cols].astype(np.intp),
                  np.asarray(counts[keep], dtype=np.int64), table.truth_labels[used_r], table.pred_labels[used_c])
+
+
+def bias_corrected_interval(values: np.ndarray, observed: float, level: float) -> tuple[float, float, float]:
+    """``(low, high, undefined share)``: the bias-corrected (BC) percentile interval (Efron 1982).
+
+    With z0 the normal quantile of the share of replicates below the
+    observed value (ties counted half), the ends are the replicate
+    quantiles at Phi(2 z0 - z) and Phi(2 z0 + z), z the normal quantile of
+    (1 + level) / 2 (Phi the normal distribution function):
+    when the replicates sit above the observed value (a statistic biased
+    upwards, such as the plug-in mutual information), the interval moves
+    down by about that bias.  It stays inside the range of the replicates
+    (bounded measures stay in their bounds).  :math:`z_0` is computed
+    with the proportion kept within :math:`[1/(2m), 1 - 1/(2m)]`; no
+    acceleration term (BCa needs a jackknife, which the counted tables do
+    not give for a two-way resample).
+
+    >>> v = np.linspace(0.0, 1.0, 101)
+    >>> [round(x, 6) for x in bias_corrected_interval(v, 0.5, 0.9)]  # no bias: the percentile interval
+    [0.05, 0.95, 0.0]
+    >>> low, high, _ = bias_corrected_interval(v, 0.4, 0.9)  # replicates above the value: moved down
+    >>> bool(low < 0.05 and high < 0.95)
+    True
+    """
+    from scipy.special import ndtr, ndtri
+
+    values = np.asarray(values, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    undefined = (values.size - finite.size) / values.size if values.size else 1.0
+    if finite.size == 0 or not math.isfinite(observed):
+        return math.nan, math.nan, 1.0 if finite.size == 0 else float(undefined)
+    m = finite.size
+    share = (np.count_nonzero(finite < observed) + 0.5 * np.count_nonzero(finite == observed)) / m
+    z0 = float(ndtri(min(max(share, 0.5 / m), 1.0 - 0.5 / m)))
+    z = float(ndtri((1.0 + level) / 2.0))
+    low, high = np.quantile(finite, [float(ndtr(2.0 * z0 - z)), float(ndtr(2.0 * z0 + z))])
+    return float(low), float(high), float(undefined)
 
 
 def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float, float]:
