@@ -20,7 +20,6 @@ import csv
 import io
 import json
 import shutil
-import textwrap
 
 import pytest
 
@@ -28,25 +27,16 @@ import daskbicl
 
 from .support.batch_fixtures import run_cli
 from .support.cold_cluster import cold_cluster
+from .support.manifests import write_manifest
 
 ROWS, COLS, CHUNK = 70_000, 400, 70_000
 COMPILING = "is compiling numba kernels (the one-byte code counter"
 
 
 def _manifest(lab):
-    (lab / "m.toml").write_text(textwrap.dedent("""
-        results = "scores.sqlite"
-        [truth]
-        sim = "truth.zarr"
-        [pred]
-        runs = "pred-*.zarr"
-        extra = "extra-*.zarr"
-        [[pairs]]
-        truth = "sim"
-        pred = ["runs", "extra"]
-        measures = ["cari", "ari_rows"]
-    """))
-    return lab / "m.toml"
+    return write_manifest(lab / "m.toml", {"sim": "truth.zarr"}, {"runs": "pred-*.zarr", "extra": "extra-*.zarr"},
+                          [{"truth": "sim", "pred": ["runs", "extra"], "measures": ["cari", "ari_rows"]}],
+                          results="scores.sqlite")
 
 
 def _batch(lab, cluster, *args):

@@ -14,14 +14,13 @@ share the test session's numba cache (the one tests/test_warm.py fills).
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 import daskbicl
 
 from .support.batch_fixtures import run_cli
 from .support.cold_cluster import cold_cluster
+from .support.manifests import write_manifest
 
 BYTE = "the one-byte code counter"
 ROWS = 70_000  # one chunk of more than 65 536 one-byte codes: the compiled byte counter counts it
@@ -83,17 +82,8 @@ def test_warm_refuses_a_local_scheduler_and_an_unknown_kernel():
 
 
 def test_batch_warm_warms_every_worker_first(pair, tmp_path):
-    (tmp_path / "m.toml").write_text(textwrap.dedent(f"""
-        results = "r.sqlite"
-        [truth]
-        t = "{pair / 'truth.zarr'}"
-        [pred]
-        p = "{pair / 'pred.zarr'}"
-        [[pairs]]
-        truth = "t"
-        pred = "p"
-        measures = ["cari"]
-    """))
+    write_manifest(tmp_path / "m.toml", {"t": str(pair / "truth.zarr")}, {"p": str(pair / "pred.zarr")},
+                   [{"truth": "t", "pred": "p", "measures": ["cari"]}], results="r.sqlite")
     folder = tmp_path / "cluster"
     folder.mkdir()
     with cold_cluster(folder, workers=0) as cluster:
