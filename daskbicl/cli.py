@@ -71,7 +71,7 @@ def cmd_score(args) -> int:
     plan = ScorePlan.build(truth, pred, args.measure, unassigned=args.unassigned, **params)
     if args.null is not None:
         return _score_null(args, plan)
-    with cluster(args.scheduler, args.workers, default="threads"):
+    with _score_cluster(args):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
             if interval is None:
@@ -116,12 +116,44 @@ def _show_compiles() -> None:
     warnings.showwarning = show
 
 
+@contextlib.contextmanager
+def _score_cluster(args):
+    """Where ``score`` computes (:func:`~daskbicl.clitools.cluster`); on a Dask cluster its workers' compiles are
+    said on stderr, once per worker, and at the end for how long (an in-process compile says itself)."""
+    with cluster(args.scheduler, args.workers, default="threads") as client:
+        if client is None:
+            yield
+            return
+        from .warmup import compile_notices
+
+        with compile_notices(client):
+            yield
+
+
 def cmd_warm(args) -> int:
-    """``daskbicl warm``: compile (or load) every numba kernel now, one line per group."""
+    """``daskbicl warm``: compile (or load) every numba kernel now (or the groups of ``--kernels``), one line per
+    group; with ``--scheduler`` on every worker of that cluster (and on workers joining it later), one line
+    per worker."""
+    from .warmup import kernel_groups
+
+    groups = kernel_groups(args.kernels)
+    started = time.perf_counter()
+    if args.scheduler is not None:
+        from .clitools import LOCAL_SCHEDULERS
+        from .warmup import warm_workers
+
+        if args.scheduler.strip().lower() in ("local", *LOCAL_SCHEDULERS):
+            raise InputError(f"warm --scheduler takes the address of a running Dask scheduler (tcp://host:8786), "
+                             f"not {args.scheduler!r}: without --scheduler, warm compiles in this process")
+        with cluster(args.scheduler) as client:
+            done = warm_workers(client, groups=groups)
+        compiled = sum(bool(d["compiled"]) for d in done.values())
+        print(f"daskbicl: {len(done)} worker{'s' * (len(done) != 1)} ready in {time.perf_counter() - started:.1f} s "
+              f"({compiled} compiled)", file=sys.stderr)
+        return EXIT_OK
     from .warmup import warm
 
-    started = time.perf_counter()
-    warm(report=lambda line: print(f"daskbicl: {line}"))
+    warm(report=lambda line: print(f"daskbicl: {line}"), groups=groups)
     print(f"kernels ready in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return EXIT_OK
 
@@ -131,7 +163,7 @@ def _score_null(args, plan) -> int:
     from .measures.null import null
 
     names = args.measure or [m.name for m in plan.measures]
-    with cluster(args.scheduler, args.workers, default="threads"):
+    with _score_cluster(args):
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
             results = null(plan.truth, plan.pred, measures=names, n=args.null, seed=args.seed,
@@ -416,6 +448,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("warm", help="compile (or load from the cache) every numba kernel now, "
                                     "e.g. when building a worker image (docs/guide/cluster.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="warm every worker of the Dask cluster at ADDRESS (tcp://host:8786) instead of this process; "
+                        "workers joining it later warm when they start")
+    p.add_argument("--kernels", metavar="WORD", action="append",
+                   help="only the kernel groups whose name holds WORD (repeatable: byte, spread, string, mask, "
+                        "overlap, micro); default: every group")
     p.set_defaults(func=cmd_warm)
 
     # batch and results are defined next to their feature (add_parsers(sub, common),

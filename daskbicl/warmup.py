@@ -1,4 +1,5 @@
-"""Kernels ready before the first score: :func:`warm` (``daskbicl warm``) and :class:`WarmKernels` for Dask workers.
+"""Kernels ready before the first score: :func:`warm` (``daskbicl warm``), :class:`WarmKernels` for Dask workers,
+and what a client says of its workers' compiles (:func:`compile_notices`, :func:`warm_workers`).
 
 daskbicl's numba kernels are compiled on their first use after an install
 and cached (see :mod:`daskbicl.kernels.compiled`).  :func:`warm` runs every
@@ -11,16 +12,24 @@ ones.)  Where numba caches is numba's choice:
 ``NUMBA_CACHE_DIR`` when set, else beside the installed modules, else the
 user's cache folder; a worker image pre-warmed with the same
 ``NUMBA_CACHE_DIR`` its workers use never compiles (docs/guide/cluster.md).
+
+On a cluster a worker's compile is announced in the worker's log only;
+:func:`compile_notices` (``score`` and ``batch`` on ``--scheduler``) says
+it on the client's stderr, once per worker, and at the end how long each
+worker compiled; :func:`warm_workers` (``daskbicl warm --scheduler``,
+``batch --warm``) has every worker warm first, one line per worker.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from distributed import WorkerPlugin
 
-__all__ = ["WarmKernels", "warm"]
+__all__ = ["CompileNotices", "WarmKernels", "compile_notices", "kernel_groups", "warm", "warm_workers"]
 
 
 def _micro() -> None:
@@ -138,8 +147,25 @@ WORKLOADS: dict[str, Callable[[], None]] = {
 }
 
 
-def warm(report: Callable[[str], object] | None = None) -> dict[str, float]:
-    """Compile, or load from numba's cache, every numba kernel of daskbicl; seconds taken per group.
+def kernel_groups(words=None) -> list[str]:
+    """The groups of :data:`~daskbicl.kernels.compiled.KERNEL_MODULES` whose name holds one of ``words``
+    (case ignored: ``byte``, ``micro``, ``string``); all of them when ``words`` is None or empty."""
+    from .errors import InputError
+    from .kernels.compiled import KERNEL_MODULES
+
+    if not words:
+        return list(KERNEL_MODULES)
+    chosen = [g for g in KERNEL_MODULES if any(w.strip().lower() in g.lower() for w in words)]
+    unknown = [w for w in words if not any(w.strip().lower() in g.lower() for g in KERNEL_MODULES)]
+    if unknown or not chosen:
+        raise InputError(f"--kernels {', '.join(map(repr, unknown or words))} names no kernel group: a word of "
+                         + "; ".join(KERNEL_MODULES))
+    return chosen
+
+
+def warm(report: Callable[[str], object] | None = None, groups=None) -> dict[str, float]:
+    """Compile, or load from numba's cache, every numba kernel of daskbicl (or the groups ``groups`` of
+    :data:`~daskbicl.kernels.compiled.KERNEL_MODULES`); seconds taken per group.
 
     ``report`` (e.g. ``print``) is called with one line per group when it is
     done.  A first compile is also announced as usual (a
@@ -150,7 +176,7 @@ def warm(report: Callable[[str], object] | None = None) -> dict[str, float]:
 
     announce_compiles()
     seconds = {}
-    for group in KERNEL_MODULES:
+    for group in KERNEL_MODULES if groups is None else groups:
         started = time.perf_counter()
         with compiled_only():  # small inputs, but the compiled kernels (a score runs them as plain Python)
             WORKLOADS[group]()
@@ -172,10 +198,104 @@ class WarmKernels(WorkerPlugin):
 
     name = "daskbicl-warm-kernels"
 
-    def __init__(self):
+    def __init__(self, groups=None):
+        self.groups = None if groups is None else list(groups)
         self.seconds: dict[str, float] = {}
+        self.compiled: list[str] = []
 
     async def setup(self, worker) -> None:
         import asyncio
 
-        self.seconds = await asyncio.to_thread(warm)
+        self.seconds, self.compiled = await asyncio.to_thread(_warm_here, self.groups)
+
+    def report(self) -> dict:
+        """What this worker's warm did: seconds in all, and the groups it compiled (not in numba's cache)."""
+        return {"seconds": sum(self.seconds.values()), "compiled": list(self.compiled)}
+
+
+def _warm_here(groups=None) -> tuple[dict[str, float], list[str]]:
+    """:func:`warm` in this process, and which groups were neither loaded nor in numba's cache before it."""
+    from .kernels.compiled import KERNEL_MODULES, ready
+
+    cold = [group for group in (KERNEL_MODULES if groups is None else groups) if not ready(group)]
+    return warm(groups=groups), cold
+
+
+class CompileNotices:
+    """Workers' compiles said on the client's stderr: once per worker when it starts compiling numba kernels
+    (the worker's ``CompileWarning`` reaches only its own log), and at the end how long each worker compiled.
+    Fed by the workers' events (:data:`~daskbicl.scheduling.COMPILE_TOPIC`); workers warmed by
+    :func:`warm_workers` were reported there and are not told again."""
+
+    def __init__(self, out=None):
+        self.out = out or sys.stderr
+        self.started: dict[str, list[str]] = {}
+        self.seconds: dict[str, float] = {}
+        self.warmed: set[str] = set()
+
+    def __call__(self, event) -> None:
+        _, msg = event
+        if not isinstance(msg, dict):
+            return
+        worker, group = str(msg.get("worker", "a worker")), str(msg.get("group", "kernels"))
+        if worker in self.warmed:
+            return
+        if msg.get("what") == "start":
+            first = worker not in self.started
+            self.started.setdefault(worker, []).append(group)
+            if first:
+                print(f"daskbicl: worker {worker} is compiling numba kernels ({group}; first use on that worker, "
+                      "cached afterwards): this run is slower; `daskbicl warm --scheduler`, `batch --warm` or a "
+                      "pre-warmed worker image compiles ahead", file=self.out, flush=True)
+        elif msg.get("what") == "end":
+            self.seconds[worker] = self.seconds.get(worker, 0.0) + float(msg.get("seconds") or 0.0)
+
+    def summary(self) -> str | None:
+        if not self.started:
+            return None
+        each = ", ".join(f"{w} {self.seconds.get(w, 0.0):.1f} s" for w in sorted(self.started))
+        return f"daskbicl: workers compiled numba kernels this run: {each}"
+
+
+def warm_workers(client, out=None, groups=None) -> dict[str, dict]:
+    """Every worker of ``client``'s cluster compiles (or loads) every numba kernel (or the groups ``groups``)
+    now, and so does every worker that joins later (:class:`WarmKernels` stays registered on the scheduler);
+    one line per worker on ``out`` (stderr).
+
+    Returns ``{worker address: {"seconds": s, "compiled": [groups compiled, not found in numba's cache]}}``.
+    """
+    out = out or sys.stderr
+    workers = len(client.scheduler_info()["workers"])
+    print(f"daskbicl: warming {workers} worker{'s' * (workers != 1)} (numba kernels compiled where not cached: "
+          "a minute or more the first time)", file=out, flush=True)
+    client.register_plugin(WarmKernels(groups))
+    done = client.run(lambda dask_worker: dask_worker.plugins["daskbicl-warm-kernels"].report())
+    for worker, did in sorted(done.items()):
+        what = (f"compiled {len(did['compiled'])} kernel group{'s' * (len(did['compiled']) != 1)} "
+                f"({', '.join(did['compiled'])})") if did["compiled"] else "kernels loaded (nothing compiled)"
+        print(f"daskbicl: worker {worker} warm in {did['seconds']:.1f} s: {what}", file=out, flush=True)
+    return done
+
+
+@contextlib.contextmanager
+def compile_notices(client, *, warm: bool = False, out=None) -> Iterator[CompileNotices | None]:
+    """While the block runs, the compiles of ``client``'s workers said on ``out`` (stderr), once per worker, and
+    at the end for how long; with ``warm``, :func:`warm_workers` first.  ``client`` None (an in-process
+    scheduler, whose compiles are announced in this process): nothing to do."""
+    if client is None:
+        yield None
+        return
+    from .scheduling import COMPILE_TOPIC
+
+    notices = CompileNotices(out)
+    client.subscribe_topic(COMPILE_TOPIC, notices)
+    try:
+        if warm:  # the warm says, per worker, what compiled: its compile events are not told again
+            notices.warmed.update(client.scheduler_info()["workers"])
+            notices.warmed.update(warm_workers(client, notices.out))
+        yield notices
+    finally:
+        with contextlib.suppress(Exception):
+            client.unsubscribe_topic(COMPILE_TOPIC)
+        if notices.summary():
+            print(notices.summary(), file=notices.out, flush=True)

@@ -22,6 +22,8 @@ from daskbicl.batch import (
 from daskbicl.batch.manifest import Request, _Locator, params_key
 from daskbicl.batch.results import SCHEMA_VERSION
 
+from .support.manifests import manifest_text
+
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
@@ -439,36 +441,24 @@ def _datasets(root, names, algorithms=("spectral", "bicl")):
             (root / "preds" / algo / f"{name}.zarr").mkdir(parents=True)
 
 
+def _lab_manifest(root, name: str, **pair):
+    """The lab's manifest: ``truth/NAME.zarr`` against ``preds/ALGO/NAME.zarr`` of two algorithms, one table."""
+    algorithms = ("spectral", "bicl")
+    return parse_manifest(manifest_text({"data": f"truth/{name}.zarr"},
+                                        {a: f"preds/{a}/{name}.zarr" for a in algorithms},
+                                        [{"truth": "data", "pred": list(algorithms), **pair}]), base_dir=str(root))
+
+
 def test_pairing_by_name_one_table_for_24_datasets(tmp_path):
     names = [f"{kind}-n{n}-s{seed}" for kind in ("bicl", "check") for n in (100, 200, 400)
              for seed in (0, 1, 2, 3)]
     assert len(names) == 24
     _datasets(tmp_path, names)
-    by_placeholder = parse_manifest(textwrap.dedent("""
-        [truth]
-        data = "truth/{dataset}.zarr"
-        [pred]
-        spectral = "preds/spectral/{dataset}.zarr"
-        bicl = "preds/bicl/{dataset}.zarr"
-        [[pairs]]
-        truth = "data"
-        pred = ["spectral", "bicl"]
-        measures = ["cari"]
-    """), base_dir=str(tmp_path))
+    by_placeholder = _lab_manifest(tmp_path, "{dataset}", measures=["cari"])
     expected = {(str(tmp_path / "truth" / f"{n}.zarr"), str(tmp_path / "preds" / a / f"{n}.zarr"))
                 for n in names for a in ("spectral", "bicl")}
     assert set(by_placeholder.pairs) == expected  # 48 pairs, each pred against its own truth, not 24 x 48
-    by_stem = parse_manifest(textwrap.dedent("""
-        [truth]
-        data = "truth/*.zarr"
-        [pred]
-        spectral = "preds/spectral/*.zarr"
-        bicl = "preds/bicl/*.zarr"
-        [[pairs]]
-        truth = "data"
-        pred = ["spectral", "bicl"]
-        match = "stem"
-    """), base_dir=str(tmp_path))
+    by_stem = _lab_manifest(tmp_path, "*", match="stem")
     assert set(by_stem.pairs) == expected
     assert by_stem.globbed("pred", "bicl/gone.zarr") and by_placeholder.globbed("pred", "bicl/gone.zarr")
 

@@ -95,24 +95,68 @@ def _ms(stamp: str) -> int:
     return int(datetime.fromisoformat(stamp).timestamp() * 1000)
 
 
-def _label(row: dict) -> str:
-    """The metric key the docs promise, spelled out here: names, measure, parameters off their defaults."""
+def _key(row: dict) -> str:
+    """The metric key the docs promise, spelled out here: the measure (or field), parameters off their defaults."""
+    extra = {"method": " method-sample", "beta": " beta-0.5"}
     params = json.loads(row["params"])
-    extra = [f"{k}-{'sample' if v == 'sample' else f'{v:g}'}" for k, v in sorted(params.items())
-             if (k, v) in (("method", "sample"), ("beta", 0.5))]
-    return " ".join([f"{row['truth_name']}/{row['pred_name']}/{row['measure']}", *extra])
+    return row["measure"] + "".join(extra[k] for k, v in sorted(params.items()) if (k, v) in (("method", "sample"),
+                                                                                                ("beta", 0.5)))
 
 
 def _by_batch_run(client: MlflowClient, experiment: str = "daskbicl") -> dict:
+    """{batch run id: [(parent MLflow run, {(truth name, pred name): child MLflow run})]}, one entry per parent."""
     exp = client.get_experiment_by_name(experiment)
     runs = client.search_runs([exp.experiment_id])
-    out: dict = {}
+    parents = {r.info.run_id: r for r in runs if "mlflow.parentRunId" not in r.data.tags}
+    children: dict = {run_id: {} for run_id in parents}
     for r in runs:
-        out.setdefault(r.data.tags["daskbicl.run_id"], []).append(r)
+        if "mlflow.parentRunId" in r.data.tags:
+            pair = (r.data.tags["daskbicl.truth"], r.data.tags["daskbicl.pred"])
+            assert pair not in children[r.data.tags["mlflow.parentRunId"]]  # one child per pair
+            children[r.data.tags["mlflow.parentRunId"]][pair] = r
+            assert r.data.tags["daskbicl.run_id"] == parents[r.data.tags["mlflow.parentRunId"]].data.tags[
+                "daskbicl.run_id"]
+    out: dict = {}
+    for run_id, parent in parents.items():
+        out.setdefault(parent.data.tags["daskbicl.run_id"], []).append((parent, children[run_id]))
     return out
 
 
-def test_each_batch_run_is_one_mlflow_run_read_back_by_mlflow(two_nights, tmp_path, monkeypatch):
+def _check_pair(client, child, rows: list[dict], scores: dict, run: dict) -> int:
+    """The child run of one pair holds what its rows say; returns how many of its values are sampled."""
+    tags, params, metrics = child.data.tags, child.data.params, child.data.metrics
+    first = rows[0]
+    assert child.info.run_name == f"{first['pred_name']} vs {first['truth_name']}"
+    assert (params["truth"], params["pred"]) == (first["truth_name"], first["pred_name"])
+    assert (tags["daskbicl.truth_path"], tags["daskbicl.pred_path"]) == (first["truth"], first["pred"])
+    assert tags["model"] == "nmf" and tags["daskbicl.role"] == "pair"
+    for role in ("truth", "pred"):
+        assert tags.get(f"daskbicl.{role}_fingerprint") == first[f"{role}_fp"]
+    assert (child.info.start_time, child.info.end_time) == (_ms(run["started_at"]), _ms(run["finished_at"]))
+    valued = [r for r in rows if r["status"] in ("scored", "reused")]
+    sampled = 0
+    for r in valued:
+        key = _key(r)
+        stored = scores[(r["truth_fp"], r["pred_fp"], r["measure"], r["params"])]
+        assert metrics[key] == pytest.approx(r["value"], rel=1e-15)
+        (point,) = client.get_metric_history(child.info.run_id, key)
+        assert point.timestamp == _ms(stored["scored_at"])  # when the value was scored
+        if stored["exact"]:
+            assert f"{key}.half_width" not in metrics
+        else:
+            sampled += 1
+            assert metrics[f"{key}.half_width"] == stored["half_width"] > 0
+            (hw,) = client.get_metric_history(child.info.run_id, f"{key}.half_width")
+            assert hw.timestamp == point.timestamp
+            assert "sampled estimate" in tags[f"daskbicl.sampled/{key}"]
+        base = r["measure"].split(".", 1)[0]
+        assert json.loads(params["params/" + _key({**r, "measure": base})]) == json.loads(r["params"])
+        assert params[f"version/{base}"] == str(r["measure_version"])
+    assert len([k for k in metrics if not k.endswith(".half_width")]) == len(valued)
+    return sampled
+
+
+def test_each_batch_run_is_a_parent_run_with_one_child_per_pair(two_nights, tmp_path, monkeypatch):
     lab, commit = two_nights
     uri = f"file:{tmp_path / 'mlruns'}"
     code, out, err = _cli("results", lab / "r.sqlite", "--to-mlflow", uri)
@@ -129,53 +173,43 @@ def test_each_batch_run_is_one_mlflow_run_read_back_by_mlflow(two_nights, tmp_pa
     assert sorted(exported) == sorted(r["run_id"] for r in runs) and all(len(v) == 1 for v in exported.values())
 
     for run in runs:
-        (got,) = exported[run["run_id"]]
-        assert got.info.run_name == run["run_id"]
-        assert (got.info.start_time, got.info.end_time) == (_ms(run["started_at"]), _ms(run["finished_at"]))
-        assert got.info.status == ("FAILED" if run["status"] == "failed" else "FINISHED")
-        tags, params, metrics = got.data.tags, got.data.params, got.data.metrics
+        ((parent, children),) = exported[run["run_id"]]
+        assert parent.info.run_name == run["run_id"]
+        assert (parent.info.start_time, parent.info.end_time) == (_ms(run["started_at"]), _ms(run["finished_at"]))
+        assert parent.info.status == ("FAILED" if run["status"] == "failed" else "FINISHED")
+        tags = parent.data.tags
         assert tags["model"] == "nmf" and tags["daskbicl.status"] == run["status"]
-        assert tags["daskbicl.export"] == "complete"
+        assert tags["daskbicl.export"] == "complete" and not parent.data.metrics
         if commit:
             assert tags["mlflow.source.git.commit"] == tags["daskbicl.git_commit"] == commit
-        valued = [r for r in seen[run["run_id"]] if r["status"] in ("scored", "reused")]
-        sampled = 0
-        for r in valued:
-            key = _label(r)
-            stored = scores[(r["truth_fp"], r["pred_fp"], r["measure"], r["params"])]
-            assert metrics[key] == pytest.approx(r["value"], rel=1e-15)
-            (point,) = client.get_metric_history(got.info.run_id, key)
-            assert point.timestamp == _ms(stored["scored_at"])  # when the value was scored
-            if stored["exact"]:
-                assert f"{key}.half_width" not in metrics
-            else:
-                sampled += 1
-                assert metrics[f"{key}.half_width"] == stored["half_width"] > 0
-                (hw,) = client.get_metric_history(got.info.run_id, f"{key}.half_width")
-                assert hw.timestamp == point.timestamp
-                assert "sampled estimate" in tags[f"daskbicl.sampled/{key}"]
-            base = r["measure"].split(".", 1)[0]
-            label = " ".join([base, *_label(r).split(" ")[1:]])
-            assert json.loads(params[f"params/{label}"]) == json.loads(r["params"])
-            assert params[f"version/{base}"] == str(r["measure_version"])
-            for role in ("truth", "pred"):
-                assert tags[f"daskbicl.fingerprint/{r[role + '_name']}"] == r[role + "_fp"]
-        assert sampled == 3 * len({r["pred_name"] for r in valued})  # precision, recall, f1 of each pred
-        assert len([k for k in metrics if not k.endswith(".half_width")]) == len(valued)
+            assert all(c.data.tags["mlflow.source.git.commit"] == commit for c in children.values())
+        by_pair: dict = {}
+        for r in seen[run["run_id"]]:
+            by_pair.setdefault((r["truth_name"], r["pred_name"]), []).append(r)
+        assert sorted(children) == sorted(by_pair) and tags["daskbicl.pairs"] == str(len(by_pair))
+        sampled = sum(_check_pair(client, children[pair], rows, scores, run) for pair, rows in by_pair.items())
+        valued_preds = {r["pred_name"] for r in seen[run["run_id"]] if r["status"] in ("scored", "reused")}
+        assert sampled == 3 * len(valued_preds)  # precision, recall, f1 of each pred
         assert tags["daskbicl.sampled_values"] == str(sampled)
 
-    first, second = (exported[r["run_id"]][0].data for r in runs)
-    assert "night" not in first.tags and second.tags["night"] == "2"
-    pair = "daskbicl.pair/sim/truth.zarr/runs/pred-{}.zarr"
-    assert [first.tags[pair.format(k)] for k in range(3)] == ["scored"] * 3
-    assert second.tags[pair.format(0)].startswith("missing: ")
-    assert [second.tags[pair.format(k)] for k in (1, 2)] == ["scored", "reused"]
-    assert not any(k.startswith("sim/truth.zarr/runs/pred-0.zarr/") for k in second.metrics)
-    fp = "daskbicl.fingerprint/runs/pred-{}.zarr"
-    assert first.tags[fp.format(1)] != second.tags[fp.format(1)]  # replaced: another content
-    assert first.tags[fp.format(2)] == second.tags[fp.format(2)]
-    f_key = "sim/truth.zarr/runs/pred-2.zarr/fmeasure beta-0.5"
-    assert first.metrics[f_key] == second.metrics[f_key]  # reused: the same value
+    (first, one), (second, two) = (exported[r["run_id"]][0] for r in runs)
+    assert "night" not in first.data.tags and second.data.tags["night"] == "2"
+    assert two[("sim/truth.zarr", "runs/pred-0.zarr")].data.tags["night"] == "2"  # the run's tags on each pair
+    pairs = [("sim/truth.zarr", f"runs/pred-{k}.zarr") for k in range(3)]
+    assert [one[p].data.tags["daskbicl.pair_status"] for p in pairs] == ["scored"] * 3
+    gone = two[pairs[0]]
+    assert gone.data.tags["daskbicl.pair_status"].startswith("missing: ") and not gone.data.metrics
+    assert gone.info.status == "FINISHED"  # missing is not a failure
+    assert [two[p].data.tags["daskbicl.pair_status"] for p in pairs[1:]] == ["scored", "reused"]
+    fp = "daskbicl.pred_fingerprint"
+    assert one[pairs[1]].data.tags[fp] != two[pairs[1]].data.tags[fp]  # replaced: another content
+    assert one[pairs[2]].data.tags[fp] == two[pairs[2]].data.tags[fp]
+    # one short key per measure, the same in every pair: comparable across preds in MLflow's UI
+    assert one[pairs[2]].data.metrics["fmeasure beta-0.5"] == two[pairs[2]].data.metrics["fmeasure beta-0.5"]
+    assert {k for p in pairs for k in one[p].data.metrics} == set(one[pairs[0]].data.metrics)
+    assert "fmeasure" in one[pairs[0]].data.metrics and "mocice_bcubed.f1 method-sample" in one[pairs[0]].data.metrics
+    assert max(len(k) for p in pairs for k in one[p].data.metrics) <= len("mocice_bcubed.precision method-sample"
+                                                                         ".half_width")
 
 
 def test_exporting_again_adds_no_run_and_replaces_a_partial_export(two_nights, tmp_path, monkeypatch):
@@ -192,19 +226,23 @@ def test_exporting_again_adds_no_run_and_replaces_a_partial_export(two_nights, t
     client = MlflowClient(tracking_uri=uri)
     exported = _by_batch_run(client)
     assert len(exported) == 2 and all(len(v) == 1 for v in exported.values())
-    for (run,) in exported.values():
-        assert all(len(client.get_metric_history(run.info.run_id, k)) == 1 for k in run.data.metrics)
+    for ((parent, children),) in exported.values():
+        for run in (parent, *children.values()):
+            assert all(len(client.get_metric_history(run.info.run_id, k)) == 1 for k in run.data.metrics)
 
-    # an export cut short: a run with the batch run's tag but never marked complete is replaced
+    # an export cut short: a parent with the batch run's tag but never marked complete is replaced, children too
     with ResultsDB(lab / "r.sqlite", create=False) as db:
         last = db.runs()[-1]["run_id"]
-    (whole,) = exported[last]
+    ((whole, whole_children),) = exported[last]
     client.set_tag(whole.info.run_id, "daskbicl.export", "started")
     done = export_mlflow(lab / "r.sqlite", uri, runs=[last])
     assert done.replaced == [last] and list(done.exported) == [last]
-    (again,) = _by_batch_run(client)[last]
-    assert again.info.run_id != whole.info.run_id and again.data.metrics == whole.data.metrics
-    assert client.get_run(whole.info.run_id).info.lifecycle_stage == "deleted"
+    ((again, again_children),) = _by_batch_run(client)[last]
+    assert again.info.run_id == done.exported[last] != whole.info.run_id
+    assert sorted(again_children) == sorted(whole_children)
+    assert all(again_children[p].data.metrics == whole_children[p].data.metrics for p in whole_children)
+    for old in (whole, *whole_children.values()):
+        assert client.get_run(old.info.run_id).info.lifecycle_stage == "deleted"
 
 
 def test_a_running_batch_is_left_for_later(two_nights, tmp_path, monkeypatch):

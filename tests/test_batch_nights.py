@@ -7,7 +7,11 @@ replaces one pred and deletes another (``--fail-on-missing``: exit 4); night
 night 5 deletes the only store of a glob group.  Every night's exit status
 is the one the README and the batch guide promise, a deleted pred appears
 once as missing and never as failed or current, and every view counts
-alike.  The CLI runs in subprocesses against the session's LocalCluster.
+alike.  The CLI runs in subprocesses against a ``dask scheduler`` and two
+``dask worker`` processes that start cold (an empty numba cache, shared as
+by the workers of one image): the first night says on the client that they
+compile (the truth is one chunk of more than 65 536 one-byte codes, which
+the compiled byte counter counts), the second does not.
 """
 
 from __future__ import annotations
@@ -16,39 +20,37 @@ import csv
 import io
 import json
 import shutil
-import textwrap
 
 import pytest
 
 import daskbicl
 
 from .support.batch_fixtures import run_cli
+from .support.cold_cluster import cold_cluster
+from .support.manifests import write_manifest
 
-ROWS, COLS, CHUNK = 3_000, 400, 1_000
+ROWS, COLS, CHUNK = 70_000, 400, 70_000
+COMPILING = "is compiling numba kernels (the one-byte code counter"
 
 
 def _manifest(lab):
-    (lab / "m.toml").write_text(textwrap.dedent("""
-        results = "scores.sqlite"
-        [truth]
-        sim = "truth.zarr"
-        [pred]
-        runs = "pred-*.zarr"
-        extra = "extra-*.zarr"
-        [[pairs]]
-        truth = "sim"
-        pred = ["runs", "extra"]
-        measures = ["cari", "ari_rows"]
-    """))
-    return lab / "m.toml"
+    return write_manifest(lab / "m.toml", {"sim": "truth.zarr"}, {"runs": "pred-*.zarr", "extra": "extra-*.zarr"},
+                          [{"truth": "sim", "pred": ["runs", "extra"], "measures": ["cari", "ari_rows"]}],
+                          results="scores.sqlite")
 
 
 def _batch(lab, cluster, *args):
-    code, out, err = run_cli("batch", lab / "m.toml", "--scheduler", cluster.scheduler_address, "--json", *args)
+    code, out, err = run_cli("batch", lab / "m.toml", "--scheduler", cluster.address, "--json", *args)
     return code, (json.loads(out) if out.strip() else None), err
 
 
-def test_five_nights_one_story_per_pred(tmp_path, local_cluster):
+@pytest.fixture
+def cold(tmp_path):
+    with cold_cluster(tmp_path / "cluster", workers=2, shared_cache=True) as cluster:
+        yield cluster
+
+
+def test_five_nights_one_story_per_pred(tmp_path, cold):
     lab = tmp_path / "lab"
     lab.mkdir()
     daskbicl.save(daskbicl.random_partition(ROWS, COLS, 4, 3, seed=1, chunk=CHUNK), lab / "truth.zarr")
@@ -64,28 +66,32 @@ def test_five_nights_one_story_per_pred(tmp_path, local_cluster):
     results = lab / "scores.sqlite"
     first_cari = daskbicl.score(lab / "truth.zarr", lab / "pred-0.zarr", measures=["cari"])["cari"]
 
-    # night 1: three pairs scored
-    code, s1, err = _batch(lab, local_cluster, "--fail-below", "cari=0")
+    # night 1, on cold workers: three pairs scored, and the client says that workers compile, and how long
+    code, s1, err = _batch(lab, cold, "--fail-below", "cari=0")
     assert code == 0 and (s1["pairs"], s1["scored"], s1["failed"], s1["missing"]) == (3, 3, 0, 0), err
+    compiling = [ln for ln in err.splitlines() if COMPILING in ln]
+    assert 1 <= len(compiling) <= 2 and len(set(compiling)) == len(compiling), err  # once per compiling worker
+    assert "daskbicl: workers compiled numba kernels this run: tcp://" in err
 
     # night 2: a pred added; a gate with a typo fails the night before any work, and says what was meant
     pred("pred-2.zarr", 0.15, 4)
     for gate, message in [("ari_row=0.1", "Did you mean 'ari_rows'"),
                           ("nce=0.1", "checks nothing: manifest"),
                           ("mocice_bcubed.f2=0.5", "did you mean 'mocice_bcubed.f1'")]:
-        code, summary, err = _batch(lab, local_cluster, "--fail-below", gate)
+        code, summary, err = _batch(lab, cold, "--fail-below", gate)
         assert code == 2 and summary is None and "Traceback" not in err, err
         assert message in err, err
     code, runs, _ = run_cli("results", results, "--runs", "--format", "json")
     assert len(json.loads(runs)) == 1  # nothing was recorded by the refused nights
-    code, s2, err = _batch(lab, local_cluster, "--fail-below", "cari=0", "--fail-on-missing")
+    code, s2, err = _batch(lab, cold, "--fail-below", "cari=0", "--fail-on-missing")
     assert code == 0 and (s2["pairs"], s2["scored"], s2["skipped"]) == (4, 1, 3), err
+    assert "compil" not in err  # the kernel compiled on night 1 is loaded (or already there): nothing said
 
     # night 3: pred-1 replaced, pred-0 deleted: missing once, not failed; --fail-on-missing fails the night
     shutil.rmtree(lab / "pred-1.zarr")
     pred("pred-1.zarr", 0.4, 5)
     shutil.rmtree(lab / "pred-0.zarr")
-    code, s3, err = _batch(lab, local_cluster, "--fail-on-missing")
+    code, s3, err = _batch(lab, cold, "--fail-on-missing")
     assert code == 4, err
     assert (s3["pairs"], s3["scored"], s3["skipped"], s3["failed"], s3["missing"], s3["gone"]) == (4, 1, 2, 0, 1, 0)
     said = [ln for ln in err.splitlines() if "pred-0.zarr" in ln]
@@ -94,14 +100,14 @@ def test_five_nights_one_story_per_pred(tmp_path, local_cluster):
     assert "failed:" not in err.replace("gate failed:", "")
 
     # night 4: nothing changed: pred-0 is gone, said by no line, and the same gate passes
-    code, s4, err = _batch(lab, local_cluster, "--fail-on-missing", "--fail-below", "cari=0")
+    code, s4, err = _batch(lab, cold, "--fail-on-missing", "--fail-below", "cari=0")
     assert code == 0, err
     assert (s4["pairs"], s4["scored"], s4["skipped"], s4["failed"], s4["missing"], s4["gone"]) == (4, 0, 3, 0, 0, 1)
     assert "pred-0.zarr" not in err
 
     # night 5: the only store of the glob group 'extra' deleted: missing once (no "matches nothing" too)
     shutil.rmtree(lab / "extra-0.zarr")
-    code, s5, err = _batch(lab, local_cluster)
+    code, s5, err = _batch(lab, cold)
     assert code == 0, err
     assert (s5["pairs"], s5["failed"], s5["missing"], s5["gone"], s5["warnings"]) == (4, 0, 1, 1, [])
     assert len([ln for ln in err.splitlines() if "extra-0.zarr" in ln]) == 1
@@ -140,9 +146,9 @@ def test_five_nights_one_story_per_pred(tmp_path, local_cluster):
 def test_a_worker_compiling_is_said_on_the_client(client):
     """A worker's compile reaches the client as an event (its CompileWarning stays in the worker's log): the
     batch's listener says once per worker that it compiles, and at the end for how long."""
-    from daskbicl.batch.commands import _Compiles
     from daskbicl.kernels.compiled import tell_client
     from daskbicl.scheduling import COMPILE_TOPIC
+    from daskbicl.warmup import CompileNotices
 
     done = client.run(lambda: None)
     workers = sorted(done)
@@ -155,7 +161,7 @@ def test_a_worker_compiling_is_said_on_the_client(client):
     import io
 
     out = io.StringIO()
-    compiles = _Compiles(out)
+    compiles = CompileNotices(out)
     for event in events:
         compiles(event)
     lines = out.getvalue().splitlines()
@@ -163,4 +169,4 @@ def test_a_worker_compiling_is_said_on_the_client(client):
     assert all("is compiling numba kernels (a test group; first use on that worker" in ln for ln in lines)
     assert compiles.summary() == "daskbicl: workers compiled numba kernels this run: " + ", ".join(
         f"{w} 12.5 s" for w in workers)
-    assert _Compiles(io.StringIO()).summary() is None  # nothing compiled: nothing said
+    assert CompileNotices(io.StringIO()).summary() is None  # nothing compiled: nothing said

@@ -52,68 +52,17 @@ def _quiet_worker_logs() -> None:
     logging.getLogger("distributed.worker").setLevel(logging.CRITICAL)
 
 
-class _Compiles:
-    """Workers' compiles said on the client's stderr: once per worker when it starts compiling numba kernels
-    (the worker's ``CompileWarning`` reaches only its own log), and at the end how long each worker compiled.
-    Fed by the workers' events (:data:`~daskbicl.scheduling.COMPILE_TOPIC`)."""
-
-    def __init__(self, out=None):
-        self.out = out or sys.stderr
-        self.started: dict[str, list[str]] = {}
-        self.seconds: dict[str, float] = {}
-
-    def __call__(self, event) -> None:
-        _, msg = event
-        if not isinstance(msg, dict):
-            return
-        worker, group = str(msg.get("worker", "a worker")), str(msg.get("group", "kernels"))
-        if msg.get("what") == "start":
-            first = worker not in self.started
-            self.started.setdefault(worker, []).append(group)
-            if first:
-                print(f"daskbicl: worker {worker} is compiling numba kernels ({group}; first use on that worker, "
-                      "cached afterwards): this run is slower; `batch --warm` or a pre-warmed worker image "
-                      "compiles ahead", file=self.out, flush=True)
-        elif msg.get("what") == "end":
-            self.seconds[worker] = self.seconds.get(worker, 0.0) + float(msg.get("seconds") or 0.0)
-
-    def summary(self) -> str | None:
-        if not self.started:
-            return None
-        each = ", ".join(f"{w} {self.seconds.get(w, 0.0):.1f} s" for w in sorted(self.started))
-        return f"daskbicl: workers compiled numba kernels this run: {each}"
-
-
-def _warm_workers(client) -> None:
-    """``batch --warm``: every worker compiles (or loads) every numba kernel before the first task."""
-    from ..warmup import WarmKernels
-
-    client.register_plugin(WarmKernels())
-    seconds = client.run(lambda dask_worker: sum(dask_worker.plugins["daskbicl-warm-kernels"].seconds.values()))
-    each = ", ".join(f"{w} {s:.1f} s" for w, s in sorted(seconds.items()))
-    print(f"daskbicl: warmed {len(seconds)} worker{'s' * (len(seconds) != 1)}: {each}", file=sys.stderr)
-
-
 @contextlib.contextmanager
 def _connect(args):
     """The cluster of ``--scheduler`` (or a new local one), entered only when there is work; the workers'
     compiles said on stderr, and with ``--warm`` every kernel compiled first."""
-    from ..scheduling import COMPILE_TOPIC
+    from ..warmup import compile_notices
 
     with cluster(args.scheduler, args.workers) as client:
         if not args.scheduler:
             client.run(_quiet_worker_logs)
-        compiles = _Compiles()
-        client.subscribe_topic(COMPILE_TOPIC, compiles)
-        try:
-            if args.warm:
-                _warm_workers(client)
+        with compile_notices(client, warm=args.warm):
             yield client
-        finally:
-            with contextlib.suppress(Exception):
-                client.unsubscribe_topic(COMPILE_TOPIC)
-            if compiles.summary():
-                print(compiles.summary(), file=sys.stderr)
 
 
 def _dry_run(manifest, results: str, force: bool) -> int:

@@ -1,36 +1,34 @@
-"""Batch runs exported to MLflow: one MLflow run per batch run (the optional ``mlflow`` extra).
+"""Batch runs exported to MLflow: one parent run per batch run, one nested child run per pair (the ``mlflow`` extra).
 
-What one MLflow run holds (see docs/guide/batch.md, "MLflow"):
+What MLflow receives (see docs/guide/batch.md, "MLflow"):
 
-* **metrics** ``TRUTH/PRED/MEASURE`` (manifest names of the stores, the
-  measure or ``measure.field``, then the parameters that differ from the
-  measure's defaults, ``fmeasure beta-2``), the value the batch run stands
-  on (scored by it or reused), timestamped when that value was scored;
-  a sampled value also has ``KEY.half_width`` (its 95 % half-width) and
-  a tag ``daskbicl.sampled/KEY`` saying it is a sampled estimate;
-* **params** ``params/MEASURE_LABEL``: the full parameter set of each
-  measure label as canonical JSON, ``version/MEASURE``: its definition's
-  version;
-* **tags** ``daskbicl.run_id`` (the batch run), ``daskbicl.status``, the
-  manifest, the run's own tags (``[run]``, ``--tag``) under their keys, the
-  git commit (also as MLflow's ``mlflow.source.git.commit``), per store
-  ``daskbicl.fingerprint/NAME`` and ``daskbicl.path/NAME``, per pair
-  ``daskbicl.pair/TRUTH/PRED``: what the run saw (scored, reused, missing,
-  failed, changed, with the reason);
-* start and end times of the batch run; status FINISHED (``ok``), FAILED
-  (some pairs failed) or KILLED (interrupted, killed).
+* a **parent run** per batch run, named by its id: its status, times and
+  tags (``daskbicl.run_id``, ``daskbicl.status``, the manifest, the git
+  commit, the run's own tags from ``[run]`` and ``--tag``, pair counts);
+* a **child run** per (truth, pred) pair the batch run saw, nested under
+  the parent (``mlflow.parentRunId``) and named ``PRED vs TRUTH``; the pair
+  is said in its params ``truth`` and ``pred`` (manifest names) and tags
+  (``daskbicl.truth``, ``daskbicl.pred``, their paths, fingerprints, and
+  ``daskbicl.pair_status``: scored, reused, missing, gone, failed, with the
+  reason); its **metrics are named by the measure label alone**
+  (:func:`~daskbicl.batch.names.label`, as in the gates, ``--wide`` and
+  ``--format metrics``, spelled in MLflow's key characters by
+  :func:`metric_key`), so ``nce`` of one algorithm sits beside ``nce`` of
+  another in MLflow's run comparison; a sampled value also has
+  ``KEY.half_width`` and a tag ``daskbicl.sampled/KEY``; params
+  ``params/KEY`` (the full parameter set, JSON) and ``version/MEASURE``.
 
 Exporting again never duplicates a run: a batch run already exported in
-full (tag ``daskbicl.export`` = ``complete``, written last) is skipped; one
-exported in part (the export was interrupted) is deleted and exported
-again.  Runs still ``running`` are left for a later export.
+full (tag ``daskbicl.export`` = ``complete`` on its parent, written last)
+is skipped; one exported in part (the export was interrupted) has its
+parent and children deleted and is exported again.  Runs still
+``running`` are left for a later export.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -38,9 +36,10 @@ from datetime import datetime
 
 from ..errors import DaskbiclError
 from ..locations import redact_text
+from .names import label
 from .results import ResultsDB
 
-__all__ = ["MlflowExport", "MlflowExportError", "export_mlflow", "metric_label"]
+__all__ = ["MlflowExport", "MlflowExportError", "export_mlflow", "metric_key"]
 
 #: Characters MLflow accepts in metric, parameter and tag keys (on every platform).
 _BAD_KEY = re.compile(r"[^\w.\- /]")
@@ -100,29 +99,21 @@ def _key(text: str) -> str:
     return key
 
 
-def _short(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+#: How a label's characters MLflow refuses in a key are spelled: ``fmeasure@pred[beta=2]`` as
+#: ``fmeasure at pred beta-2``.
+_SPELL = str.maketrans({"@": " at ", "[": " ", ",": " ", "=": "-", "]": None})
 
 
-def metric_label(measure: str, params: str) -> str:
-    """``measure`` and the parameters of ``params`` (canonical JSON) that differ from the measure's defaults.
+def metric_key(label: str) -> str:
+    """The MLflow key of a measure label (:func:`~daskbicl.batch.names.label`): the label itself when MLflow
+    accepts its characters, else ``@`` spelled `` at ``, ``[`` and ``,`` as a space, ``=`` as ``-``, ``]`` dropped.
 
-    >>> metric_label("fmeasure", '{"aggregate":"truth","beta":2.0,"clip":false,"drop_empty":false}')
-    'fmeasure beta-2'
-    >>> metric_label("fmeasure.precision", '{"aggregate":"truth","beta":1.0,"clip":false,"drop_empty":false}')
-    'fmeasure.precision'
+    >>> metric_key("nce"), metric_key("mocice_bcubed.f1")
+    ('nce', 'mocice_bcubed.f1')
+    >>> metric_key("fmeasure@pred[beta=2]"), metric_key("nce[normalizer=per_axis]")
+    ('fmeasure at pred beta-2', 'nce normalizer-per_axis')
     """
-    from ..measures import REGISTRY
-
-    record = REGISTRY.get(measure.split(".", 1)[0])
-    defaults = {k: p.default for k, p in record.params.items()} if record is not None else {}
-    given = json.loads(params) if params else {}
-    if not isinstance(given, dict):
-        return measure
-    changed = [f"{k}-{_short(v)}" for k, v in sorted(given.items()) if k not in defaults or defaults[k] != v]
-    return " ".join([measure, *changed])
+    return _key(" ".join(label.translate(_SPELL).split()))
 
 
 def _ms(stamp: str | None) -> int | None:
@@ -158,51 +149,74 @@ class _Keys:
         return key
 
 
-def _entities(run: dict, rows: list[dict]) -> tuple[list, dict, dict]:
-    """(metrics as (key, value, timestamp ms), params, tags) of one batch run."""
+@dataclass
+class _Pair:
+    """What one child run holds: its name, metrics as (key, value, timestamp ms), params, tags, MLflow status."""
+
+    name: str
+    metrics: list = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    tags: dict = field(default_factory=dict)
+    status: str = "FINISHED"
+
+
+def _pair(run: dict, rows: list[dict], shared: dict) -> _Pair:
+    """The child run of one pair from its rows (redacted) in the batch run ``run``."""
+    first = rows[0]
+    truth, pred = first["truth_name"], first["pred_name"]
+    out = _Pair(f"{pred} vs {truth}"[:_MAX_VALUE], params={"truth": truth, "pred": pred})
+    statuses = sorted({r["status"] for r in rows})
+    reasons = sorted({r["reason"] for r in rows if r["reason"]})
+    out.tags.update(shared)
+    out.tags.update({"daskbicl.run_id": run["run_id"], "daskbicl.role": "pair", "daskbicl.truth": truth,
+                     "daskbicl.pred": pred, "daskbicl.truth_path": first["truth"], "daskbicl.pred_path": first["pred"],
+                     "daskbicl.pair_status": (", ".join(statuses)
+                                              + (": " + "; ".join(reasons) if reasons else ""))[:_MAX_VALUE]})
+    for role in ("truth", "pred"):
+        if first[f"{role}_fp"]:
+            out.tags[f"daskbicl.{role}_fingerprint"] = first[f"{role}_fp"]
+    if "failed" in statuses:
+        out.status = "FAILED"
+    elif run["status"] in ("interrupted", "killed"):
+        out.status = "KILLED"
+    keys = _Keys()
+    for r in rows:
+        if r["measure"] == "*" or r["status"] not in ("scored", "reused"):
+            continue  # a missing, gone or failed pair has no metric: its last value is never sent as current
+        base = r["measure"].split(".", 1)[0]
+        out.params[_key("params/" + metric_key(label(base, r["params"])))] = r["params"]
+        out.params[_key(f"version/{base}")] = str(r["measure_version"])
+        key = keys(metric_key(label(r["measure"], r["params"])), (r["measure"], r["params"]))
+        value = float("nan") if r["value"] is None else r["value"]
+        out.metrics.append((key, value, _ms(r["scored_at"])))
+        if not r["exact"]:
+            out.metrics.append((_key(key + ".half_width"), r["half_width"], _ms(r["scored_at"])))
+            out.tags[_key(f"daskbicl.sampled/{key}")] = (
+                f"sampled estimate: {value:.6g} ± {r['half_width']:.3g} (95 % interval), not an exact value")
+    return out
+
+
+def _entities(run: dict, rows: list[dict]) -> tuple[dict, list[_Pair]]:
+    """(tags of the parent run, the child run of each pair) of one batch run."""
     # no secret of a location (a password, a signed URL's token) leaves for the tracking server
     rows = [{k: redact_text(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
     run = {**run, "manifest": run["manifest"] and redact_text(run["manifest"])}
-    keys = _Keys()
-    metrics, params, tags = [], {}, {}
-    pairs: dict[tuple, list] = {}
-    sampled = 0
+    grouped: dict[tuple, list] = {}
     for r in rows:
-        pairs.setdefault((r["truth_name"], r["pred_name"]), []).append(r)
-        for role in ("truth", "pred"):
-            if r[f"{role}_fp"]:
-                tags[_key(f"daskbicl.fingerprint/{r[f'{role}_name']}")] = r[f"{role}_fp"]
-            tags[_key(f"daskbicl.path/{r[f'{role}_name']}")] = r[role]
-        if r["measure"] == "*" or r["status"] not in ("scored", "reused"):
-            continue
-        base = r["measure"].split(".", 1)[0]
-        params[_key("params/" + metric_label(base, r["params"]))] = r["params"]
-        params[_key(f"version/{base}")] = str(r["measure_version"])
-        label = metric_label(r["measure"], r["params"])
-        key = keys(f"{r['truth_name']}/{r['pred_name']}/{label}", (r["truth_name"], r["pred_name"], r["measure"],
-                                                                    r["params"]))
-        value = float("nan") if r["value"] is None else r["value"]
-        metrics.append((key, value, _ms(r["scored_at"])))
-        if not r["exact"]:
-            sampled += 1
-            metrics.append((_key(key + ".half_width"), r["half_width"], _ms(r["scored_at"])))
-            tags[_key(f"daskbicl.sampled/{key}")] = (
-                f"sampled estimate: {value:.6g} ± {r['half_width']:.3g} (95 % interval), not an exact value")
-    for (truth_name, pred_name), seen in pairs.items():
-        statuses = sorted({r["status"] for r in seen})
-        reasons = sorted({r["reason"] for r in seen if r["reason"]})
-        tags[_key(f"daskbicl.pair/{truth_name}/{pred_name}")] = (
-            ", ".join(statuses) + (": " + "; ".join(reasons) if reasons else ""))[:_MAX_VALUE]
-    tags.update(_run_tags(run, sampled))
-    return metrics, params, tags
-
-
-def _run_tags(run: dict, sampled: int) -> dict:
-    tags = {_key(k): str(v)[:_MAX_VALUE] for k, v in (run["tags"] or {}).items()}
-    tags.update({"daskbicl.run_id": run["run_id"], "daskbicl.status": run["status"],
-                 "daskbicl.sampled_values": str(sampled)})
+        grouped.setdefault((r["truth_name"], r["pred_name"]), []).append(r)
+    shared = _shared_tags(run)
+    pairs = [_pair(run, seen, shared) for seen in grouped.values()]
+    sampled = sum(k.startswith("daskbicl.sampled/") for p in pairs for k in p.tags)
+    tags = {**shared, "daskbicl.run_id": run["run_id"], "daskbicl.role": "batch", "daskbicl.status": run["status"],
+            "daskbicl.sampled_values": str(sampled), "daskbicl.pairs": str(len(pairs))}
     if run["manifest"]:
         tags["daskbicl.manifest"] = run["manifest"]
+    return tags, pairs
+
+
+def _shared_tags(run: dict) -> dict:
+    """Tags of the parent and of every child: the run's own tags and its git commit."""
+    tags = {_key(k): str(v)[:_MAX_VALUE] for k, v in (run["tags"] or {}).items()}
     if run["git_commit"]:
         tags["daskbicl.git_commit"] = tags["mlflow.source.git.commit"] = run["git_commit"]
     return tags
@@ -235,26 +249,41 @@ class _Exporter:
             raise MlflowExportError(f"cannot {doing} MLflow at {self.uri}: {text}") from exc
 
     def existing(self, run_id: str) -> list:
+        """The MLflow runs (a parent and its children) carrying the batch run ``run_id``, every page of them."""
+        found, token = [], None
         with self.errors("search"):
-            return self.client.search_runs([self.experiment_id], f"tags.`daskbicl.run_id` = '{run_id}'",
-                                           run_view_type=self.ViewType.ACTIVE_ONLY)
+            while True:
+                page = self.client.search_runs([self.experiment_id], f"tags.`daskbicl.run_id` = '{run_id}'",
+                                               run_view_type=self.ViewType.ACTIVE_ONLY, page_token=token)
+                found += list(page)
+                token = page.token
+                if not token:
+                    return found
 
     def write(self, run: dict, rows: list[dict]) -> str:
-        metrics, params, tags = _entities(run, rows)
+        tags, pairs = _entities(run, rows)
+        start, end = _ms(run["started_at"]), _ms(run["finished_at"])
         with self.errors("write to"):
-            made = self.client.create_run(self.experiment_id, start_time=_ms(run["started_at"]),
-                                          run_name=run["run_id"], tags={"daskbicl.run_id": run["run_id"]})
-            mlflow_id = made.info.run_id
-            for part in _chunks([self.Metric(k, v, t, 0) for k, v, t in metrics], 1000):
-                self.client.log_batch(mlflow_id, metrics=part)
-            for part in _chunks([self.Param(k, v) for k, v in sorted(params.items())], 100):
-                self.client.log_batch(mlflow_id, params=part)
-            for part in _chunks([self.RunTag(k, v) for k, v in sorted(tags.items())], 100):
-                self.client.log_batch(mlflow_id, tags=part)
-            self.client.set_terminated(mlflow_id, status=_STATUS.get(run["status"], "FINISHED"),
-                                       end_time=_ms(run["finished_at"]))
-            self.client.set_tag(mlflow_id, "daskbicl.export", COMPLETE)  # last: the export is whole
-        return mlflow_id
+            parent = self.client.create_run(self.experiment_id, start_time=start, run_name=run["run_id"],
+                                            tags={"daskbicl.run_id": run["run_id"]}).info.run_id
+            self.log(parent, [], {}, tags)
+            for pair in pairs:
+                child = self.client.create_run(self.experiment_id, start_time=start, run_name=pair.name,
+                                               tags={"daskbicl.run_id": run["run_id"],
+                                                     "mlflow.parentRunId": parent}).info.run_id
+                self.log(child, pair.metrics, pair.params, pair.tags)
+                self.client.set_terminated(child, status=pair.status, end_time=end)
+            self.client.set_terminated(parent, status=_STATUS.get(run["status"], "FINISHED"), end_time=end)
+            self.client.set_tag(parent, "daskbicl.export", COMPLETE)  # last: the export is whole
+        return parent
+
+    def log(self, mlflow_id: str, metrics: list, params: dict, tags: dict) -> None:
+        for part in _chunks([self.Metric(k, v, t, 0) for k, v, t in metrics], 1000):
+            self.client.log_batch(mlflow_id, metrics=part)
+        for part in _chunks([self.Param(k, v) for k, v in sorted(params.items())], 100):
+            self.client.log_batch(mlflow_id, params=part)
+        for part in _chunks([self.RunTag(k, v) for k, v in sorted(tags.items())], 100):
+            self.client.log_batch(mlflow_id, tags=part)
 
 
 def export_mlflow(results, uri: str, *, experiment: str = "daskbicl", runs=None) -> MlflowExport:
@@ -276,7 +305,7 @@ def export_mlflow(results, uri: str, *, experiment: str = "daskbicl", runs=None)
     Returns
     -------
     MlflowExport
-        Which runs were exported (with their MLflow run ids), skipped as
+        Which runs were exported (with the MLflow run id of each one's parent run), skipped as
         already exported, exported again over a partial export, or left
         because they are still running.
     """
@@ -293,14 +322,14 @@ def export_mlflow(results, uri: str, *, experiment: str = "daskbicl", runs=None)
             if run["status"] == "running":
                 done.pending.append(run["run_id"])
                 continue
-            found = exporter.existing(run["run_id"])
+            found = exporter.existing(run["run_id"])  # the parent and its children
             if any(r.data.tags.get("daskbicl.export") == COMPLETE for r in found):
                 done.skipped.append(run["run_id"])
                 continue
             for partial in found:
                 with exporter.errors("replace a partial export in"):
                     exporter.client.delete_run(partial.info.run_id)
-            if found:
+            if found:  # an export cut short: parent and children deleted, then exported again
                 done.replaced.append(run["run_id"])
             done.exported[run["run_id"]] = exporter.write(run, _run_rows(db, run["run_id"]))
     return done

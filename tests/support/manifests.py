@@ -27,9 +27,12 @@ def _toml(value: Value) -> str:
     return json.dumps(value)
 
 
-def manifest_text(truth: dict[str, Value], pred: dict[str, Value], pairs: list[dict[str, Value]]) -> str:
-    """The TOML text of a manifest with these ``[truth]``, ``[pred]`` and ``[[pairs]]`` tables."""
-    lines = ["[truth]", *(f"{name} = {_toml(where)}" for name, where in truth.items()),
+def manifest_text(truth: dict[str, Value], pred: dict[str, Value], pairs: list[dict[str, Value]], *,
+                  results: str | None = None) -> str:
+    """The TOML text of a manifest with these ``[truth]``, ``[pred]`` and ``[[pairs]]`` tables (and its
+    ``results`` file, when given)."""
+    lines = [f"results = {_toml(results)}", ""] if results is not None else []
+    lines += ["[truth]", *(f"{name} = {_toml(where)}" for name, where in truth.items()),
              "", "[pred]", *(f"{name} = {_toml(where)}" for name, where in pred.items())]
     for pair in pairs:
         lines += ["", "[[pairs]]", *(f"{key} = {_toml(value)}" for key, value in pair.items())]
@@ -39,9 +42,9 @@ def manifest_text(truth: dict[str, Value], pred: dict[str, Value], pairs: list[d
 
 
 def write_manifest(path: Path, truth: dict[str, Value], pred: dict[str, Value],
-                   pairs: list[dict[str, Value]]) -> Path:
+                   pairs: list[dict[str, Value]], *, results: str | None = None) -> Path:
     """Write :func:`manifest_text` to ``path`` and return the path."""
-    path.write_text(manifest_text(truth, pred, pairs))
+    path.write_text(manifest_text(truth, pred, pairs, results=results))
     return path
 
 
