@@ -86,6 +86,9 @@ def test_five_nights_one_story_per_pred(tmp_path, cold):
     code, s2, err = _batch(lab, cold, "--fail-below", "cari=0", "--fail-on-missing")
     assert code == 0 and (s2["pairs"], s2["scored"], s2["skipped"]) == (4, 1, 3), err
     assert "compil" not in err  # the kernel compiled on night 1 is loaded (or already there): nothing said
+    code, out, err = run_cli("results", results, "--diff", "--changed", "--format", "json")
+    moved = {(r["pred_name"], r["status_before"], r["status_after"]) for r in json.loads(out)}
+    assert moved == {("runs/pred-2.zarr", "absent", "scored")}, out  # scored then reused at the same value: no move
 
     # night 3: pred-1 replaced, pred-0 deleted: missing once, not failed; --fail-on-missing fails the night
     shutil.rmtree(lab / "pred-1.zarr")

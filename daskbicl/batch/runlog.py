@@ -127,7 +127,8 @@ def diff_rows(db: ResultsDB, before: str, after: str, *, truth=(), pred=(), meas
     reused; None for a pair missing, gone or failed in it); ``change`` is
     ``after - before`` when both runs have one, else None (the statuses say
     why).  ``changed``: only the rows that moved (a change other than 0, or
-    another status).  Rows are sorted by pair, measure, parameters.
+    another status; scored and reused count as one status there, both being
+    a value the run stands on).  Rows are sorted by pair, measure, parameters.
     """
     a = {_key(r): r for r in run_rows(db, before, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
     b = {_key(r): r for r in run_rows(db, after, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
@@ -138,7 +139,7 @@ def diff_rows(db: ResultsDB, before: str, after: str, *, truth=(), pred=(), meas
         vy = y.get("value") if y.get("status") in STANDS_ON else None
         row = dict(zip(DIFF_ROW, (*key, vx, vy, None if vx is None or vy is None else vy - vx,
                                   x.get("status", "absent"), y.get("status", "absent"))))
-        same = row["status_before"] == row["status_after"]
+        same = row["status_before"] == row["status_after"] or (vx is not None and vy is not None)
         if changed and same and (row["change"] == 0 or (vx is None and vy is None)):
             continue
         out.append(row)
