@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -228,3 +229,54 @@ def test_the_object_store_benchmark_runs_quick(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "score 2e+04 labels/axis, s3://" in done.stdout and "night 1: 3 pairs" in done.stdout
     assert "# night with nothing new: 0 chunk GETs (target 0)" in done.stdout, done.stdout
+
+
+def test_a_hung_bucket_leaves_its_pairs_unscored_the_others_scored_and_exits_3(tmp_path, s3):
+    """A night whose bucket hangs (a loopback proxy that accepts and never answers): the local pair is scored,
+    the bucket's pair is recorded ``unavailable`` with no value (not failed), exit code 3; the next night, the
+    bucket answering, scores it."""
+    import dask
+
+    from daskbicl.batch import ResultsDB
+
+    from .support.s3_server import Proxy
+
+    local = tmp_path / "local"
+    local.mkdir()
+    truth = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=5, chunk=CHUNK)
+    daskbicl.save(truth, local / "truth.zarr")
+    daskbicl.save(daskbicl.perturb(truth, 0.1, seed=1), local / "pred.zarr")
+    daskbicl.save(daskbicl.perturb(truth, 0.2, seed=2), local / "other.zarr")
+    _put(s3, local / "truth.zarr", "truth.zarr")
+    _put(s3, local / "other.zarr", "pred.zarr")  # not a copy of the local pred: scored on its own
+    proxy = Proxy(s3.server.endpoint)
+    try:
+        head = "".join(f"{k} = {json.dumps(v)}\n" for k, v in s3.storage_options.items() if k != "client_kwargs")
+        manifest = tmp_path / "m.toml"
+        manifest.write_text(
+            f'results = "{tmp_path / "r.sqlite"}"\n\n[storage_options]\n{head}\n[storage_options.client_kwargs]\n'
+            f'endpoint_url = "{proxy.endpoint}"\nregion_name = "us-east-1"\n\n'
+            + manifest_text({"disk": str(local / "truth.zarr"), "bucket": f"{s3.root}/truth.zarr"},
+                            {"disk": str(local / "pred.zarr"), "bucket": f"{s3.root}/pred.zarr"},
+                            [{"truth": "disk", "pred": "disk", "measures": MEASURES},
+                             {"truth": "bucket", "pred": "bucket", "measures": MEASURES}]))
+        proxy.hang()
+        fast = {"daskbicl.storage.connect_timeout": "1s", "daskbicl.storage.read_timeout": "1s",
+                "daskbicl.storage.attempts": 1, "daskbicl.storage.notice_after": "60s"}
+        with dask.config.set(fast):
+            night = run_batch(manifest)
+        assert (night.scored, night.failed, len(night.unavailable), night.exit_code) == (1, 0, 1, 3), night
+        (truth_url, pred_url, reason) = night.unavailable[0]
+        assert pred_url == f"{s3.root}/pred.zarr" and "the storage did not answer" in reason and "retry later" in reason
+        assert any(w.startswith("not scored: ") for w in night.warnings) and "not scored" in night.summary()
+        with ResultsDB(tmp_path / "r.sqlite", create=False) as db:
+            seen = db.conn.execute("SELECT status, score_id FROM observations WHERE run_id = ? AND pred = ?",
+                                   (night.run_id, pred_url)).fetchall()
+            assert seen and {status for status, _ in seen} == {"unavailable"} and {i for _, i in seen} == {None}
+            (status,) = db.conn.execute("SELECT status FROM runs WHERE run_id = ?", (night.run_id,)).fetchone()
+            assert status == "unavailable"
+        proxy.answer()
+        again = run_batch(manifest)
+        assert (again.scored, again.skipped, again.failed, again.exit_code) == (1, 1, 0, 0), again
+    finally:
+        proxy.close()

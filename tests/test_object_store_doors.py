@@ -426,3 +426,72 @@ def _log_on_worker(*locations) -> None:
 
     for where in locations:
         logging.getLogger("distributed.worker").error("cannot read %s: the storage did not answer", where)
+
+
+# --------------------------------------------------------------------------- storage_options at every door
+
+
+def _doors() -> list[str]:
+    """Every public function of daskbicl that reads a truth (its first parameter): the registry of doors."""
+    import inspect
+
+    out = []
+    for name in daskbicl.__all__:
+        func = getattr(daskbicl, name)
+        if callable(func) and not isinstance(func, type):
+            try:
+                first = next(iter(inspect.signature(func).parameters), None)
+            except (TypeError, ValueError):
+                continue
+            if first == "truth":
+                out.append(name)
+    return out
+
+
+def test_every_door_that_reads_a_truth_takes_storage_options():
+    import inspect
+
+    doors = _doors()
+    assert {"score", "cari", "contingency", "explain", "null", "tradeoff", "pair_scores", "element_scores"} <= set(doors)
+    lacking = [name for name in doors if "storage_options" not in inspect.signature(getattr(daskbicl, name)).parameters]
+    assert not lacking, lacking
+
+
+def _biclusterings(seed: int):
+    rng = np.random.default_rng(seed)
+    return [daskbicl.biclustering(rng.random((3, 600)) < 0.3, rng.random((3, 80)) < 0.3) for _ in range(2)]
+
+
+#: How each door is called on a pair given as URLs (``t``, ``p``: co-clusterings; ``bt``, ``bp``: biclusterings),
+#: and the value compared with the same call on the local stores.
+_CALLS = {
+    "score": lambda f, t, p, bt, bp, o: f(t, p, measures=MEASURES, storage_options=o),
+    "cari": lambda f, t, p, bt, bp, o: f(t, p, storage_options=o),
+    "contingency": lambda f, t, p, bt, bp, o: f(t, p, storage_options=o).rows.values.tolist(),
+    "explain": lambda f, t, p, bt, bp, o: float(f(t, p, measures=["cari"], storage_options=o).score.sum()),
+    "null": lambda f, t, p, bt, bp, o: f(t, p, measures="ari_rows", n=9, seed=0, storage_options=o)["ari_rows"].p_value,
+    "element_scores": lambda f, t, p, bt, bp, o: f(t, p, storage_options=o).values.tolist(),
+    "pair_scores": lambda f, t, p, bt, bp, o: f(bt, bp, storage_options=o).precision.values.tolist(),
+    "tradeoff": lambda f, t, p, bt, bp, o: f(bt, bp, names=["a"], truth_bicluster=0,
+                                             storage_options=o).results[["pre", "rec"]].values.tolist(),
+}
+
+
+@pytest.mark.parametrize("door", sorted(_CALLS))
+def test_each_door_reads_s3_stores_with_storage_options_as_local_ones(door, s3, local_pair, tmp_path):
+    import s3fs
+
+    fs = s3fs.S3FileSystem(**s3.storage_options)
+    bt, bp = _biclusterings(3)
+    local = {name: str(path) for name, path in local_pair.paths.items()}
+    local["bt.zarr"] = str(daskbicl.save(bt, tmp_path / "bt.zarr"))
+    local["bp.zarr"] = str(daskbicl.save(bp, tmp_path / "bp.zarr"))
+    urls = {}
+    for name in ("truth.zarr", "pred-000.zarr", "bt.zarr", "bp.zarr"):
+        fs.put(local[name], f"{s3.bucket}/{name}", recursive=True)
+        urls[name] = f"{s3.root}/{name}"
+    call, func = _CALLS[door], getattr(daskbicl, door)
+    names = ("truth.zarr", "pred-000.zarr", "bt.zarr", "bp.zarr")
+    on_s3 = call(func, *(urls[n] for n in names), s3.storage_options)
+    assert on_s3 == call(func, *(local[n] for n in names), None)
+    assert s3.server.requests(), "the door read the bucket"

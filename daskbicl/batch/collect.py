@@ -63,6 +63,16 @@ def reason_of(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {one_line(exc) or repr(exc)}"
 
 
+#: The words of every :class:`~daskbicl.errors.StorageUnavailableError` (``errors.store_failure``, the
+#: manifest's globs, the fingerprints): a pair's reason that has them is the storage's, not the pair's.
+UNANSWERED = "the storage did not answer"
+
+
+def unanswered(reason: str) -> bool:
+    """Whether a recorded reason says a storage did not answer (unreachable, hung, throttling)."""
+    return UNANSWERED in reason
+
+
 def _failure_reason(exc: BaseException, job) -> str:
     """The reason a table failed; a read error raised by a store's chunk reader names the pair's side."""
     text = reason_of(exc)
@@ -88,6 +98,8 @@ class State:
         self.failed_pairs: set[tuple[str, str]] = set()
         #: pairs found missing by this run (not failures): (truth, pred, reason)
         self.absent: list[tuple[str, str, str]] = []
+        #: pairs not scored because a storage did not answer (exit status 3: retry later): (truth, pred, reason)
+        self.unavailable: list[tuple[str, str, str]] = []
         self.committed: set[tuple[str, str]] = set()
         self.rows = self.tasks = 0
 
@@ -125,10 +137,16 @@ class State:
         params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned, r.ci)) for r in requests))
         params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
         statuses = {p[3] for p in problems}
-        status = "changed" if "changed" in statuses else "failed"
+        if all(unanswered(p[1]) for p in problems):
+            status = "unavailable"  # the storage did not answer: not scored this run, not a failure of the pair
+        else:
+            status = "changed" if "changed" in statuses else "failed"
         keys = list(dict.fromkeys(k for p in problems for k in p[4]))
         self.db.record_failure(job.pair, measures, params_text, reason, run_id=self.run_id, status=status,
                                observed=keys)
+        if status == "unavailable":
+            self.unavailable.append((job.truth, job.pred, reason))
+            return
         self.failures.append((job.truth, job.pred, reason))
         self.failed_pairs.add((job.truth, job.pred))
 

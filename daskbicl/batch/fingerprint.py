@@ -91,7 +91,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..errors import StoreError
+from ..errors import StoreError, storage_unavailable, store_failure
 from ..io.publish import NOT_CONTENT, RECORD_NAME, WRITING_NAME, read_record
 from ..io.storage import with_timeouts
 from ..io.store import KIND_ATTR, is_remote
@@ -451,7 +451,7 @@ def fingerprint_stores(
         except StoreError as exc:  # an object the store must not hold, a damaged record...: said so
             return path, None, None, None, None, str(exc)
         except Exception as exc:  # a listing that fails: permissions, network, ...
-            return path, None, None, None, None, f"cannot list {path}: {type(exc).__name__}: {exc}"
+            return path, None, None, None, None, _failure(exc, "list", path)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for path, store, listing, record, kind, problem in pool.map(inspect, paths):
@@ -486,6 +486,14 @@ def fingerprint_stores(
         out[path] = StoreInfo(path, fp, kinds_of[path], len(listings[path]), total,
                               stat=getattr(stores[path], "stat", None))
     return out
+
+
+def _failure(exc: BaseException, doing: str, where: str) -> str:
+    """Why listing or reading ``where`` failed: a storage that did not answer is said in the words of
+    :class:`~daskbicl.errors.StorageUnavailableError` (the batch records its pairs as not scored, exit status 3)."""
+    if storage_unavailable(exc):
+        return str(store_failure(exc, doing=doing, store=where))
+    return f"cannot {doing} {where}: {type(exc).__name__}: {exc}"
 
 
 def _recorded(store, listing: list[tuple[str, int]], path: str, storage_options: dict | None):
@@ -533,7 +541,7 @@ def _verified(pool, stores: dict, records: dict, errors: dict, contents: bool) -
         try:
             return path, stores[path].sha256(key) == sha, None
         except Exception as exc:
-            return path, False, f"cannot read {path}/{key}: {type(exc).__name__}: {exc}"
+            return path, False, _failure(exc, "read", f"{path}/{key}")
 
     differs: set[str] = set()
     for path, same, problem in pool.map(hash_one, jobs):
@@ -565,7 +573,7 @@ def _digests(pool, stores: dict, listings: dict, errors: dict, which: set) -> di
         try:
             return job, stores[path].digest(key), None
         except Exception as exc:
-            return job, None, f"cannot read {path}/{key}: {type(exc).__name__}: {exc}"
+            return job, None, _failure(exc, "read", f"{path}/{key}")
 
     digests = {}
     for job, digest, problem in pool.map(hash_one, jobs):

@@ -126,10 +126,16 @@ class Plan:
 
 @dataclass
 class BatchReport:
-    """Outcome of a batch run; ``exit_code`` is 0 when no pair failed to score, else 1.
+    """Outcome of a batch run; ``exit_code`` is 0 when every pair was scored (or already was), 1 when some
+    pair failed, 3 when some pair was not scored because a storage did not answer.
 
     A pair whose store disappeared is ``missing`` (the run it goes: listed
-    in ``absent``), then ``gone``; neither is a failure.
+    in ``absent``), then ``gone``; neither is a failure.  A pair whose
+    store's storage did not answer (unreachable, hung past the time-outs,
+    throttling) is not scored this run and not a failure either: it is
+    listed in ``unavailable`` and recorded with the status
+    ``unavailable`` (no value); the run exits 3 (retry later), the other
+    pairs scored as usual.
     """
 
     pairs: int
@@ -146,13 +152,18 @@ class BatchReport:
     gone: int = 0
     absent: list[tuple[str, str, str]] = field(default_factory=list)  # missing this run: (truth, pred, reason)
     warnings: list[str] = field(default_factory=list)
+    #: pairs not scored because a storage did not answer: (truth, pred, reason)
+    unavailable: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failed else 0
+        """3 (retry later) when a storage did not answer, else 1 when a pair failed, else 0."""
+        return 3 if self.unavailable else 1 if self.failed else 0
 
     def summary(self) -> str:
         absent = "".join(f", {n} {s}" for s, n in (("missing", self.missing), ("gone", self.gone)) if n)
+        if self.unavailable:
+            absent += f", {len(self.unavailable)} not scored (the storage did not answer: retry later)"
         return (
             f"{self.pairs} pairs: {self.scored} scored, {self.skipped} already scored, "
             f"{self.failed} failed{absent}; {self.rows} rows written to {self.results} in {self.seconds:.1f} s"
@@ -529,7 +540,7 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
                 run_pairs(active, first, state, storage_options=plan.manifest.storage_options, progress=bar,
                           stat=_stat_signatures(plan) if RECHECK_BY_STAT else None,
                           more=_waves(built, 2 * FIRST_WAVE) if FIRST_WAVE else None, shared=shared)
-        status = "failed" if state.failed_pairs else "ok"
+        status = "failed" if state.failed_pairs else "unavailable" if state.unavailable else "ok"
     finally:
         scored = sum(1 for job in todo if (job.truth, job.pred) in state.committed
                      and (job.truth, job.pred) not in state.failed_pairs)
@@ -543,7 +554,8 @@ def execute(plan: Plan, db: ResultsDB, client=None, *, connect=None, run_id: str
         pairs=len(plan.jobs), scored=scored, skipped=len(plan.skipped), failed=len(state.failed_pairs),
         rows=state.rows, tasks=state.tasks, seconds=time.perf_counter() - started, run_id=run_id,
         results=db.path, failures=state.failures, missing=len(plan.absent("missing")), gone=len(plan.absent("gone")),
-        absent=state.absent, warnings=plan.warnings(),
+        absent=state.absent, unavailable=state.unavailable,
+        warnings=plan.warnings() + [f"not scored: pred {p} against truth {t}: {why}" for t, p, why in state.unavailable],
     )
 
 

@@ -148,7 +148,8 @@ def measure_docstring(measure: Measure) -> str:
         + params
         + "unassigned : str, default 'error'\n    What NaN/None/NA/negative labels mean: 'error', 'cluster' or "
         "'singleton' (see :func:`daskbicl.score`).\n"
-        + "progress : bool\n    Show a progress bar while counting.\n\n"
+        + "progress : bool\n    Show a progress bar while counting.\n"
+        + "storage_options : dict, optional\n    fsspec options for stores given as URLs (see :func:`daskbicl.score`).\n\n"
         f"Returns\n-------\n{returns}\n    In [{measure.bounds[0]}, {measure.bounds[1]}]"
         f"{' each' if measure.fields else ''}; {symmetric}; perfect match = {measure.perfect}.\n\n"
         f"Notes\n-----\n{inspect.cleandoc(measure.doc)}\n"
@@ -158,9 +159,10 @@ def measure_docstring(measure: Measure) -> str:
 def make_measure_function(measure: Measure):
     """Build the public function ``daskbicl.<name>(truth, pred, **params)``."""
 
-    def func(truth, pred=None, *, progress: bool = False, unassigned: str = "error", **params):
+    def func(truth, pred=None, *, progress: bool = False, unassigned: str = "error",
+             storage_options: dict | None = None, **params):
         return score(truth, pred, measures=[measure.name], progress=progress, unassigned=unassigned,
-                     **params)[measure.name]
+                     storage_options=storage_options, **params)[measure.name]
 
     parameters = [
         inspect.Parameter("truth", inspect.Parameter.POSITIONAL_OR_KEYWORD),
@@ -172,6 +174,7 @@ def make_measure_function(measure: Measure):
     ]
     parameters.append(inspect.Parameter("unassigned", inspect.Parameter.KEYWORD_ONLY, default="error"))
     parameters.append(inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=False))
+    parameters.append(inspect.Parameter("storage_options", inspect.Parameter.KEYWORD_ONLY, default=None))
     func.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     func.__name__ = func.__qualname__ = measure.name
     func.__doc__ = measure_docstring(measure)
@@ -210,7 +213,7 @@ def function_stubs(registry) -> str:
         params = "".join(f", {k}: {_STUB_TYPES[type(p.constraint).__name__]} = ..." for k, p in m.params.items())
         returns = _record_type(m)[1] if m.fields else "float"
         lines += ["", f"def {name}(truth: Any, pred: Any = ..., *{params}, unassigned: str = ..., "
-                  f"progress: bool = ...) -> {returns}:", f"    {m.summary!r}", "    ..."]
+                  f"progress: bool = ..., storage_options: dict | None = ...) -> {returns}:", f"    {m.summary!r}", "    ..."]
     return "\n".join(lines) + "\n"
 
 
@@ -229,7 +232,7 @@ def write_function_stubs() -> str:
 
 
 def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENSE_CELLS,
-                unassigned: str = "error") -> Contingency:
+                unassigned: str = "error", storage_options: dict | None = None) -> Contingency:
     """Count the row and column contingency tables of two co-clusterings.
 
     Parameters
@@ -245,6 +248,8 @@ def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENS
         As for :func:`daskbicl.score`.  Unassigned entries appear in the
         tables under the label -1 (integer labels) or None ("cluster"), or
         -1, -2, ... one per entry ("singleton").
+    storage_options : dict, optional
+        fsspec options for stores given as URLs, as for :func:`daskbicl.score`.
 
     Returns
     -------
@@ -265,6 +270,7 @@ def contingency(truth, pred, *, progress: bool = False, dense_cells: int = _DENS
     True
     """
     dense_cells = check_options(dense_cells=dense_cells)["dense_cells"]  # before anything is counted
+    truth, pred = opened(truth, "truth", storage_options), opened(pred, "pred", storage_options)
     plan = ScorePlan.build(truth, pred, measures=[], tables=["partition"], unassigned=unassigned)
     rows, cols = plan.tables_of(run_tables([plan], progress=progress)[0], "partition")
     return Contingency(rows, cols, dense_cells)

@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import InputError
+from ..io.inputs import opened
 from ..kernels.bicluster import matching, precision_recall
 from ..kernels.bicluster.mask_counting import BiclusterTables, tables_from_partitions
 from .plan import ScorePlan, run_tables
@@ -108,8 +109,11 @@ def _aggregates(tables: BiclusterTables, *, aggregate: str, **params) -> dict:
 
 def pair_scores(truth, pred, *, R: float = R_PARAM.default, beta: float = BETA.default,  # type: ignore[assignment]
                 clip: bool = CLIP.default, drop_empty: bool = DROP_EMPTY.default,  # type: ignore[assignment]
-                progress: bool = False) -> xr.Dataset:
+                progress: bool = False, storage_options: dict | None = None) -> xr.Dataset:
     """Every bicluster precision–recall measure for every (truth, pred) bicluster pair.
+
+    ``truth`` and ``pred``: anything :func:`daskbicl.score` accepts, stores given as URLs read with
+    ``storage_options`` (fsspec options, as for :func:`daskbicl.score`).
 
     Returns
     -------
@@ -134,6 +138,7 @@ def pair_scores(truth, pred, *, R: float = R_PARAM.default, beta: float = BETA.d
     given = {"R": R, "beta": beta, "clip": clip, "drop_empty": drop_empty}
     R, beta, clip, drop_empty = (P.validate(k, given[k]) for k, P in  # before any input is opened
                                  (("R", R_PARAM), ("beta", BETA), ("clip", CLIP), ("drop_empty", DROP_EMPTY)))
+    truth, pred = opened(truth, "truth", storage_options), opened(pred, "pred", storage_options)
     plan = ScorePlan.build(truth, pred, measures=[], tables=["bicluster"])
     tables = plan.tables_of(run_tables([plan], progress=progress)[0], "bicluster")
     tables, pairs = _pairs(tables, R=R, beta=beta, clip=clip, drop_empty=drop_empty)

@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import InputError
+from ..io.inputs import opened
 from ..io.validate import PARTITION
 from ..kernels.bicluster.mask_counting import BiclusterTables
 from ..kernels.coclustering.cocluster_scores import matching
@@ -47,7 +48,7 @@ THRESHOLD = Param(0.5, Interval(0.0, 1.0, closed="right"),
 
 def explain(truth, pred=None, *, measures: str | Iterable[str] | None = None, share: float = SHARE.default,
             threshold: float = THRESHOLD.default, unassigned: str = "error", progress: bool = False,
-            compute: bool = True, **params):
+            compute: bool = True, storage_options: dict | None = None, **params):
     """Explain a score: matched, split, merged, missed and spurious clusters, with the scores.
 
     Parameters
@@ -69,6 +70,8 @@ def explain(truth, pred=None, *, measures: str | Iterable[str] | None = None, sh
     compute : bool
         False: a ``dask.delayed`` object that computes to the Dataset (the
         counting pass and the explanation in one graph, on any scheduler).
+    storage_options : dict, optional
+        fsspec options for stores given as URLs, as for :func:`daskbicl.score`.
     **params
         Measure parameters, as for :func:`daskbicl.score`.
 
@@ -113,6 +116,7 @@ def explain(truth, pred=None, *, measures: str | Iterable[str] | None = None, sh
     """
     share = SHARE.validate("share", share)
     threshold = THRESHOLD.validate("threshold", threshold)
+    truth, pred = opened(truth, "truth", storage_options), opened(pred, "pred", storage_options)
     plan, provider = _plan(truth, pred, measures, unassigned, params)
     options = {"share": share, "threshold": threshold, "drop_empty": _drop_empty(params),
                "unassigned": check_options(unassigned=unassigned)["unassigned"]}

@@ -15,6 +15,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import InputError
+from ..io.inputs import opened
 from ..kernels.bicluster.element_centric_cells import cell_similarity_of_biclusterings
 from ..kernels.coclustering import element_centric
 from ..kernels.coclustering.element_centric import cell_similarity
@@ -84,7 +85,7 @@ def _lookup(index, values: np.ndarray, truth_block: np.ndarray, pred_block: np.n
     return values[at]  # every pair is an entry: the table was counted from these labels
 
 
-def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
+def element_scores(truth, pred, *, axis: str = "rows", storage_options: dict | None = None) -> xr.DataArray:
     """Element-centric similarity of each row, column or cell, as a lazy DataArray.
 
     ``axis="cells"``: every cell's score over ``(row, col)``, for
@@ -105,6 +106,8 @@ def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
     ----------
     truth, pred : co-clusterings (anything :func:`daskbicl.score` accepts); biclusterings too for "cells"
     axis : {"rows", "cols", "cells"}
+    storage_options : dict, optional
+        fsspec options for stores given as URLs, as for :func:`daskbicl.score`.
 
     Returns
     -------
@@ -124,6 +127,7 @@ def element_scores(truth, pred, *, axis: str = "rows") -> xr.DataArray:
 
     from .plan import ScorePlan, run_tables
 
+    truth, pred = opened(truth, "truth", storage_options), opened(pred, "pred", storage_options)
     if axis == "cells":
         from .field_cell_scores import cell_scores
 

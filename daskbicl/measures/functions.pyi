@@ -84,294 +84,294 @@ __all__ = [
 ]
 
 
-def goodness(truth: Any, pred: Any = ..., *, R: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def goodness(truth: Any, pred: Any = ..., *, R: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Goodness(R) = (R·pre + rec)/(R+1), mean best match, over true biclusters.'
     ...
 
-def goodness_corrected(truth: Any, pred: Any = ..., *, R: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def goodness_corrected(truth: Any, pred: Any = ..., *, R: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Goodness(R), size-bias corrected, (M − E[M])/(1 − E[M]), over true biclusters.'
     ...
 
-def goodness_space(truth: Any, pred: Any = ..., *, R: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def goodness_space(truth: Any, pred: Any = ..., *, R: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Goodness(R), in the corrected PR space, over true biclusters.'
     ...
 
-def fmeasure(truth: Any, pred: Any = ..., *, beta: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def fmeasure(truth: Any, pred: Any = ..., *, beta: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'F-measure(β) = (1+β²)·pre·rec/(β²·pre + rec), mean best match, over true biclusters.'
     ...
 
-def fmeasure_corrected(truth: Any, pred: Any = ..., *, beta: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def fmeasure_corrected(truth: Any, pred: Any = ..., *, beta: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'F-measure(β), size-bias corrected, (M − E[M])/(1 − E[M]), over true biclusters.'
     ...
 
-def fmeasure_space(truth: Any, pred: Any = ..., *, beta: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def fmeasure_space(truth: Any, pred: Any = ..., *, beta: float = ..., clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'F-measure(β), in the corrected PR space, over true biclusters.'
     ...
 
-def dice(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def dice(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Dice = F-measure with β = 1, mean best match, over true biclusters.'
     ...
 
-def dice_corrected(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def dice_corrected(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Dice, size-bias corrected, (M − E[M])/(1 − E[M]), over true biclusters.'
     ...
 
-def dice_space(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def dice_space(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Dice, in the corrected PR space, over true biclusters.'
     ...
 
-def jaccard(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def jaccard(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Jaccard = pre·rec/(pre + rec − pre·rec), mean best match, over true biclusters.'
     ...
 
-def jaccard_corrected(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def jaccard_corrected(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Jaccard, size-bias corrected, (M − E[M])/(1 − E[M]), over true biclusters.'
     ...
 
-def jaccard_space(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def jaccard_space(truth: Any, pred: Any = ..., *, clip: bool = ..., drop_empty: bool = ..., aggregate: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Jaccard, in the corrected PR space, over true biclusters.'
     ...
 
-def consensus(truth: Any, pred: Any = ..., *, drop_empty: bool = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def consensus(truth: Any, pred: Any = ..., *, drop_empty: bool = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "scikit-learn's consensus score: cell Jaccard on a one-to-one matching, / max(K, L)."
     ...
 
-def prelic_relevance(truth: Any, pred: Any = ..., *, drop_empty: bool = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def prelic_relevance(truth: Any, pred: Any = ..., *, drop_empty: bool = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Prelić relevance: sqrt of the mean best row- and column-set Jaccard over pred biclusters.'
     ...
 
-def prelic_recovery(truth: Any, pred: Any = ..., *, drop_empty: bool = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def prelic_recovery(truth: Any, pred: Any = ..., *, drop_empty: bool = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Prelić recovery: sqrt of the mean best row- and column-set Jaccard over truth biclusters.'
     ...
 
-def cari(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def cari(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Co-clustering adjusted Rand index: ARI of the I·J cell labels (1 = identical, ~0 = random).'
     ...
 
-def ari_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def ari_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Adjusted Rand index of the row partitions alone.'
     ...
 
-def ari_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def ari_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Adjusted Rand index of the column partitions alone.'
     ...
 
-def ce(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def ce(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Co-clustering error (Lomet): d_r + d_c − d_r·d_c (0 = identical).'
     ...
 
-def nce(truth: Any, pred: Any = ..., *, normalizer: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def nce(truth: Any, pred: Any = ..., *, normalizer: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Normalised co-clustering error, 1 − CE/(1 − 1/(HL)) (1 = identical, 0 = independent).'
     ...
 
-def comi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def comi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Co-clustering mutual information MI(z,z') + MI(w,w'), in nats."
     ...
 
-def conmi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def conmi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "coMI / max(H(z)+H(w), H(z')+H(w')) (1 = identical, 0 = independent)."
     ...
 
-def enmi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def enmi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Extended NMI, NMI(z,z') + NMI(w,w'), range [0, 2] as published."
     ...
 
-def omega(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def omega(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Omega index on cells: pairs of cells sharing as many biclusters on both sides, chance-corrected.'
     ...
 
-def csi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def csi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Campello soft index on cells (biclustlib's csi): agreement of the cell co-association counts."
     ...
 
-def omega_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def omega_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Omega index of the row covers (Collins & Dent): pairs of rows sharing as many clusters on both sides, chance-corrected.'
     ...
 
-def onmi_rows(truth: Any, pred: Any = ..., *, variant: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def onmi_rows(truth: Any, pred: Any = ..., *, variant: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Overlapping NMI of the row covers (Lancichinetti et al.; McDaid et al. with variant='mgh')."
     ...
 
-def omega_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def omega_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Omega index of the column covers (Collins & Dent): pairs of columns sharing as many clusters on both sides, chance-corrected.'
     ...
 
-def onmi_cols(truth: Any, pred: Any = ..., *, variant: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def onmi_cols(truth: Any, pred: Any = ..., *, variant: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Overlapping NMI of the column covers (Lancichinetti et al.; McDaid et al. with variant='mgh')."
     ...
 
-def liu_wang(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def liu_wang(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Liu–Wang match score: mean over pred biclusters of the best pooled row-and-column Jaccard.'
     ...
 
-def ecs(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def ecs(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Element-centric similarity of the cells (Gates et al. 2019; blocks or biclusters as cell clusters).'
     ...
 
-def homogeneity_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def homogeneity_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Homogeneity of the row partitions, MI / H(truth): each pred cluster within one class.'
     ...
 
-def homogeneity_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def homogeneity_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Homogeneity of the column partitions, MI / H(truth): each pred cluster within one class.'
     ...
 
-def completeness_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def completeness_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Completeness of the row partitions, MI / H(pred): each class within one pred cluster.'
     ...
 
-def completeness_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def completeness_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Completeness of the column partitions, MI / H(pred): each class within one pred cluster.'
     ...
 
-def v_measure_rows(truth: Any, pred: Any = ..., *, beta: float = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def v_measure_rows(truth: Any, pred: Any = ..., *, beta: float = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'V-measure of the row partitions, (1+beta)hc/(beta h + c) of homogeneity and completeness.'
     ...
 
-def v_measure_cols(truth: Any, pred: Any = ..., *, beta: float = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def v_measure_cols(truth: Any, pred: Any = ..., *, beta: float = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'V-measure of the column partitions, (1+beta)hc/(beta h + c) of homogeneity and completeness.'
     ...
 
-def nca_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def nca_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Normalised clustering accuracy of the row partitions (Gagolewski 2022; 1 = identical).'
     ...
 
-def nca_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def nca_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Normalised clustering accuracy of the column partitions (Gagolewski 2022; 1 = identical).'
     ...
 
-def psi_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def psi_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Pair sets index of the row partitions (Rezaei & Fränti 2016; 1 = identical, 0 = chance).'
     ...
 
-def psi_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def psi_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Pair sets index of the column partitions (Rezaei & Fränti 2016; 1 = identical, 0 = chance).'
     ...
 
-def rmi_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def rmi_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Reduced mutual information of the row partitions (Newman et al. 2020), nats per element.'
     ...
 
-def rmi_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def rmi_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Reduced mutual information of the column partitions (Newman et al. 2020), nats per element.'
     ...
 
-def nrmi_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def nrmi_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Normalised reduced mutual information of the row partitions (1 = identical, ~0 = independent).'
     ...
 
-def nrmi_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def nrmi_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Normalised reduced mutual information of the column partitions (1 = identical, ~0 = independent).'
     ...
 
-def ecs_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def ecs_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Element-centric similarity of the row partitions (Gates et al. 2019; 1 = identical).'
     ...
 
-def ecs_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def ecs_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Element-centric similarity of the column partitions (Gates et al. 2019; 1 = identical).'
     ...
 
-def recovered(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def recovered(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Number of non-empty pred biclusters (biclust_comp's recovered K), to set beside truth's."
     ...
 
-def redundancy(truth: Any, pred: Any = ..., *, statistic: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def redundancy(truth: Any, pred: Any = ..., *, statistic: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Mean bicluster redundancy of pred: mean cell Jaccard of two of its biclusters (biclust_comp's MBR)."
     ...
 
-def ce_sparse(truth: Any, pred: Any = ..., *, share: float = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def ce_sparse(truth: Any, pred: Any = ..., *, share: float = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Clustering error D_max/|U| (1 = perfect) on the sparse biclusters only (biclust_comp).'
     ...
 
-def ce_dense(truth: Any, pred: Any = ..., *, share: float = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def ce_dense(truth: Any, pred: Any = ..., *, share: float = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Clustering error D_max/|U| (1 = perfect) on the dense biclusters only (biclust_comp).'
     ...
 
-def nmi_rows(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def nmi_rows(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Normalized mutual information of the row partitions, MI / avg(H, H')."
     ...
 
-def nmi_cols(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def nmi_cols(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     "Normalized mutual information of the column partitions, MI / avg(H, H')."
     ...
 
-def ami_rows(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def ami_rows(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Adjusted mutual information of the row partitions (~0 = random, 1 = identical).'
     ...
 
-def ami_cols(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def ami_cols(truth: Any, pred: Any = ..., *, average_method: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Adjusted mutual information of the column partitions (~0 = random, 1 = identical).'
     ...
 
-def vi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def vi(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Variation of information of the cell partitions, VI(rows) + VI(cols), in nats (0 = identical).'
     ...
 
-def accuracy_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def accuracy_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Share of rows on the best one-to-one matching of clusters (1 − d of CE).'
     ...
 
-def accuracy_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def accuracy_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Share of columns on the best one-to-one matching of clusters (1 − d of CE).'
     ...
 
-def accuracy(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def accuracy(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     '1 − CE: share of cells on the best matchings of row and column clusters.'
     ...
 
-def mocice_bcubed(truth: Any, pred: Any = ..., *, method: str = ..., unassigned: str = ..., progress: bool = ...) -> PRF:
+def mocice_bcubed(truth: Any, pred: Any = ..., *, method: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> PRF:
     'MOCICE-BCubed precision, recall and F1 over cells (extended BCubed, overlap-aware).'
     ...
 
-def micro_ce(truth: Any, pred: Any = ..., *, multiset: bool = ..., method: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def micro_ce(truth: Any, pred: Any = ..., *, multiset: bool = ..., method: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Clustering error over cells (Patrikainen–Meila): share of covered cells outside the best bicluster matching (0 = identical).'
     ...
 
-def micro_rnia(truth: Any, pred: Any = ..., *, multiset: bool = ..., method: str = ..., unassigned: str = ..., progress: bool = ...) -> float:
+def micro_rnia(truth: Any, pred: Any = ..., *, multiset: bool = ..., method: str = ..., unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Relative non-intersecting area: share of covered cells not covered alike by both sides (0 = identical coverage).'
     ...
 
-def e4sc(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def e4sc(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'E4SC: harmonic mean of macro-F1(pred→truth) and macro-F1(truth→pred) on cell sets.'
     ...
 
-def rand(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def rand(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Rand index: share of pairs of cells on which truth and pred agree.'
     ...
 
-def fowlkes_mallows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def fowlkes_mallows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Fowlkes–Mallows index of cells, a / sqrt(r·c).'
     ...
 
-def pair_precision(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def pair_precision(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Of the pairs of cells pred puts together, the share truth does.'
     ...
 
-def pair_recall(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def pair_recall(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Of the pairs of cells truth puts together, the share pred does.'
     ...
 
-def pair_f1(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def pair_f1(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Harmonic mean of pair precision and recall on cells.'
     ...
 
-def pair_jaccard(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def pair_jaccard(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Jaccard index of the together-pairs of cells.'
     ...
 
-def rand_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def rand_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Rand index: share of pairs of rows on which truth and pred agree.'
     ...
 
-def rand_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def rand_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Rand index: share of pairs of columns on which truth and pred agree.'
     ...
 
-def fowlkes_mallows_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def fowlkes_mallows_rows(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Fowlkes–Mallows index of rows, a / sqrt(r·c).'
     ...
 
-def fowlkes_mallows_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ...) -> float:
+def fowlkes_mallows_cols(truth: Any, pred: Any = ..., *, unassigned: str = ..., progress: bool = ..., storage_options: dict | None = ...) -> float:
     'Fowlkes–Mallows index of columns, a / sqrt(r·c).'
     ...

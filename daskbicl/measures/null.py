@@ -166,7 +166,8 @@ def _adjusted(obs: float, mean: float, std: float, draws: int, perfect: float) -
 
 
 def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, model: str = "perm", one_sided: bool = True,
-         unassigned: str = "error", progress: bool = False, **params) -> dict[str, NullResult]:
+         unassigned: str = "error", progress: bool = False, storage_options: dict | None = None,
+         **params) -> dict[str, NullResult]:
     """Every co-clustering measure of ``truth`` and ``pred`` against its permutation null.
 
     Parameters
@@ -193,6 +194,8 @@ def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, model: str
         too.  Under ``"perm"`` both give the same distribution.
     unassigned, progress, **params
         As for :func:`daskbicl.score`.
+    storage_options : dict, optional
+        fsspec options for stores given as URLs, as for :func:`daskbicl.score`.
 
     Returns
     -------
@@ -227,7 +230,7 @@ def null(truth, pred=None, *, measures=None, n: int = 999, seed=None, model: str
             raise InputError("pass either a Contingency or truth and pred, not both")
         tables = truth
     else:
-        tables = contingency(truth, pred, unassigned=unassigned, progress=progress)
+        tables = contingency(truth, pred, unassigned=unassigned, progress=progress, storage_options=storage_options)
     rows, cols = tables.row_table, tables.col_table
     cells = math.prod(rows.shape) + math.prod(cols.shape)
     if cells > MAX_TABLE_CELLS:

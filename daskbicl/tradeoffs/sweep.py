@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..engine.blocks import as_biclustering
 from ..errors import InputError
-from ..io.inputs import as_input
+from ..io.inputs import as_input, opened
 from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
 from ..measures.bicluster import prepare_tables
 from ..measures.plan import ScorePlan, run_tables
@@ -340,6 +340,7 @@ def tradeoff(
     drop_empty: bool = False,
     progress: bool = False,
     unassigned: str | None = None,
+    storage_options: dict | None = None,
 ) -> SweepTradeoff:
     """Tradeoff space of one or more parameter sweeps against a target bicluster.
 
@@ -374,6 +375,9 @@ def tradeoff(
         For co-clustering inputs: what unassigned labels (NaN, None, pandas
         NA, negative integers) mean, as in :func:`daskbicl.score`.  Default
         "error".
+    storage_options : dict, optional
+        fsspec options for the truth and sweeps given as URLs, as for
+        :func:`daskbicl.score`.
 
     Returns
     -------
@@ -405,6 +409,8 @@ def tradeoff(
     if len(names) != len(sweeps) or len(set(names)) != len(names):
         raise InputError(f"need {len(sweeps)} distinct algorithm names, got {names}")
     kinds = ("biclustering", "partition")
+    truth = opened(truth, "truth", storage_options)
+    sweeps = tuple(opened(sweep, f"sweep {role}", storage_options) for role, sweep in zip(names, sweeps))
     truth = _select_target(as_biclustering(as_input(truth, "truth", kinds=kinds, unassigned=unassigned), "truth"),
                            truth_bicluster)
     plans = [

@@ -133,3 +133,83 @@ def chunk_gets(requests) -> collections.Counter:
         if method == "GET" and CHUNK_KEY.search(key):
             out[key] += 1
     return out
+
+
+class Proxy:
+    """A loopback TCP proxy in front of an endpoint (the moto server), in threads: ``proxy.endpoint``.
+
+    ``proxy.hang()`` makes it a hung endpoint: it still accepts connections, and never answers (nor reads)
+    them, as a load balancer in front of a dead backend does; ``proxy.answer()`` forwards again.  Each
+    connection accepted is forwarded byte for byte to the endpoint, in both directions, so the server's
+    access log still counts every request.
+    """
+
+    def __init__(self, endpoint: str):
+        import threading
+
+        host, port = endpoint.removeprefix("http://").split(":")
+        self.target = (host, int(port))
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(128)
+        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.hung = threading.Event()
+        self.stopped = threading.Event()
+        self.held: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def hang(self) -> None:
+        self.hung.set()
+
+    def answer(self) -> None:
+        self.hung.clear()
+        with self.lock:  # what was held while hung is dropped (its clients have given up)
+            for conn in self.held:
+                conn.close()
+            self.held.clear()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.sock.close()  # accept() in the thread returns with an error: the loop ends
+        self.thread.join(timeout=30)
+        self.answer()
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                if self.hung.is_set():
+                    self.held.append(conn)  # accepted, never read, never answered
+                    continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=30)
+            except OSError:
+                conn.close()
+                continue
+            upstream.settimeout(None)
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    """Copy ``src`` to ``dst`` until either side closes; then close both."""
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
