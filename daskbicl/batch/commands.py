@@ -119,6 +119,8 @@ def cmd_batch(args) -> int:
                          for t, p, r in report.failures],
             "absent": [{"truth": redact(t), "pred": redact(p), "reason": redact_text(r)}
                        for t, p, r in report.absent],
+            "unavailable": [{"truth": redact(t), "pred": redact(p), "reason": redact_text(r)}
+                            for t, p, r in report.unavailable],
             "warnings": [redact_text(w) for w in report.warnings],
         }))
     else:

@@ -45,7 +45,7 @@ __all__ = ["MlflowExport", "MlflowExportError", "export_mlflow", "metric_key"]
 _BAD_KEY = re.compile(r"[^\w.\- /]")
 _MAX_KEY = 250
 _MAX_VALUE = 5000
-_STATUS = {"ok": "FINISHED", "failed": "FAILED", "interrupted": "KILLED", "killed": "KILLED"}
+_STATUS = {"ok": "FINISHED", "failed": "FAILED", "unavailable": "FAILED", "interrupted": "KILLED", "killed": "KILLED"}
 COMPLETE = "complete"
 
 
