@@ -1,4 +1,4 @@
-"""The numba-compiled kernels: is their cache there, one announcement of a compile, and their plain-Python twins.
+"""The numba-compiled kernels: is their cache there, and one announcement of a compile.
 
 Kernels compiled with numba (``@njit(cache=True)``) are compiled on their
 first use after an install and cached: beside their modules
