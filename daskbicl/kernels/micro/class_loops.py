@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ENTRIES", "INLINE", "bcubed_of_classes", "classes_of_pairs", "pair_weights", "trace_pairs", "trailing_zeros"]
+__all__ = ["ENTRIES", "bcubed_of_classes", "classes_of_pairs", "pair_weights", "trace_pairs", "trailing_zeros"]
 
 #: The kernels a caller runs (compiled by :mod:`~daskbicl.kernels.micro.class_kernels`).
 ENTRIES = ("classes_of_pairs", "pair_weights", "bcubed_of_classes", "trace_pairs")
-
-#: Helpers numba inlines into their callers (as ``inline="always"`` did).
-INLINE = ("_add", "_popcount_word", "_popcount", "_weight", "_sigma_tau", "_book", "_pred_steps")
 
 #: Classes of at most this many elements count their traces in a dense table.
 _DENSE_BITS = 16
