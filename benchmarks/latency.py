@@ -25,7 +25,7 @@ its labels redrawn uniformly ("redrawn" column; 1.0 = independent).
 7. First use (issue 28): a fresh interpreter with an empty ``NUMBA_CACHE_DIR``
    imports daskbicl, scores two small biclusterings (every measure) and two
    small string-label co-clusterings -- small enough that the kernels run as
-   plain Python (daskbicl.kernels.compiled) and nothing compiles -- then
+   plain Python (daskbicl.kernels.micro.class_loops) and nothing compiles -- then
    the same in a second interpreter on the filled cache, and after ``daskbicl
    warm`` on an empty cache, against the import and the steady state of the
    same process (best of 5 later calls), and the compiled kernels' steady
@@ -348,7 +348,7 @@ if sys.argv[1] == "--large":  # the first score at a size where the compiled ker
 for name, args in (("biclustering", pair), ("strings", strings)):
     timed(name, *args)
     timed(name + " again", *args)
-    for _ in range(5):  # the steady state of this process (a twin, or the compiled kernels once bought)
+    for _ in range(5):  # the steady state of this process (plain loops for small work)
         t = time.perf_counter(); daskbicl.score(*args)
         out[name + " steady"] = min(out.get(name + " steady", 1e9), time.perf_counter() - t)
 out["numba"] = "numba" in sys.modules

@@ -1097,8 +1097,13 @@ def test_redundant_outputs_on_a_local_cluster_equal_the_exact_classes(client):
 @pytest.mark.parametrize("dtype", [np.int64, np.float64])
 def test_compiled_argsort_is_numpys_stable_order(dtype):
     """The class kernels sort with a plain-loop merge sort (numba compiles it faster than np.argsort):
-    the same order as numpy's stable sort, ties by position, on lengths 0..70 and many ties."""
-    from daskbicl.kernels.micro.class_kernels import _argsort
+    the same order as numpy's stable sort, ties by position, on lengths 0..70 and many ties, run plain and compiled."""
+    import numba
+
+    from daskbicl.kernels.micro import class_kernels  # noqa: F401 - registers the loops' helpers with numba
+    from daskbicl.kernels.micro.class_loops import _argsort
+
+    compiled_argsort = numba.njit(lambda vals, n: _argsort(vals, n))
 
     rng = np.random.default_rng(5)
     for n in [*range(0, 20), 31, 32, 33, 64, 70]:
@@ -1106,6 +1111,7 @@ def test_compiled_argsort_is_numpys_stable_order(dtype):
             vals = rng.integers(-high, high, n + 3).astype(dtype)
             want = np.argsort(vals[:n], kind="stable")
             assert _argsort(vals, n).tolist() == want.tolist(), (n, high)
+            assert compiled_argsort(vals, n).tolist() == want.tolist(), (n, high)
 
 
 def test_grow_keeps_every_entry_of_each_dtype():

@@ -71,7 +71,7 @@ def test_counted_traces_and_steps_equal_brute_force(p):
 
 def test_inner_work_is_the_kernels_choice():
     """The plan's vectorised inner-sum cost equals the kernel's own (it picks the method by it)."""
-    from daskbicl.kernels.micro.class_kernels import inner_work as kernel_inner_work
+    from daskbicl.kernels.micro.class_loops import inner_work as kernel_inner_work
 
     rng = np.random.default_rng(1)
     d = rng.integers(1, 30, 200).astype(np.float64)
@@ -80,7 +80,7 @@ def test_inner_work_is_the_kernels_choice():
     got = inner_work(d, pairs, steps)
     for i in range(200):
         assert got[i] == pytest.approx(min(kernel_inner_work(int(d[i]), pairs[i], steps[i], INNER_UNITS)), rel=1e-12)
-    from daskbicl.kernels.micro.class_kernels import bitset_work as kernel_bitset_work
+    from daskbicl.kernels.micro.class_loops import bitset_work as kernel_bitset_work
     from daskbicl.kernels.micro.class_traces import bitset_work
 
     preds = np.floor(rng.random(200) * d)
@@ -168,3 +168,18 @@ def test_family_estimate_is_raised_to_the_floor_on_heavy_overlap():
     assert raised.work > _family_plan(rows, cols, **kw).work
     plan = plan_micro(rows, cols, coverage=False, bcubed=True)
     assert plan.method == "classes", plan.notes
+
+
+def test_a_plan_is_a_class_plan_or_a_family_plan_built_by_keyword():
+    from daskbicl.kernels.micro.cell_records import example_memberships
+    from daskbicl.kernels.micro.planner import ClassPlan, FamilyPlan
+
+    rows, cols = example_memberships()
+    classes = plan_micro(rows, cols, bcubed=True, n_tasks=2)
+    family = plan_micro(rows, cols, bcubed=True, n_tasks=2, method="family")
+    assert isinstance(classes, ClassPlan) and classes.method == "classes" and classes.n_tasks == 2
+    assert isinstance(family, FamilyPlan) and family.method == "family" and family.n_tasks == len(family.tasks) == 2
+    assert classes.family == len(classes.classes) and not hasattr(classes, "tasks")
+    assert not hasattr(family, "classes") and family.parts
+    with pytest.raises(TypeError):
+        FamilyPlan(2, 2, True, True, 1.0)  # type: ignore[misc]  # keyword only

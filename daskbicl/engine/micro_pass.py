@@ -305,7 +305,7 @@ def _union_tables(pred, truth):
 
 
 def _task(plan, index: int, rows, cols, jac=None, tables=None, parts: str = "all"):
-    if plan is None or index >= len(plan.tasks):
+    if plan is None or index >= plan.n_tasks:
         return None
     return run_task(plan, index, rows, cols, jac, tables, parts=parts)
 

@@ -1,4 +1,4 @@
-"""The numba-compiled kernels: is their cache there, one announcement of a compile, and their plain-Python twins.
+"""The numba-compiled kernels: is their cache there, and one announcement of a compile.
 
 Kernels compiled with numba (``@njit(cache=True)``) are compiled on their
 first use after an install and cached: beside their modules
@@ -20,59 +20,32 @@ cache) of a function of a module listed in :data:`KERNEL_MODULES` emits one
 :class:`CompileWarning` naming what compiles and how long it usually takes,
 and logs how long each compile took (logger ``daskbicl.compile``, level DEBUG).
 
-Plain-Python twins
-------------------
+Small inputs
+------------
 A small input does not need compiled loops, and compiling them is most of a
-first score's wait (seconds to tens of seconds on an empty numba cache).
-:func:`twin` reads a kernel module's source, removes its ``@njit``
-decorators, its numba imports and its compile announcement
-(above), and runs the rest as an ordinary module
-that never imports numba.  Its functions are the kernels' own code: the same
-integer counts, the same floating-point operations in the same order, so the
-values are the compiled kernels' bit for bit (numba compiles without
-``fastmath``: no reordering, no fused multiply-add), as long as no integer
-leaves int64 (the kernels are written for counts below 2**62) -- checked on
-many random inputs by the tests.
-
-:func:`call` chooses per kernel function, in each process, like renting
-before buying: the twin runs (about :data:`SLOWDOWN` times slower than the
-compiled loop) while the seconds spent in it, this call's estimate
-included, stay below the price of the compiled function -- loading it from
-numba's cache (:data:`LOAD_SECONDS`, numba imported and its dispatchers set
-up) or compiling it (:data:`COMPILE_SECONDS`) when the cache has no entry
-for its module.  From then on (or at once for a large call) the compiled
-function runs, its first compile announced as before.  A process never
-spends more than about twice what the better choice in hindsight would
-have cost, a small first score compiles nothing (nor imports numba while the cache is empty), and a long-running
-process ends up on the compiled loops.  Inside :func:`compiled_only` (used by
-``daskbicl warm``) the compiled function always runs.
-
-numba functions a kernel module imports for use inside its
-loops need a plain stand-in here (:data:`STAND_INS`); a module importing
-any other numba name is refused.
+first score's wait (seconds to tens of seconds on an empty numba cache).  So
+the callers of a kernel take a plain path below a size, as the string codes
+and the one-byte counter take numpy: the cell-class method runs its loops
+(:mod:`~daskbicl.kernels.micro.class_loops`, plain Python over numpy arrays,
+the very functions numba compiles) as they are for small work
+(:func:`~daskbicl.kernels.micro.class_traces.run_kernel`).  Inside
+:func:`compiled_only` (used by ``daskbicl warm``) the compiled kernels always run.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import importlib
-import importlib.util
 import logging
 import os
-import sys
 import threading
 import time
-import types
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
-__all__ = ["COMPILE_SECONDS", "KERNEL_MODULES", "LOAD_SECONDS", "SLOWDOWN", "STAND_INS",
-           "CompileWarning", "NOTIFY", "tell_client", "announce_compiles", "cached", "call", "compiled_only", "ready", "run", "twin"]
+__all__ = ["KERNEL_MODULES", "CompileWarning", "NOTIFY", "tell_client", "announce_compiles", "cached",
+           "compiled_only", "forced", "ready"]
 
 # Which measures run the compiled walk is a fact of their records (``Measure.compiled``).
 
@@ -82,7 +55,7 @@ KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
     "the micro-object kernels": (
         ("daskbicl.kernels.micro.family_walk", "daskbicl.kernels.micro.family_leaf",
          "daskbicl.kernels.micro.family_estimate", "daskbicl.kernels.micro.class_kernels",
-         "daskbicl.kernels.micro.sampling"),
+         "daskbicl.kernels.micro.class_loops", "daskbicl.kernels.micro.sampling"),
         "20 s to a minute"),
     "the string-label hash table": (
         ("daskbicl.kernels.coclustering.string_codes",),
@@ -198,9 +171,9 @@ def _dispatchers(module_name: str) -> list:
 
     module = importlib.import_module(module_name)
     # inline="always" helpers are compiled into their callers, never on their own: no cache entry of their own
+    # (the class kernels compile functions of class_loops: a dispatcher's function may live in another module)
     return [v for v in vars(module).values()
-            if isinstance(v, CPUDispatcher) and v.py_func.__module__ == module_name
-            and v.targetoptions.get("inline") != "always"]
+            if isinstance(v, CPUDispatcher) and v.targetoptions.get("inline") != "always"]
 
 
 def ready(group: str) -> bool:
@@ -236,100 +209,13 @@ def cached() -> bool:
     return False
 
 
-# --------------------------------------------------------------------------- plain-Python twins
-
-
-def _trailing_zeros(x) -> int:
-    """Zero bits below the lowest set bit of a non-zero integer (numba's ``trailing_zeros``)."""
-    x = int(x)
-    return (x & -x).bit_length() - 1
-
-
-#: Plain-Python equivalents of the numba names the kernel modules use inside their loops.
-STAND_INS: dict[str, Callable[..., Any]] = {"trailing_zeros": _trailing_zeros}
-
-_TWINS: dict[str, types.ModuleType] = {}
-_LOCK = threading.Lock()
-
-
-def _is_njit(decorator: ast.expr) -> bool:
-    target = decorator.func if isinstance(decorator, ast.Call) else decorator
-    return isinstance(target, ast.Name) and target.id == "njit"
-
-
-class _Plain(ast.NodeTransformer):
-    """Drops ``@njit``, the numba imports (checking their names have stand-ins) and the compile announcement."""
-
-    def __init__(self, module_name: str):
-        self.module_name = module_name
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
-        node.decorator_list = [d for d in node.decorator_list if not _is_njit(d)]
-        return node
-
-    def visit_Import(self, node: ast.Import) -> ast.Import | None:
-        if any(alias.name.split(".")[0] == "numba" for alias in node.names):
-            raise ImportError(f"{self.module_name} imports numba itself; it has no plain-Python twin")
-        return node
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom | None:
-        if node.level and node.module == "compiled":  # the compile announcement: nothing compiles here
-            return None
-        if node.level == 0 and (node.module or "").split(".")[0] == "numba":
-            for alias in node.names:
-                if alias.name != "njit" and alias.name not in STAND_INS:
-                    raise ImportError(f"{self.module_name} uses numba's {alias.name}, which has no plain stand-in")
-            return None
-        return node
-
-    def visit_Expr(self, node: ast.Expr) -> ast.Expr | None:
-        call = node.value
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "announce_compiles":
-            return None
-        return node
-
-
-def twin(module_name: str) -> types.ModuleType:
-    """The plain-Python twin of the numba kernel module ``module_name`` (made once per process; numba not imported)."""
-    with _LOCK:
-        found = _TWINS.get(module_name)
-        if found is not None:
-            return found
-        spec = importlib.util.find_spec(module_name)
-        if spec is None or spec.origin is None or spec.loader is None:
-            raise ImportError(f"no module {module_name}")
-        source = spec.loader.get_source(module_name)  # type: ignore[attr-defined]
-        tree = ast.fix_missing_locations(_Plain(module_name).visit(ast.parse(source, spec.origin)))
-        module = types.ModuleType(f"{module_name}[interpreted]", ast.get_docstring(tree))
-        module.__dict__.update(STAND_INS)
-        module.__dict__.update(__file__=spec.origin, __package__=spec.parent)
-        exec(compile(tree, spec.origin, "exec"), module.__dict__)
-        _TWINS[module_name] = module
-        return module
-
-
-def run(function: Callable[..., Any], *args: Any) -> Any:
-    """Call a twin's function: unsigned 64-bit scalar products wrap silently, as in the compiled kernel."""
-    with np.errstate(over="ignore"):
-        return function(*args)
-
-
-#: How many times slower a twin runs than the compiled loop (measured 600-700x on the class kernels).
-SLOWDOWN = 700.0
-
-#: Seconds to load a compiled function from numba's cache in a new process (numba's import included).
-LOAD_SECONDS = 0.5
-
-#: Seconds to compile a kernel function (the smallest are ~1 s, the micro-object ones 1.5-7 s on a quiet machine).
-COMPILE_SECONDS = 5.0
-
-_SPENT: dict[tuple[str, str], float] = {}
 _FORCED = [0]
+_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
 def compiled_only() -> Iterator[None]:
-    """Within this block (any thread), :func:`call` always runs the compiled functions (``daskbicl warm``)."""
+    """Within this block (any thread), kernels run compiled whatever their input's size (``daskbicl warm``)."""
     with _LOCK:
         _FORCED[0] += 1
     try:
@@ -339,43 +225,6 @@ def compiled_only() -> Iterator[None]:
             _FORCED[0] -= 1
 
 
-def _in_cache(module_name: str) -> bool:
-    """True when numba's cache seems to hold an index of ``module_name`` (a file look-up; numba not imported)."""
-    stem = module_name.rsplit(".", 1)[-1]
-    spec = importlib.util.find_spec(module_name)
-    beside = Path(spec.origin).parent if spec is not None and spec.origin else Path(__file__).parent
-    return any(folder.is_dir() and next(folder.rglob(f"{stem}.*.nbi"), None) is not None
-               for folder in _cache_folders(beside))
-
-
-def _compiled_ready(module_name: str, function: str) -> bool:
-    # another thread may be importing the module: listed in sys.modules, its kernels not yet defined
-    dispatcher = getattr(sys.modules.get(module_name), function, None)
-    return bool(getattr(dispatcher, "signatures", ()))
-
-
-_CACHED: dict[str, bool] = {}
-
-
-def _price(module_name: str) -> float:
-    if module_name not in _CACHED:  # looked up once per process (a compile here makes the function ready)
-        _CACHED[module_name] = _in_cache(module_name)
-    return LOAD_SECONDS if _CACHED[module_name] else COMPILE_SECONDS
-
-
-def call(module_name: str, function: str, seconds: float, *args: Any) -> Any:
-    """``module_name.function(*args)``: its twin or the compiled kernel, whichever the rule above picks.
-
-    ``seconds``: the estimated time of this call in the compiled kernel.
-    The values are the same either way.
-    """
-    key = (module_name, function)
-    if _FORCED[0] or _compiled_ready(module_name, function) or \
-            _SPENT.get(key, 0.0) + SLOWDOWN * seconds > _price(module_name):
-        return getattr(importlib.import_module(module_name), function)(*args)
-    start = time.perf_counter()
-    try:
-        return run(getattr(twin(module_name), function), *args)
-    finally:
-        with _LOCK:
-            _SPENT[key] = _SPENT.get(key, 0.0) + time.perf_counter() - start
+def forced() -> bool:
+    """True inside :func:`compiled_only`."""
+    return _FORCED[0] > 0

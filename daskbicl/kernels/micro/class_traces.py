@@ -40,7 +40,6 @@ import numpy as np
 
 from ...errors import InputError
 from .budget import (
-    SECONDS_PER_UNIT,
     UNIT_CLASS,
     UNIT_CLASS_SQ,
     UNIT_PRED_STEP,
@@ -53,10 +52,11 @@ from .budget import (
 from .cell_records import Coverage, coverage_from_histogram
 from .memberships import Memberships
 
-#: Largest class whose subsets the kernel counts from the element bit sets (as class_kernels.BITSET_BITS).
+#: Largest class whose subsets the kernel counts from the element bit sets (as class_loops.BITSET_BITS).
 BITSET_BITS = 16
 
-__all__ = ["ClassTable", "Merged", "class_bcubed", "class_bcubed_exact", "class_coverage", "class_work", "covered",
+__all__ = ["PLAIN_WORK", "ClassTable", "Merged", "class_bcubed", "run_kernel", "class_bcubed_exact",
+           "class_coverage", "class_work", "covered",
            "enumerate_classes", "merge_identical", "MAX_CLASS"]
 
 #: Largest number of distinct (merged) biclusters in one class the method handles:
@@ -105,7 +105,7 @@ class Merged:
 
         A signature counted c times takes c consecutive bits.  Built only
         while both fit :data:`BITS_LIMIT` bytes (the class method's per-class
-        subset counts, :func:`~daskbicl.kernels.micro.class_kernels.bitset_work`).
+        subset counts, :func:`~daskbicl.kernels.micro.class_loops.bitset_work`).
         """
         n = self.n_truth + self.n_pred
         items = int(self.row_cnt.sum()) + int(self.col_cnt.sum())
@@ -232,7 +232,7 @@ def enumerate_classes(merged: Merged, limit: int = 1 << 62) -> ClassTable | None
     >>> sorted(zip(t.keys[:, 0].tolist(), t.counts.tolist()))   # bits: truth 0, 1, pred 2, 3
     [(1, 1), (5, 3), (8, 1), (10, 3), (11, 1), (13, 1)]
     """
-    keys, counts, ok = _kernel("classes_of_pairs", float(class_work(merged, None)), merged.rows, merged.row_cnt,
+    keys, counts, ok = run_kernel("classes_of_pairs", float(class_work(merged, None)), merged.rows, merged.row_cnt,
                                merged.cols, merged.col_cnt, int(limit))
     if not ok:
         return None
@@ -306,7 +306,7 @@ def class_work(merged: Merged, table: ClassTable | None) -> np.ndarray | float:
 def bitset_work(d: np.ndarray, preds: np.ndarray, words: int) -> np.ndarray:
     """Work units of classes counted from the element bit sets, as the kernel chooses (inf: not used).
 
-    Same formula as :func:`~daskbicl.kernels.micro.class_kernels.bitset_work`.
+    Same formula as :func:`~daskbicl.kernels.micro.class_loops.bitset_work`.
     """
     if words == 0:
         return np.full(len(d), np.inf)
@@ -329,7 +329,7 @@ def inner_work(d: np.ndarray, pairs: np.ndarray, steps: np.ndarray) -> np.ndarra
 
     Direct: every pair of traces plus a step per pred of its set; the
     transform (d ≤ 20 only): 2^d d subsets plus the at most min(2^d, pairs)
-    sets it books (:func:`~daskbicl.kernels.micro.class_kernels.inner_work`
+    sets it books (:func:`~daskbicl.kernels.micro.class_loops.inner_work`
     is the same formula for one class).
     """
     direct = UNIT_TRACE_PAIR * pairs + UNIT_PRED_STEP * steps
@@ -350,7 +350,7 @@ def _trace_sample(merged: Merged, table: ClassTable, among: np.ndarray | None = 
     """Per class: (pairs of distinct row and column traces, pred steps), counted or carried.
 
     A seeded sample of :data:`TRACE_SAMPLE` classes (of ``among``, default all) is counted exactly
-    (:func:`~daskbicl.kernels.micro.class_kernels.trace_pairs`); every other
+    (:func:`~daskbicl.kernels.micro.class_loops.trace_pairs`); every other
     class gets the mean over the sampled classes of its size, as a fraction
     of its upper bound (pairs: min(rows, 2^d) x min(columns, 2^d); steps:
     pairs x its pred biclusters); a size never sampled gets the largest
@@ -365,7 +365,7 @@ def _trace_sample(merged: Merged, table: ClassTable, among: np.ndarray | None = 
     preds = _preds(merged, table)
     pm = merged.side_masks()[1]
     idx = np.sort(np.random.default_rng(n).choice(pool, min(len(pool), TRACE_SAMPLE), replace=False)).astype(np.int64)
-    got = _kernel("trace_pairs", float(np.sum(_bound_work(merged, table, idx, inner=False))), table.keys, idx,
+    got = run_kernel("trace_pairs", float(np.sum(_bound_work(merged, table, idx, inner=False))), table.keys, idx,
                   *merged.row_index, merged.row_cnt, *merged.col_index, merged.col_cnt, pm)
     pair_frac = np.minimum(got[0] / np.maximum(bound[idx], 1.0), 1.0)
     step_frac = np.minimum(got[1] / np.maximum(got[0] * preds[idx], 1.0), 1.0)
@@ -380,12 +380,32 @@ def _trace_sample(merged: Merged, table: ClassTable, among: np.ndarray | None = 
     return pairs, steps
 
 
-def _kernel(function: str, work: float, *args):
-    """``class_kernels.function(*args)``, compiled or run as plain Python for small ``work`` (units; see
-    :func:`daskbicl.kernels.compiled.call`: the same values either way)."""
-    from ..compiled import call
+#: Work units (about 0.1 ms compiled, a tenth of a second at most as plain Python) up to which a call runs
+#: the loops as plain Python (:mod:`~daskbicl.kernels.micro.class_loops`) instead of compiling them.
+PLAIN_WORK = 1e4
 
-    return call("daskbicl.kernels.micro.class_kernels", function, work * SECONDS_PER_UNIT, *args)
+
+def run_kernel(function: str, work: float, *args):
+    """``function(*args)`` of the class loops: plain for at most :data:`PLAIN_WORK` units of ``work``, else compiled.
+
+    Compiled as well when the kernel already is in this process, or inside
+    :func:`~daskbicl.kernels.compiled.compiled_only`.  The values are the
+    same either way (:mod:`~daskbicl.kernels.micro.class_loops`).
+    """
+    import sys
+
+    from ..compiled import forced
+
+    kernels = sys.modules.get("daskbicl.kernels.micro.class_kernels")
+    ready = bool(getattr(getattr(kernels, function, None), "signatures", ()))
+    if work > PLAIN_WORK or ready or forced():
+        from . import class_kernels
+
+        return getattr(class_kernels, function)(*args)
+    from . import class_loops
+
+    with np.errstate(over="ignore"):  # unsigned 64-bit products wrap, as in the compiled loops
+        return getattr(class_loops, function)(*args)
 
 
 def _bound_work(merged: Merged, table: ClassTable, idx: np.ndarray, inner: bool) -> np.ndarray:
@@ -426,7 +446,7 @@ def class_bcubed(merged: Merged, table: ClassTable, jaccard, lo: int = 0, hi: in
     hi = len(table) if hi is None else hi
     tm, pm = merged.side_masks()
     work = float(np.sum(_bound_work(merged, table, np.arange(lo, hi), inner=True)))
-    out = _kernel("bcubed_of_classes", work, table.keys, table.counts, lo, hi, *merged.row_index, merged.row_cnt,
+    out = run_kernel("bcubed_of_classes", work, table.keys, table.counts, lo, hi, *merged.row_index, merged.row_cnt,
                   *merged.col_index, merged.col_cnt, tm, pm, merged.mult, _local_jaccard(merged, jaccard), mode,
                   INNER_UNITS, merged.bits)
     return float(out[0]), float(out[1]), int(table.sizes[lo:hi].max(initial=0))
@@ -440,7 +460,7 @@ def class_bcubed_exact(merged: Merged, table: ClassTable, jaccard, lo: int = 0,
     hi = len(table) if hi is None else hi
     work = _bound_work(merged, table, np.arange(lo, hi), inner=False)
     for s in range(lo, hi):
-        elems, qs, ws = _kernel("pair_weights", float(work[s - lo]), table.keys[s], *merged.row_index,
+        elems, qs, ws = run_kernel("pair_weights", float(work[s - lo]), table.keys[s], *merged.row_index,
                                 merged.row_cnt, *merged.col_index, merged.col_cnt)
         elems = elems.tolist()
         eg = er = 0

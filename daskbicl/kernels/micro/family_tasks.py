@@ -52,7 +52,7 @@ from .cell_records import (
     pair_histogram,
 )
 from .memberships import Memberships, one_side
-from .planner import PAIR_LIMIT, MicroPlan, Part, part_inputs
+from .planner import PAIR_LIMIT, ClassPlan, MicroPlan, Part, part_inputs
 
 __all__ = ["TASK_PARTS", "TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccard_table", "run_task",
            "union_side", "union_tables"]
@@ -295,11 +295,11 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
     result: coverage parts contribute only exact integers (moments, the
     histogram), so every float sum is the same.
     """
-    if not 0 <= index < len(plan.tasks):
-        raise InputError(f"task {index} outside 0:{len(plan.tasks)}")
+    if not 0 <= index < plan.n_tasks:
+        raise InputError(f"task {index} outside 0:{plan.n_tasks}")
     if parts not in TASK_PARTS:
         raise InputError(f"parts must be one of {TASK_PARTS}, got {parts!r}")
-    if plan.method == "classes":
+    if isinstance(plan, ClassPlan):
         if parts == "coverage":  # the class method's coverage comes from its classes, in finish
             return TaskResult(np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), 0.0, 0.0, 0.0, 0.0, 0,
                               0, 0)
@@ -323,7 +323,7 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
                       acc["nodes"], acc["deliveries"], hist)
 
 
-def _class_task(plan: MicroPlan, index: int, jaccard, exact: bool) -> TaskResult:
+def _class_task(plan: ClassPlan, index: int, jaccard, exact: bool) -> TaskResult:
     """The MOCICE-BCubed sums of the classes of task ``index`` (the class method)."""
     from .class_traces import class_bcubed, class_bcubed_exact
 
@@ -332,7 +332,6 @@ def _class_task(plan: MicroPlan, index: int, jaccard, exact: bool) -> TaskResult
         return TaskResult(zero, 0.0, 0.0, 0.0, 0.0, 0, 0, 0)
     if jaccard is None:
         raise InputError("MOCICE-BCubed's classes need the Jaccard table")
-    assert plan.merged is not None and plan.classes is not None
     lo, hi = plan.class_ranges[index]
     depth = int(plan.classes.sizes[lo:hi].max(initial=0))
     if exact:
@@ -361,10 +360,9 @@ def _settled_bcubed(up: int, ut: int, results, identical: bool, exact: bool) -> 
     return None
 
 
-def _finish_classes(plan: MicroPlan, results, exact: bool, identical: bool):
+def _finish_classes(plan: ClassPlan, results, exact: bool, identical: bool):
     from .class_traces import class_coverage, covered
 
-    assert plan.merged is not None and plan.classes is not None
     coverage = class_coverage(plan.merged, plan.classes) if plan.coverage else None
     if not plan.bcubed:
         return coverage, None, None
@@ -389,7 +387,7 @@ def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact
     exactly 1 and reported so in float mode too.
     """
     results = list(results)
-    if plan.method == "classes":
+    if isinstance(plan, ClassPlan):
         return _finish_classes(plan, results, exact, identical)
     coverage = bcubed = error = None
     if plan.coverage and plan.row_ranges is not None:

@@ -173,7 +173,7 @@ merge_memberships`) of the same K truth and L pred biclusters.
             if plan.method == "family":
                 tables = union_tables(self.rows, self.cols, budget=self.union_budget)
         results = [run_task(plan, i, self.rows, self.cols, jac, tables, exact=self.exact)
-                   for i in range(len(plan.tasks))]
+                   for i in range(plan.n_tasks)]
         return finish(plan, results, tables, exact=self.exact,
                       identical=bcubed and same_biclusters(self.overlap))
 

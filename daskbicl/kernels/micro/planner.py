@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -55,7 +55,7 @@ from .budget import (
 from .class_traces import ENUM_LIMIT, ClassEstimate, ClassTable, Merged, class_estimate, class_ranges
 from .memberships import Memberships, one_side, subproblem
 
-__all__ = ["Part", "MicroPlan", "PAIR_LIMIT", "METHODS", "Estimates", "Probe", "classes_ruled_out", "estimate_classes", "exact_cost",
+__all__ = ["Part", "MicroPlan", "ClassPlan", "FamilyPlan", "PAIR_LIMIT", "METHODS", "Estimates", "Probe", "classes_ruled_out", "estimate_classes", "exact_cost",
            "pairs_work", "plan_micro", "part_inputs", "probe_family", "probe_side", "small_input"]
 
 #: The exact methods :func:`plan_micro` chooses from.
@@ -92,38 +92,72 @@ class Part:
         return 0 if self.closure else self.required[-1] + 1
 
 
-@dataclass(frozen=True)
-class MicroPlan:
-    """The parts dealt into tasks, and what the plan already counted.
-
-    ``moments`` holds the factorial moments of the sets no part walks (the
-    empty set and the roots of split parts), a table of Python ints.  When
-    ``row_ranges`` is set, the coverage counts come from every pair of row
-    and column signatures instead (task i takes the row signatures
-    ``row_ranges[i]``), because that was estimated cheaper than the walk.
-    """
+@dataclass(frozen=True, kw_only=True)
+class _Plan:
+    """What every plan holds: the sizes, what is asked, the estimated work (units), the seed and notes."""
 
     n_truth: int
     n_pred: int
     coverage: bool
     bcubed: bool
+    work: float
+    seed: int = 0
+    notes: list = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyPlan(_Plan):
+    """The family walk: its parts dealt into tasks, and what the plan already counted.
+
+    ``moments`` holds the factorial moments of the sets no part walks (the
+    empty set and the roots of split parts), a table of Python ints;
+    ``family`` the estimated sets walked; ``budget`` the most sets a
+    MOCICE-BCubed part stores.  When ``row_ranges`` is set, the coverage
+    counts come from every pair of row and column signatures instead (task i
+    takes the row signatures ``row_ranges[i]``), because that was estimated
+    cheaper than the walk.
+    """
+
+    method: ClassVar[str] = "family"
     tasks: tuple[tuple[Part, ...], ...]
     moments: np.ndarray
     family: float
-    work: float
     budget: int
-    seed: int = 0
-    notes: list = field(default_factory=list)
     row_ranges: tuple | None = None
-    method: str = "family"
-    merged: Merged | None = None
-    classes: ClassTable | None = None
-    class_ranges: tuple | None = None
+
+    @property
+    def n_tasks(self) -> int:
+        """Number of tasks."""
+        return len(self.tasks)
 
     @property
     def parts(self) -> list[Part]:
         """Every part, in task order."""
         return [p for t in self.tasks for p in t]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClassPlan(_Plan):
+    """The cell classes (:mod:`~daskbicl.kernels.micro.class_traces`): task i sums the classes ``class_ranges[i]``.
+
+    ``class_ranges`` is None without MOCICE-BCubed (the coverage counts come
+    from the classes in the finishing step alone).
+    """
+
+    method: ClassVar[str] = "classes"
+    merged: Merged
+    classes: ClassTable
+    n_tasks: int
+    class_ranges: tuple | None = None
+
+    @property
+    def family(self) -> float:
+        """The number of cell classes (as :attr:`FamilyPlan.family`, the size of what is walked)."""
+        return float(len(self.classes))
+
+
+#: A plan of the exact micro-object step: the family walk or the cell classes (``plan.method`` names it).
+MicroPlan = FamilyPlan | ClassPlan
 
 
 def part_inputs(rows: Memberships, cols: Memberships, required) -> tuple:
@@ -319,13 +353,12 @@ def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max
 
 
 def _class_plan(rows: Memberships, ce: ClassEstimate, coverage: bool, bcubed: bool, budget: int,
-                n_tasks: int, seed: int, note: str) -> MicroPlan:
+                n_tasks: int, seed: int, note: str) -> ClassPlan:
     assert ce.table is not None
     n_tasks = max(1, n_tasks)
-    moments = np.zeros((rows.n_truth + 1, rows.n_pred + 1), dtype=object)
-    return MicroPlan(rows.n_truth, rows.n_pred, coverage, bcubed, tuple(() for _ in range(n_tasks)), moments,
-                     float(len(ce.table)), ce.work, int(budget), seed, [note], None, "classes", ce.merged,
-                     ce.table, class_ranges(ce.merged, ce.table, n_tasks, ce.per_class) if bcubed else None)
+    return ClassPlan(n_truth=rows.n_truth, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=ce.work,
+                     seed=seed, notes=[note], merged=ce.merged, classes=ce.table, n_tasks=n_tasks,
+                     class_ranges=class_ranges(ce.merged, ce.table, n_tasks, ce.per_class) if bcubed else None)
 
 
 def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
@@ -437,7 +470,7 @@ def exact_cost(rows: Memberships, cols: Memberships, parts, *, max_work: float =
 def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                  max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
                  seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None,
-                 floor: np.ndarray | None = None, known: Estimates | None = None) -> MicroPlan:
+                 floor: np.ndarray | None = None, known: Estimates | None = None) -> FamilyPlan:
     """Parts, estimates and tasks of the family walk (module docstring).
 
     ``floor[e]`` (from :func:`closure_floor`, when the classes are known)
@@ -548,8 +581,9 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     if refused:
         raise budget_error(*max(refused, key=lambda x: x[1]), budget)
     tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None, pair_cost)
-    return MicroPlan(k, rows.n_pred, coverage, bcubed, tasks, moments, family, work, int(budget), seed, notes,
-                     row_ranges)
+    return FamilyPlan(n_truth=k, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=work, seed=seed,
+                      notes=notes, tasks=tasks, moments=moments, family=family, budget=int(budget),
+                      row_ranges=row_ranges)
 
 
 def _assign_tasks(parts: list[Part], n_tasks: int, n_row_signatures: int | None, pair_cost: float):
