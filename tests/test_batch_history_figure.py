@@ -17,6 +17,7 @@ from daskbicl.batch.results import Pair
 from daskbicl.measures import REGISTRY
 
 from .support.batch_fixtures import run_cli
+from .support.figures import outside_the_image
 
 pytest.importorskip("matplotlib")
 
@@ -55,25 +56,6 @@ def _write(path, nights: int = 5):
     return requests
 
 
-def _inside(fig):
-    """Every legend entry and title of ``fig``, rendered: (what, its box) for each that leaves the image."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    frame = fig.bbox
-    out = []
-    texts = [("legend", t) for legend in fig.legends for t in legend.get_texts()]
-    texts += [("title", ax.title) for ax in fig.axes] + [("suptitle", fig._suptitle)]
-    texts += [("legend handle", h) for legend in fig.legends for h in legend.legend_handles]
-    for what, artist in texts:
-        box = artist.get_window_extent(renderer)
-        if box.x0 < frame.x0 - 0.5 or box.x1 > frame.x1 + 0.5 or box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5:
-            out.append((what, getattr(artist, "get_text", lambda: "")(), box.bounds, frame.bounds))
-    return out
-
-
 def test_24_pairs_5_nights_8_measures_fit_the_image(tmp_path):
     from daskbicl.batch import plot_results
 
@@ -89,7 +71,7 @@ def test_24_pairs_5_nights_8_measures_fit_the_image(tmp_path):
         "ari_cols", "ari_rows", "cari", "ce", "conmi", "fmeasure@pred[beta=2]", "nce", "nce[normalizer=per_axis]"]
     (legend,) = fig.legends
     assert len(legend.get_texts()) == 24  # one entry per pair, each pred with its own truth: named by the pred
-    assert _inside(fig) == []
+    assert outside_the_image(fig) == []
     for ax in fig.axes:
         lines = ax.get_lines()
         assert len(lines) == 24
@@ -112,4 +94,4 @@ def test_long_names_wrap_and_the_figure_grows(tmp_path):
                  value=0.1 * k, status="reused") for n in range(3) for k in range(7)]
     fig = plot_history(rows)
     assert "\n" in fig.axes[0].get_title()  # fmeasure@both[beta=0.5,clip=true,drop_empty=true] is wrapped
-    assert _inside(fig) == []
+    assert outside_the_image(fig) == []

@@ -27,6 +27,7 @@ import daskbicl
 
 from .support.batch_fixtures import run_cli
 from .support.cold_cluster import cold_cluster
+from .support.figures import outside_the_image
 from .support.manifests import write_manifest
 
 ROWS, COLS, CHUNK = 70_000, 400, 70_000
@@ -144,6 +145,15 @@ def test_five_nights_one_story_per_pred(tmp_path, cold):
     code, out, err = run_cli("results", results, "--diff", "-2", "--format", "json", "--measure", "cari")
     night3 = {r["pred_name"]: r for r in json.loads(out)}
     assert night3["runs/pred-0.zarr"]["status_after"] == "missing" and night3["runs/pred-0.zarr"]["after"] is None
+
+    # the history figure of the five nights: drawn by the CLI, and every legend entry and title inside the image
+    code, out, err = run_cli("results", results, "--plot", "-o", lab / "history.png")
+    assert code == 0 and err.strip() == "", err
+    from daskbicl.batch import plot_results
+
+    fig = plot_results(results)
+    assert outside_the_image(fig) == []
+    assert len(fig.legends[0].get_texts()) == 4  # pred-0 (gone), pred-1, pred-2, extra-0 (missing)
 
 
 def test_a_worker_compiling_is_said_on_the_client(client):
