@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import daskbicl
-from daskbicl.kernels.coclustering.resampling import Bootstrapped, redraw_counts, replicate_table
+from daskbicl.kernels.coclustering.resampling import POOLED_AT_MOST, Bootstrapped, Redraw, redraw_counts, replicate_table
 from daskbicl.measures import REGISTRY, ScorePlan
 from daskbicl.measures.bootstrap import VECTORISED, bootstrappable, replicate_values
 
@@ -49,6 +49,53 @@ def test_a_replicate_is_a_multinomial_redraw_of_the_cells():
     few = redraw_counts(np.array([1, 1, 1, 1, 1, 1]), 3000, np.random.default_rng(1))  # fewer items than cells path
     assert (few.sum(axis=1) == 6).all()
     np.testing.assert_allclose(few.mean(axis=0), 1.0, rtol=0.05)
+
+
+def _chi_square_against_the_multinomial(counts, drawn) -> tuple[float, int]:
+    """Pearson's statistic of the drawn outcomes against the exact Multinomial(n, counts / n) law, and its degrees
+    of freedom (outcomes expected fewer than 5 times pooled into one class)."""
+    from math import lgamma, log
+
+    n, p = int(counts.sum()), counts / counts.sum()
+    outcomes, seen = np.unique(drawn, axis=0, return_counts=True)
+    grid = np.stack(np.meshgrid(*[np.arange(n + 1)] * counts.size, indexing="ij"), -1).reshape(-1, counts.size)
+    grid = grid[grid.sum(axis=1) == n]  # every outcome
+    log_pmf = np.array([lgamma(n + 1) - sum(lgamma(x + 1) - x * log(q) for x, q in zip(row, p)) for row in grid])
+    expected = np.exp(log_pmf) * drawn.shape[0]
+    found = dict(zip(map(tuple, outcomes.tolist()), seen.tolist()))
+    observed = np.array([found.pop(tuple(row), 0) for row in grid.tolist()])
+    assert not found  # no impossible outcome
+    big = expected >= 5
+    rest_e, rest_o = expected[~big].sum(), observed[~big].sum()
+    stat = float((((observed[big] - expected[big]) ** 2) / expected[big]).sum() + (rest_o - rest_e) ** 2 / rest_e)
+    return stat, int(big.sum())
+
+
+@pytest.mark.parametrize("counts", [[1, 1, 1, 2, 2, 4], [3, 3, 1, 1, 1, 2], [7, 1, 1, 1]])
+def test_the_pooled_redraw_is_exactly_the_multinomial(counts):
+    """Pools of equal small counts (one category, then spread uniformly) give the multinomial's law exactly:
+    every outcome's frequency against its exact probability, for the pooled draw and numpy's own."""
+    from scipy.stats import chi2
+
+    counts = np.array(counts)
+    redraw = Redraw(counts)
+    assert redraw.members.size > 0  # the pooled path is the one under test
+    pooled = redraw.draw(60_000, np.random.default_rng(7))
+    plain = np.random.default_rng(7).multinomial(counts.sum(), counts / counts.sum(), size=60_000)
+    for drawn in (pooled, plain):
+        stat, df = _chi_square_against_the_multinomial(counts, drawn)
+        assert stat < chi2.ppf(1 - 1e-6, df), (stat, df)
+    assert chi2.sf(_chi_square_against_the_multinomial(counts, np.sort(pooled, axis=1))[0], df) < 1e-12  # it can fail
+
+
+def test_pools_are_the_cells_of_an_equal_small_count():
+    counts = np.array([1, 90, 1, POOLED_AT_MOST, 2, POOLED_AT_MOST, POOLED_AT_MOST + 1, POOLED_AT_MOST + 1, 1])
+    redraw = Redraw(counts)
+    assert redraw.single.tolist() == [1, 4, 6, 7]  # alone in their count, or above the pooled counts
+    assert sorted(redraw.members.tolist()) == [0, 2, 3, 5, 8] and redraw.pool_sizes.tolist() == [3, 2]
+    drawn = redraw.draw(500, np.random.default_rng(0))
+    assert (drawn.sum(axis=1) == counts.sum()).all()
+    np.testing.assert_allclose(drawn.mean(axis=0), counts, rtol=0.2)
 
 
 def test_a_replicate_table_keeps_the_users_labels():

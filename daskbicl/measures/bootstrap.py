@@ -36,9 +36,9 @@ from ..kernels.bicluster import precision_recall
 from ..kernels.coclustering import resampling
 from ..kernels.coclustering.resampling import (
     Bootstrapped,
+    Redraw,
     bias_corrected_interval,
     percentile_interval,
-    redraw_counts,
     replicate_table,
 )
 from .registry import Interval, Measure, OneOf, Param, Provider, register_provider
@@ -179,10 +179,11 @@ def replicate_values(plan, rows, cols, *, replicates: int, seed: int, vectorised
     values = {m.name: np.full(replicates, np.nan) for m in chosen}
     row_seed, col_seed = np.random.SeedSequence(seed).spawn(2)
     row_rng, col_rng = np.random.default_rng(row_seed), np.random.default_rng(col_seed)
+    row_redraw, col_redraw = Redraw(rows.counts), Redraw(cols.counts)
     for start in range(0, replicates, _BATCH):
         k = min(_BATCH, replicates - start)
-        drawn_rows = redraw_counts(rows.counts, k, row_rng)
-        drawn_cols = redraw_counts(cols.counts, k, col_rng)
+        drawn_rows = row_redraw.draw(k, row_rng)
+        drawn_cols = col_redraw.draw(k, col_rng)
         if fast:
             sums = resampling.axis_replicates(rows, drawn_rows), resampling.axis_replicates(cols, drawn_cols)
             for m in fast:
@@ -258,9 +259,10 @@ def bicluster_replicate_values(plan, rows, cols, ids, *, replicates: int, seed: 
     patterns = (rows, cols)
     incidence = [bicluster_resampling.pair_incidence(p) for p in patterns] if groups else None
     n_cells = int(rows.n) * int(cols.n)
+    redraws = [Redraw(p.counts) for p in patterns]
     for start in range(0, replicates, _BATCH):
         k = min(_BATCH, replicates - start)
-        drawn = [redraw_counts(p.counts, k, rng) for p, rng in zip(patterns, rngs)]
+        drawn = [redraw.draw(k, rng) for redraw, rng in zip(redraws, rngs)]
         if groups:
             _fast_batch(values, groups, patterns, incidence, drawn, n_cells, start)
         for i in range(k) if sub.measures else ():
