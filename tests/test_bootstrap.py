@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 import daskbicl
-from daskbicl.kernels.coclustering.resampling import POOLED_AT_MOST, Bootstrapped, Redraw, redraw_counts, replicate_table
+from daskbicl.kernels.coclustering.resampling import (
+    POOLED_AT_MOST,
+    Bootstrapped,
+    Redraw,
+    redraw_counts,
+    replicate_table,
+)
 from daskbicl.measures import REGISTRY, ScorePlan
 from daskbicl.measures.bootstrap import VECTORISED, bootstrappable, replicate_values
 
