@@ -28,14 +28,24 @@ reports, all measured on those workers in one run:
 Cases:
 
 * ``coclustering``: ``--rows`` x ``--cols`` labels (default 10^9 x 10^8),
-  100 row and 10 column clusters, 10 % of labels redrawn;
+  ``--row-clusters`` x ``--col-clusters`` (default 100 x 10; stores of
+  other counts in ``coclustering-RxC``), 10 % of labels redrawn;
 * ``biclustering``: 10^6 x 10^5, 200 biclusters (``--kind biclustering``,
   density 1 %), the bicluster precision-recall measures;
 * ``batch``: ``--batch-preds`` preds (default 20) of ``--batch-rows`` rows
   sharing one truth, scored by ``daskbicl batch``, against the same pairs
   scored one by one.
 
+With ``--explain`` the co-clustering case also times ``daskbicl explain
+TRUTH PRED --format json`` beside ``daskbicl score`` on the same stores and
+workers, alternately (best of ``--repeat`` each), and reports ``explain s``,
+``explain / score`` (issue 37's target: at most 1.1 at 10^9 labels per axis,
+1,000 x 100 clusters, two 700 MB workers), explain's worker peaks and
+restarts; both must give the same scores.
+
 Run:  python benchmarks/out_of_core.py --dir /big/disk/ooc             (full: about 15 minutes)
+      python benchmarks/out_of_core.py --dir D --cases coclustering --explain --cols 1e9 \
+          --row-clusters 1000 --col-clusters 100                       (issue 37's explain target)
       python benchmarks/out_of_core.py --dir D --counting   (after a run wrote D/coclustering: the counting
                                                              kernels in this process against the read floor;
                                                              also with every chunk read by Zarr, as before)
@@ -299,17 +309,40 @@ def _row(case, cluster, phase, floor, stores, gen, limit_mb, extra=None, score=N
     return row
 
 
+def _explain_vs_score(cluster, repeat, stores) -> dict:
+    """``--explain``: ``daskbicl explain --format json`` and ``daskbicl score --json`` on the same stores and
+    workers, alternately ``repeat`` times (best of each: the load moves); their ratio, explain's peak and
+    restarts, and a check that both gave the same scores."""
+    explain = score = float("inf")
+    with Phase(cluster) as phase:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            scored = json.loads(_cli("score", *stores, "--scheduler", cluster.address, "--json").stdout)
+            score = min(score, time.perf_counter() - start)
+            start = time.perf_counter()
+            explained = json.loads(_cli("explain", *stores, "--scheduler", cluster.address, "--format", "json").stdout)
+            explain = min(explain, time.perf_counter() - start)
+    if explained["scores"] != scored:
+        raise RuntimeError(f"explain's scores differ from score's: {explained['scores']} != {scored}")
+    return {"score s (beside explain)": _sec(score), "explain s": _sec(explain),
+            "explain / score": f"{explain / score:.2f}",
+            "explain peak MB": "/".join(f"{p:.0f}" for p in sorted(phase.peaks)),
+            "explain restarts": phase.restarts}
+
+
 def case_coclustering(cluster, args, limit_mb):
-    folder = os.path.join(args.dir, "coclustering")
-    gen = _generate(folder, args.fresh, "--rows", args.rows, "--cols", args.cols, "--row-clusters", 100,
-                    "--col-clusters", 10, "--noise", 0.1, "--preds", 1, "--cluster", "--scheduler",
+    clusters = (args.row_clusters, args.col_clusters)
+    folder = os.path.join(args.dir, "coclustering" if clusters == (100, 10) else "coclustering-{}x{}".format(*clusters))
+    gen = _generate(folder, args.fresh, "--rows", args.rows, "--cols", args.cols, "--row-clusters", clusters[0],
+                    "--col-clusters", clusters[1], "--noise", 0.1, "--preds", 1, "--cluster", "--scheduler",
                     cluster.address)
     stores = [os.path.join(folder, "truth.zarr"), os.path.join(folder, "pred.zarr")]
     phase, floor, score, out = _timed(cluster, args.repeat, stores,
                                       ["score", *stores, "--scheduler", cluster.address, "--json"])
     scores = json.loads(out.stdout)
-    return _row(f"co-clustering {args.rows:.0e} x {args.cols:.0e}", cluster, phase, floor, stores, gen, limit_mb,
-                {"cari": f"{scores['cari']:.6f}"}, score, args.start)
+    extra = {"cari": f"{scores['cari']:.6f}", **(_explain_vs_score(cluster, args.repeat, stores) if args.explain else {})}
+    return _row(f"co-clustering {args.rows:.0e} x {args.cols:.0e}, {clusters[0]} x {clusters[1]} clusters", cluster,
+                phase, floor, stores, gen, limit_mb, extra, score, args.start)
 
 
 #: The bicluster precision-recall measures (one shared-rows/shared-columns pass over the masks).
@@ -477,6 +510,11 @@ def main(argv=None) -> int:
     ap.add_argument("--memory-limit", default="700MB")
     ap.add_argument("--rows", type=float, default=1e9)
     ap.add_argument("--cols", type=float, default=1e8)
+    ap.add_argument("--row-clusters", type=int, default=100, help="co-clustering case (default 100)")
+    ap.add_argument("--col-clusters", type=int, default=10, help="co-clustering case (default 10)")
+    ap.add_argument("--explain", action="store_true",
+                    help="co-clustering case: also time `daskbicl explain` beside `daskbicl score` on the same "
+                         "stores and workers, alternately, and print explain / score")
     ap.add_argument("--bic-rows", type=float, default=1e6)
     ap.add_argument("--bic-cols", type=float, default=1e5)
     ap.add_argument("--biclusters", type=int, default=200)

@@ -3,7 +3,8 @@
 It starts a scheduler and memory-limited workers as separate processes,
 generates every case's stores, scores them and reads the floor; the quick
 run checks that every case reports, with no restart and every worker below
-its memory limit.
+its memory limit, and (``--explain``) that ``daskbicl explain`` is timed
+beside ``daskbicl score`` on the co-clustering stores.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_out_of_core_benchmark_runs_quick(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "out_of_core.py"), "--quick", "--dir",
-                           str(tmp_path / "stores"), "--json", str(tmp_path / "rows.json")],
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "out_of_core.py"), "--quick", "--explain",
+                           "--dir", str(tmp_path / "stores"), "--json", str(tmp_path / "rows.json")],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
@@ -26,6 +29,13 @@ def test_out_of_core_benchmark_runs_quick(tmp_path):
     for row in rows:
         assert row["restarts"] == 0 and row["below limit"] == "yes", row
         assert float(row["floor s"]) > 0 and float(row["score s"]) > 0
+    # --explain: explain timed beside score on the same stores and workers (same scores, checked by the script)
+    co = rows[0]
+    assert co["explain restarts"] == 0 and float(co["explain s"]) > 0 and float(co["score s (beside explain)"]) > 0
+    assert float(co["explain / score"]) == pytest.approx(float(co["explain s"]) / float(co["score s (beside explain)"]),
+                                                         rel=0.05, abs=0.02)
+    assert all(float(p) < 700 for p in co["explain peak MB"].split("/"))
+    assert "explain / score" in proc.stdout
 
 
 def test_in_process_counting_benchmarks_run_quick(tmp_path):
