@@ -8,6 +8,7 @@ must equal the statistic the bootstrap computes from the counted patterns.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -221,12 +222,17 @@ def _door_pair(folder):
     return truth, pred
 
 
+def _manifest(ci: str, measures: list | None = None) -> str:
+    """A batch manifest scoring truth.zarr against pred-*.zarr with ``ci = <ci>`` on its line 9."""
+    lines = ["", "[truth]", 'sim = "truth.zarr"', "[pred]", 'runs = "pred-*.zarr"', "[[pairs]]", 'truth = "sim"',
+             'pred = "runs"', f"ci = {ci}"]
+    return "\n".join(lines + ([f"measures = {json.dumps(measures)}"] if measures else [])) + "\n"
+
+
 def _through_door(door, folder, truth, pred, client) -> dict:
     """measure -> (value, half-width) of a 0.9 interval, 999 replicates, seed 0, through one door."""
-    import json
     import subprocess
     import sys
-    import textwrap
 
     if door == "python":
         out = daskbicl.score(str(folder / "truth.zarr"), str(folder / "pred-1.zarr"), measures=_DOOR_MEASURES, ci=0.9)
@@ -242,17 +248,7 @@ def _through_door(door, folder, truth, pred, client) -> dict:
     else:
         from daskbicl.batch import ResultsDB, run_batch
 
-        (folder / "m.toml").write_text(textwrap.dedent(f"""
-            [truth]
-            sim = "truth.zarr"
-            [pred]
-            runs = "pred-*.zarr"
-            [[pairs]]
-            truth = "sim"
-            pred = "runs"
-            measures = {json.dumps(_DOOR_MEASURES)}
-            ci = 0.9
-        """))
+        (folder / "m.toml").write_text(_manifest("0.9", _DOOR_MEASURES))
         run_batch(folder / "m.toml", folder / "r.sqlite", client=client)
         with ResultsDB(folder / "r.sqlite", create=False) as db:
             rows = db.scores()
@@ -274,22 +270,10 @@ def test_every_door_gives_the_same_interval(door, tmp_path, client):
 
 @pytest.mark.parametrize("value, word", [("1.5", "ci"), ("true", "ci"), ('"x"', "ci")])
 def test_a_bad_manifest_ci_is_refused_with_its_line(value, word, tmp_path):
-    import textwrap
-
     from daskbicl.batch.manifest import ManifestError, parse_manifest
 
-    text = textwrap.dedent(f"""
-        [truth]
-        sim = "truth.zarr"
-        [pred]
-        runs = "pred-*.zarr"
-        [[pairs]]
-        truth = "sim"
-        pred = "runs"
-        ci = {value}
-    """)
     with pytest.raises(ManifestError, match=rf"line 9.*{word}"):
-        parse_manifest(text, base_dir=str(tmp_path))
+        parse_manifest(_manifest(value), base_dir=str(tmp_path))
 
 
 def test_the_speed_script_runs_quick():
