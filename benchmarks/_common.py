@@ -66,6 +66,19 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {platform.python_version()}, {platform.system()}"
 
 
+def header(note: str = "numbers under load are indicative only") -> str:
+    """A benchmark's first line: ``# <machine>; load <1-minute load average> (<note>)``."""
+    return f"# {machine()}; load {os.getloadavg()[0]:.1f} ({note})"
+
+
+def noisy_labels(rng, n: int, k: int, noise: float):
+    """``(truth, pred)``: ``n`` labels in ``k`` clusters, and the same with a share ``noise`` redrawn at random."""
+    import numpy as np
+
+    truth = rng.integers(0, k, n)
+    return truth, np.where(rng.random(n) < noise, rng.integers(0, k, n), truth)
+
+
 def versions() -> str:
     import dask
     import numpy

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import daskbicl  # noqa: E402
-from benchmarks._common import machine  # noqa: E402
+from benchmarks._common import header, noisy_labels  # noqa: E402
 from daskbicl.measures import ScorePlan, run_tables  # noqa: E402
 from daskbicl.measures.bootstrap import all_replicate_values, interval, resampling_plan  # noqa: E402
 
@@ -51,12 +51,8 @@ def intervals(truth, pred, args, seed: int) -> dict:
 
 def population(args, rng):
     """Truth and pred labels of the population's rows and columns."""
-    def axis(n, k):
-        truth = rng.integers(0, k, n)
-        noisy = rng.random(n) < args.noise
-        return truth, np.where(noisy, rng.integers(0, k, n), truth)
-
-    (tr, pr), (tc, pc) = axis(args.population_rows, args.row_clusters), axis(args.population_cols, args.col_clusters)
+    (tr, pr), (tc, pc) = (noisy_labels(rng, args.population_rows, args.row_clusters, args.noise),
+                          noisy_labels(rng, args.population_cols, args.col_clusters, args.noise))
     return (tr, tc), (pr, pc)
 
 
@@ -82,8 +78,8 @@ def simulate(args) -> list[dict]:
         rows.append({"measure": m, "population": f"{target[m]:.4f}", "coverage": f"{cover:.3f}",
                      "se": f"{math.sqrt(cover * (1 - cover) / args.draws):.3f}", "nominal": f"{args.level:g}",
                      "method": method, "mean_width": f"{np.mean(widths[m, method]):.4f}"})
-    print(f"# {args.draws} draws of {args.rows} rows x {args.cols} cols, {args.replicates} replicates each, "
-          f"{seconds:.1f} s; {machine()}; load {os.getloadavg()[0]:.1f}")
+    print(header(f"{args.draws} draws of {args.rows} rows x {args.cols} cols, {args.replicates} replicates each, "
+                 f"seed {args.seed}, {seconds:.1f} s; coverage does not depend on the load"))
     return rows
 
 

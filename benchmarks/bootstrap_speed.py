@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import daskbicl  # noqa: E402
-from benchmarks._common import machine, print_table  # noqa: E402
+from benchmarks._common import header, noisy_labels, print_table  # noqa: E402
 from daskbicl.measures import ScorePlan, run_tables  # noqa: E402
 from daskbicl.measures.bootstrap import resampling_plan, with_intervals  # noqa: E402
 
@@ -41,14 +41,9 @@ def _timed(func, *args, **kwargs) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def _noisy(rng, n, k, noise):
-    truth = rng.integers(0, k, n)
-    return truth, np.where(rng.random(n) < noise, rng.integers(0, k, n), truth)
-
-
 def coclustering_cost(args) -> list[dict]:
     rng = np.random.default_rng(1)
-    (tr, pr), (tc, pc) = (_noisy(rng, args.items, args.clusters, 0.1) for _ in range(2))
+    (tr, pr), (tc, pc) = (noisy_labels(rng, args.items, args.clusters, 0.1) for _ in range(2))
     tables = daskbicl.contingency((tr, tc), (pr, pc))
     out = []
     for label, names in (("cari, ari_rows, ari_cols, comi, conmi, enmi", ["cari", "ari_rows", "ari_cols", "comi",
@@ -96,7 +91,7 @@ def main(argv=None) -> None:
     if args.quick:
         args.replicates, args.items, args.clusters = 49, 2000, 50
         args.biclusters, args.bicluster_rows, args.bicluster_cols, args.density = 20, 300, 200, 0.1
-    print(f"# {machine()}; load {os.getloadavg()[0]:.1f} (numbers under load are indicative only)")
+    print(header())
     rows = coclustering_cost(args) + bicluster_cost(args)
     print_table(rows, list(rows[0]))
 

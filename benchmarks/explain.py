@@ -25,17 +25,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import daskbicl  # noqa: E402
-from benchmarks._common import machine, measure, print_table  # noqa: E402
-
-
-def _noisy(rng, n, k, noise):
-    truth = rng.integers(0, k, n)
-    return truth, np.where(rng.random(n) < noise, rng.integers(0, k, n), truth)
+from benchmarks._common import header, measure, noisy_labels, print_table  # noqa: E402
 
 
 def explain_vs_score(args, folder) -> list[dict]:
     rng = np.random.default_rng(0)
-    (tr, pr), (tc, pc) = _noisy(rng, args.rows, args.row_clusters, 0.1), _noisy(rng, args.cols, args.col_clusters, 0.1)
+    (tr, pr), (tc, pc) = noisy_labels(rng, args.rows, args.row_clusters, 0.1), noisy_labels(rng, args.cols, args.col_clusters, 0.1)
     truth, pred = os.path.join(folder, "t.zarr"), os.path.join(folder, "p.zarr")
     daskbicl.save(daskbicl.partition(tr, tc), truth, chunk=args.chunk)
     daskbicl.save(daskbicl.partition(pr, pc), pred, chunk=args.chunk)
@@ -51,7 +46,7 @@ def explain_vs_score(args, folder) -> list[dict]:
 
 def bootstrap_cost(args) -> list[dict]:
     rng = np.random.default_rng(1)
-    (tr, pr), (tc, pc) = (_noisy(rng, args.boot_items, args.boot_clusters, 0.1) for _ in range(2))
+    (tr, pr), (tc, pc) = (noisy_labels(rng, args.boot_items, args.boot_clusters, 0.1) for _ in range(2))
     tables = daskbicl.contingency((tr, tc), (pr, pc))
     rows = []
     for label, names in (("vectorised (cari, ari_rows, ari_cols, comi, conmi, enmi)",
@@ -81,7 +76,7 @@ def main(argv=None) -> None:
     if args.quick:
         args.rows, args.cols, args.row_clusters, args.col_clusters, args.chunk = 20_000, 500, 20, 5, 4096
         args.repeat, args.boot_items, args.boot_clusters, args.replicates = 1, 2000, 50, 49
-    print(f"# {machine()}; load {os.getloadavg()[0]:.1f} (numbers under load are indicative only)")
+    print(header())
     if not args.bootstrap_only:
         with tempfile.TemporaryDirectory() as folder:
             rows = explain_vs_score(args, folder)

@@ -74,7 +74,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _common import machine, print_table  # noqa: E402
+from _common import header, machine, print_table  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 
@@ -554,7 +554,7 @@ def main(argv=None) -> int:
     from dask.utils import parse_bytes
 
     limit_mb = parse_bytes(args.memory_limit) / 2**20
-    print(f"# {machine()}; load average {os.getloadavg()[0]:.2f} at start")
+    print(header("at start; numbers under load are indicative only"))
     print(f"# cluster: scheduler + {args.workers} workers x 1 thread, --memory-limit {args.memory_limit}, "
           f"separate processes on 127.0.0.1; stores in {args.dir}")
     rows = []
