@@ -7,9 +7,13 @@ is the same as redrawing the row contingency table from
 Multinomial(I, n_hh' / I); the columns likewise.  So a replicate costs two
 small redraws and never touches the labels:
 
-* :func:`redraw_counts` redraws the non-zero cells of one table for many
-  replicates at once (one vectorised multinomial draw, or, when the table
-  has more cells than items, one draw of the items and a ``bincount``);
+* :class:`Redraw` (:func:`redraw_counts`) redraws the non-zero cells of one
+  table for many replicates at once: one multinomial draw in which the
+  cells of an equal small count are pooled into one category, the pool's
+  items then spread uniformly over its cells (an exact multinomial redraw,
+  with far fewer binomial draws when most cells hold an item or two), or,
+  when the table has more cells than items, one draw of the items and a
+  ``bincount``;
 * :func:`replicate_table` turns one replicate's counts back into a
   :class:`~daskbicl.kernels.coclustering.contingency.Table` (clusters left
   empty by the draw dropped, the users' labels kept), which every measure
@@ -208,8 +212,8 @@ def bias_corrected_interval(values: np.ndarray, observed: float, level: float) -
     down by about that bias.  It stays inside the range of the replicates
     (bounded measures stay in their bounds).  :math:`z_0` is computed
     with the proportion kept within :math:`[1/(2m), 1 - 1/(2m)]`; no
-    acceleration term (BCa needs a jackknife, which the counted tables do
-    not give for a two-way resample).
+    acceleration term (BCa's jackknife over the items, one deleted item per
+    non-zero cell and axis of the counted tables, is not implemented).
 
     >>> v = np.linspace(0.0, 1.0, 101)
     >>> [round(x, 6) for x in bias_corrected_interval(v, 0.5, 0.9)]  # no bias: the percentile interval
