@@ -9,8 +9,11 @@ widths), pred-1 by a much noisier one (a drop far beyond them).
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -221,3 +224,121 @@ def test_a_bad_manifest_ci_method_is_refused_with_its_line(pair, words, tmp_path
     (tmp_path / "m.toml").write_text(text)
     code, _, err = run_cli("batch", tmp_path / "m.toml", "--dry-run")
     assert code == 2 and f"line {line}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "csv"])
+def test_results_explain_prints_the_report_of_explain(fmt, nights, tmp_path):
+    lab, _ = nights
+    extra = ["--format", fmt] if fmt != "markdown" else []
+    code, got, err = run_cli("results", lab / "scores.sqlite", "--explain", "pred-1.zarr", *extra,
+                             "--plot", tmp_path / "match.png")
+    assert code == 0, err
+    assert "explaining pred runs/pred-1.zarr against truth sim/truth.zarr as run " in err
+    code, want, err = run_cli("explain", lab / "truth.zarr", lab / "pred-1.zarr", "--measures", *MEASURES,
+                              "--format", fmt, "--plot", tmp_path / "want.png")
+    assert code == 0, err
+    if fmt == "markdown":  # the title names the pair as each command was given it
+        assert got.splitlines()[0].startswith("# daskbicl explain: pred runs/pred-1.zarr against truth sim/truth.zarr")
+        got, want = got.split("\n", 1)[1], want.split("\n", 1)[1]
+    assert got == want and len(want) > 200
+    assert (tmp_path / "match.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "match.png").stat().st_size == pytest.approx((tmp_path / "want.png").stat().st_size, rel=0.05)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--explain", "pred-9.zarr"], "no scored pair of"),
+    (["--explain", "prd-1.zarr"], "did you mean 'pred-1.zarr'"),
+    (["--explain", "pred-*.zarr"], "names 2 pairs"),
+    (["--explain", "runs/pred-1.zarr", "--run", "-1"], "changed since run"),
+    (["--explain", "pred-1.zarr", "--latest"], "does not take --latest"),
+    (["--explain", "pred-1.zarr", "--format", "parquet"], "markdown (the default), json or csv"),
+    (["--format", "markdown"], "the report of --explain PAIR"),
+])
+def test_results_explain_refuses_clearly(args, words, nights):
+    lab, _ = nights
+    code, out, err = run_cli("results", lab / "scores.sqlite", *args)
+    assert code == 2 and words in err and "Traceback" not in err, err
+    assert out == ""
+
+
+def test_results_explain_of_a_store_gone_since_the_run(plain_lab, client):
+    lab, manifest = plain_lab
+    run_batch(manifest, client=client)
+    shutil.rmtree(lab / "pred-0.zarr")
+    code, out, err = run_cli("results", lab / "scores.sqlite", "--explain", "pred-0.zarr")
+    assert code == 2 and "pred runs/pred-0.zarr against truth sim/truth.zarr: pred" in err
+    assert "cannot be read now" in err and out == "" and "Traceback" not in err
+
+
+def test_results_explain_reads_a_bucket_with_the_manifests_storage_options(tmp_path, s3, client):
+    """The stores on S3, the credentials and endpoint in the manifest's [storage_options] only: the report is
+    re-counted with them, as the batch read the stores."""
+    import fsspec
+
+    local = tmp_path / "local"
+    local.mkdir()
+    truth = _truth(local)
+    _write_preds(local, truth, 0)
+    fs = fsspec.filesystem("s3", **s3.storage_options)
+    for name in ("truth.zarr", "pred-0.zarr"):
+        fs.put(str(local / name), f"{s3.bucket}/{name}", recursive=True)
+    opts = s3.storage_options
+    head = (f'[storage_options]\nkey = "{opts["key"]}"\nsecret = "{opts["secret"]}"\n'
+            f'[storage_options.client_kwargs]\nendpoint_url = "{opts["client_kwargs"]["endpoint_url"]}"\n'
+            f'region_name = "us-east-1"\n\n')
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(f'results = "{tmp_path / "r.sqlite"}"\n' + head + manifest_text(
+        {"sim": f"{s3.root}/truth.zarr"}, {"runs": f"{s3.root}/pred-0.zarr"},
+        [{"truth": "sim", "pred": "runs", "measures": MEASURES}]))
+    assert run_batch(manifest, client=client).scored == 1
+    code, got, err = run_cli("results", tmp_path / "r.sqlite", "--explain", "pred-0.zarr", "--format", "json")
+    assert code == 0, err
+    code, want, err = run_cli("explain", local / "truth.zarr", local / "pred-0.zarr", "--measures", *MEASURES,
+                              "--format", "json")
+    assert code == 0 and got == want
+
+
+@pytest.fixture
+def http_root(tmp_path):
+    """A read-only HTTP server on loopback serving ``tmp_path / "www"``, in a thread; its URL with a user and a
+    password in it (which the server ignores, and which the results file must never keep)."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    folder = tmp_path / "www"
+    folder.mkdir()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield folder, f"http://nightly:s3cret-pw@127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+def test_results_explain_finds_a_redacted_location_in_the_manifest(tmp_path, http_root, client):
+    """The file keeps ``http://***@host/...``; the report is re-counted from the manifest's real location, and
+    without the manifest the error says why, naming no secret."""
+    folder, url = http_root
+    truth = _truth(folder)
+    _write_preds(folder, truth, 0)
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(manifest_text({"sim": f"{url}/truth.zarr"}, {"runs": [f"{url}/pred-0.zarr"]},
+                                      [{"truth": "sim", "pred": "runs", "measures": MEASURES}],
+                                      results=str(tmp_path / "r.sqlite")))
+    assert run_batch(manifest, client=client).scored == 1
+    with ResultsDB(tmp_path / "r.sqlite", create=False) as db:
+        assert {r["pred"] for r in db.scores()} == {url.replace("nightly:s3cret-pw", "***") + "/pred-0.zarr"}
+    code, got, err = run_cli("results", tmp_path / "r.sqlite", "--explain", "pred-0.zarr", "--format", "csv")
+    assert code == 0, err
+    code, want, err = run_cli("explain", folder / "truth.zarr", folder / "pred-0.zarr", "--measures", *MEASURES,
+                              "--format", "csv")
+    assert code == 0 and got == want
+    manifest.unlink()
+    code, out, err = run_cli("results", tmp_path / "r.sqlite", "--explain", "pred-0.zarr")
+    assert code == 2 and "without its secret" in err and "cannot be read" in err and out == ""
+    assert "s3cret" not in err and "Traceback" not in err
