@@ -245,6 +245,19 @@ def test_results_explain_prints_the_report_of_explain(fmt, nights, tmp_path):
     assert (tmp_path / "match.png").stat().st_size == pytest.approx((tmp_path / "want.png").stat().st_size, rel=0.05)
 
 
+def test_python_door_explains_the_recorded_pair(nights):
+    import xarray as xr
+
+    from daskbicl.batch import ExplainPairError, explain_results
+
+    lab, _ = nights
+    got = explain_results(lab / "scores.sqlite", "pred-1.zarr", truth="sim/*")
+    want = daskbicl.explain(lab / "truth.zarr", lab / "pred-1.zarr", measures=MEASURES)
+    xr.testing.assert_identical(got, want)
+    with pytest.raises(ExplainPairError, match="changed since run"):
+        explain_results(lab / "scores.sqlite", "pred-1.zarr", run="-1")
+
+
 @pytest.mark.parametrize("args, words", [
     (["--explain", "pred-9.zarr"], "no scored pair of"),
     (["--explain", "prd-1.zarr"], "did you mean 'pred-1.zarr'"),

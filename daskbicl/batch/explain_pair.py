@@ -23,7 +23,7 @@ from .names import matches
 from .results import ResultsDB
 from .runlog import STANDS_ON, _query
 
-__all__ = ["PairSource", "ExplainPairError", "find_pair", "explain_pair"]
+__all__ = ["PairSource", "ExplainPairError", "find_pair", "explain_pair", "explain_results"]
 
 #: Keys of a stored ``params`` that are not measure parameters.
 _NOT_MEASURE = ("unassigned", "ci", "ci_method")
@@ -163,3 +163,22 @@ def explain_pair(source: PairSource, *, storage_options: dict | None = None, pro
         raise InputError(f"{source.name}: no scored measure to explain")
     return explain(truth, pred, measures=source.measures, unassigned=source.unassigned, progress=progress,
                    storage_options=storage_options, **options, **source.params)
+
+
+def explain_results(results, pred: str, *, truth=(), run: str | None = None, storage_options: dict | None = None,
+                    progress: bool = False, **options):
+    """``daskbicl.explain`` of the pair of the results file ``results`` whose pred ``pred`` names (as
+    ``results --explain PRED``; ``truth``: patterns to choose among several truths, ``run``: a run as ``--run``
+    takes it), re-counted from its stores as the batch recorded them; an :class:`xarray.Dataset`.
+
+    Raises
+    ------
+    ExplainPairError
+        When no pair or several match, or a store is gone or changed since the run.
+    """
+    from .runlog import resolve_run
+
+    truth = (truth,) if isinstance(truth, str) else tuple(truth)
+    with ResultsDB(os.fspath(results), create=False) as db:
+        source = find_pair(db, pred, truth=truth, run=resolve_run(db, run) if run else None)
+    return explain_pair(source, storage_options=storage_options, progress=progress, **options)
