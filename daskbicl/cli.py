@@ -25,6 +25,8 @@ from .clitools import (
     EXIT_TERMINATED,
     EXIT_USAGE,
     Parser,
+    add_cluster_args,
+    add_progress_arg,
     add_storage_option,
     check_figure_path,
     cluster,
@@ -36,7 +38,6 @@ from .clitools import (
     positive_int,
     progress_wanted,
     storage_options_of,
-    workers_count,
 )
 from .datacommands import cmd_convert, cmd_demo, cmd_generate
 from .errors import DaskbiclError, InputError
@@ -274,20 +275,6 @@ def cmd_measures(args) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def _add_cluster_args(p, default: str = "start a local cluster", in_process: bool = False):
-    """``--scheduler`` and ``--workers``; ``in_process``: the command can run without a cluster (``--workers 0``)."""
-    p.add_argument("--scheduler", metavar="WHERE",
-                   help="an address (tcp://host:8786) of an existing Dask scheduler, 'local' (start a cluster of "
-                   f"worker processes), 'threads', 'processes' or 'synchronous' (in this process); default: {default}")
-    if in_process:
-        p.add_argument("--workers", type=workers_count, metavar="N",
-                       help="without --scheduler: 0 computes in this process, N >= 1 starts a local cluster of N "
-                            "worker processes; with threads or processes: the size of dask's pool")
-    else:
-        p.add_argument("--workers", type=positive_int, metavar="N",
-                       help="worker processes of a local cluster (default: min(CPUs, 4))")
-
-
 def _word(text: str) -> str:
     """A word option as Python takes it: case and surrounding spaces ignored (then checked against the choices)."""
     return text.strip().lower()
@@ -337,10 +324,10 @@ def _add_score_parser(sub) -> None:
     p.add_argument("--ci-method", choices=("percentile", "bc"), default="percentile",
                    help="interval of --ci from the replicates: percentile (default) or bc, bias-corrected "
                         "(for biased plug-in measures such as NMI)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
+    add_progress_arg(p)
     _add_unassigned_arg(p)
     add_storage_option(p)
-    _add_cluster_args(p, "threads (this process; see docs/guide/cluster.md)", in_process=True)
+    add_cluster_args(p, "threads (this process; see docs/guide/cluster.md)", in_process=True)
     p.set_defaults(func=cmd_score)
 
 
@@ -363,8 +350,8 @@ def _add_generate_parser(sub) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace existing stores")
     p.add_argument("--cluster", action="store_true", help="generate on a Dask cluster (default: local threads)")
     add_storage_option(p)
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar on stderr (default: when stderr is a terminal)")
-    _add_cluster_args(p, "with --cluster, start a local cluster", in_process=True)
+    add_progress_arg(p)
+    add_cluster_args(p, "with --cluster, start a local cluster", in_process=True)
     p.set_defaults(func=cmd_generate)
 
 
@@ -415,8 +402,8 @@ def _add_tradeoff_parser(sub) -> None:
     p.add_argument("--lam", type=float, default=0.5, help="lambda of the index isolines in the PR figures (default 0.5)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_unassigned_arg(p)
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
-    _add_cluster_args(p, "threads (this process)", in_process=True)
+    add_progress_arg(p)
+    add_cluster_args(p, "threads (this process)", in_process=True)
     p.set_defaults(func=cmd_tradeoff)
 
 
@@ -427,15 +414,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     _add_score_parser(sub)
-    add_explain_parser(sub, _add_cluster_args, _add_unassigned_arg)
+    add_explain_parser(sub, _add_unassigned_arg)
     _add_generate_parser(sub)
     _add_convert_parser(sub)
 
     p = sub.add_parser("demo", help="generate a co-clustering and a perturbed copy, score them on a local cluster")
     _add_generate_args(p, 2_000_000, 200_000)
     p.add_argument("--out", help="folder for the stores (default: a new temporary folder)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
-    _add_cluster_args(p, in_process=True)
+    add_progress_arg(p)
+    add_cluster_args(p, in_process=True)
     p.set_defaults(func=cmd_demo)
 
     _add_tradeoff_parser(sub)
@@ -456,9 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "overlap, micro); default: every group")
     p.set_defaults(func=cmd_warm)
 
-    # batch and results are defined next to their feature (add_parsers(sub, common),
-    # where common(p) adds --scheduler/--workers)
-    batch_cli.add_parsers(sub, _add_cluster_args)
+    batch_cli.add_parsers(sub)  # batch and results are defined next to their feature
     return parser
 
 

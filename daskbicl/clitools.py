@@ -144,6 +144,28 @@ def workers_count(text: str) -> int:
     return positive_int(text)
 
 
+def add_cluster_args(p, default: str = "start a local cluster", in_process: bool = False) -> None:
+    """``--scheduler`` and ``--workers``, the same on every command that computes; ``in_process``: the command can
+    run without a cluster (``--workers 0``, dask's local schedulers)."""
+    p.add_argument("--scheduler", metavar="WHERE",
+                   help="an address (tcp://host:8786) of an existing Dask scheduler, 'local' (start a cluster of "
+                   f"worker processes), 'threads', 'processes' or 'synchronous' (in this process); default: {default}")
+    if in_process:
+        p.add_argument("--workers", type=workers_count, metavar="N",
+                       help="without --scheduler: 0 computes in this process, N >= 1 starts a local cluster of N "
+                            "worker processes; with threads or processes: the size of dask's pool")
+    else:
+        p.add_argument("--workers", type=positive_int, metavar="N",
+                       help="worker processes of a local cluster (default: min(CPUs, 4))")
+
+
+def add_progress_arg(p, what: str = "progress bar") -> None:
+    """``--progress/--no-progress``: ``what`` on stderr, by default when stderr is a terminal
+    (:func:`progress_wanted`)."""
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"{what} on stderr (default: when stderr is a terminal)")
+
+
 def choose_scheduler(scheduler: str | None, workers: int | None = None, default: str = "local") -> str:
     """Where a command computes: an address, ``local``, or one of :data:`LOCAL_SCHEDULERS`.
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 
-from .clitools import EXIT_OK, check_figure_path, cluster, param, positive_int, progress_wanted
+from .clitools import (
+    EXIT_OK,
+    add_cluster_args,
+    add_progress_arg,
+    check_figure_path,
+    cluster,
+    param,
+    positive_int,
+    progress_wanted,
+)
 
-__all__ = ["add_parser", "cmd_explain"]
+__all__ = ["add_parser", "cmd_explain", "print_report"]
 
 FORMATS = ("markdown", "json", "csv")
 
@@ -16,7 +24,6 @@ FORMATS = ("markdown", "json", "csv")
 def cmd_explain(args) -> int:
     """Count once, explain, print the report; write the match matrix with ``--plot``."""
     from .measures.explain import explain
-    from .measures.explain_report import to_csv, to_json, to_markdown
 
     if args.plot:
         check_figure_path("--plot", args.plot)
@@ -25,22 +32,29 @@ def cmd_explain(args) -> int:
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
             ds = explain(args.truth, args.pred, measures=args.measure, share=args.share, threshold=args.threshold,
                          unassigned=args.unassigned, progress=progress_wanted(args), **params)
-    if args.plot:
-        from .plot import plot_match_matrix, save
-
-        save(plot_match_matrix(ds), args.plot)
-    if args.format == "json":
-        print(to_json(ds))
-    elif args.format == "csv":
-        sys.stdout.write(to_csv(ds))
-    else:
-        sys.stdout.write(to_markdown(ds, title=f"daskbicl explain: {args.pred} against {args.truth}",
-                                     worst=args.worst))
+    print_report(ds, args.format, plot=args.plot, title=f"daskbicl explain: {args.pred} against {args.truth}",
+                 worst=args.worst)
     return EXIT_OK
 
 
-def add_parser(sub, cluster_args, unassigned_arg) -> None:
-    """Add ``explain`` to the subcommands (``cluster_args``, ``unassigned_arg``: the options every scoring command has)."""
+def print_report(ds, fmt: str, *, plot: str | None = None, title: str, worst: int = 10) -> None:
+    """The report of an explanation on stdout in ``fmt`` (markdown, json, csv); its match matrix in ``plot``."""
+    from .measures.explain_report import to_csv, to_json, to_markdown
+
+    if plot:
+        from .plot import plot_match_matrix, save
+
+        save(plot_match_matrix(ds), plot)
+    if fmt == "json":
+        print(to_json(ds))
+    elif fmt == "csv":
+        sys.stdout.write(to_csv(ds))
+    else:
+        sys.stdout.write(to_markdown(ds, title=title, worst=worst))
+
+
+def add_parser(sub, unassigned_arg) -> None:
+    """Add ``explain`` to the subcommands (``unassigned_arg``: the option every scoring command has)."""
     from .measures.explain import SHARE, THRESHOLD
 
     p = sub.add_parser("explain", help="which clusters PRED matched, split, merged, missed or made up "
@@ -63,7 +77,7 @@ def add_parser(sub, cluster_args, unassigned_arg) -> None:
     p.add_argument("--worst", type=positive_int, default=10, metavar="N",
                    help="rows of each list in the Markdown report (default 10)")
     p.add_argument("--plot", metavar="FILE", help="write the match matrix ordered by the matching (PNG, SVG, PDF)")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    add_progress_arg(p)
     unassigned_arg(p)
-    cluster_args(p, "threads (this process)", in_process=True)
+    add_cluster_args(p, "threads (this process)", in_process=True)
     p.set_defaults(func=cmd_explain)

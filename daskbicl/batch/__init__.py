@@ -16,13 +16,16 @@ Modules:
   and patterns match;
 * :mod:`~daskbicl.batch.runlog`      -- what each run saw: one run, two runs compared, the latest state;
 * :mod:`~daskbicl.batch.mlflow_export` -- the runs as MLflow runs (``results --to-mlflow``; the ``mlflow`` extra);
-* :mod:`~daskbicl.batch.gates`       -- ``--fail-below``, ``--fail-on-drop``, ``--fail-on-missing`` (exit
-  status 4; a gate that checks nothing: 2);
+* :mod:`~daskbicl.batch.gates`       -- ``--fail-below``, ``--fail-on-drop``, ``--fail-on-significant-drop``,
+  ``--fail-on-missing`` (exit status 4; a gate that checks nothing, or a noise gate without intervals: 2);
+* :mod:`~daskbicl.batch.explain_pair` -- ``results --explain PAIR``: ``daskbicl.explain`` of a recorded pair;
+* :mod:`~daskbicl.batch.params`      -- the parameters recorded with a score (``params`` column);
 * :mod:`~daskbicl.batch.runner`      -- survey (fingerprints, kinds), plan (what to score) and
   execute (on a Client);
 * :mod:`~daskbicl.batch.commands`         -- the ``batch`` and ``results`` subcommands.
 """
 
+from .explain_pair import ExplainPairError, explain_results
 from .fingerprint import StoreInfo, fingerprint, fingerprint_stores
 from .history_plot import plot_results
 from .manifest import Manifest, ManifestError, Request, load_manifest, parse_manifest
@@ -44,6 +47,8 @@ __all__ = [
     "ResultsFileError",
     "StoreInfo",
     "execute",
+    "explain_results",
+    "ExplainPairError",
     "export_mlflow",
     "MlflowExport",
     "MlflowExportError",

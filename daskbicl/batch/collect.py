@@ -134,7 +134,8 @@ class State:
         else:
             names = [m for r, _, failed, _, _ in problems for m in (failed if failed is not None else r.measures)]
             measures = ",".join(dict.fromkeys(names))
-        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned, r.ci)) for r in requests))
+        params = list(dict.fromkeys(params_key(stored_params(dict(r.params), r.unassigned, r.ci, r.ci_method))
+                                    for r in requests))
         params_text = params[0] if len(params) == 1 else "[" + ",".join(params) + "]"
         statuses = {p[3] for p in problems}
         if all(unanswered(p[1]) for p in problems):
@@ -204,7 +205,7 @@ def _finish(state: State, sub: Submitted, tables: dict) -> None:
             if request.ci is not None and values:  # the manifest's ci: intervals from the same tables
                 done = tuple(m for m in usable if m.name in values)
                 values = with_intervals(dataclasses.replace(plan, measures=done), mine, values, ci=request.ci,
-                                        replicates=REPLICATES.default, seed=SEED.default)
+                                        replicates=REPLICATES.default, seed=SEED.default, method=request.ci_method)
         except Exception as exc:
             values, failed = {}, [(tuple(m.name for m in usable), reason_of(exc))]
         for reason, names in by_reason.items():
@@ -212,10 +213,12 @@ def _finish(state: State, sub: Submitted, tables: dict) -> None:
         version = {m.name: m.version for m in plan.measures}
         for names, reason in failed:
             whole = set(names) == {m.name for m in plan.measures}
-            keys = [(n, params_key(stored_params(plan.params[n], request.unassigned, request.ci))) for n in names]
+            keys = [(n, params_key(stored_params(plan.params[n], request.unassigned, request.ci, request.ci_method)))
+                    for n in names]
             state.fail(job, request, reason, None if whole else names, keys=keys)
         for name, value in values.items():
-            key = params_key(stored_params(plan.params[name], request.unassigned, request.ci))
+            key = params_key(stored_params(plan.params[name], request.unassigned, request.ci,
+                                                request.ci_method))
             rows.extend((m, key, v, version[name]) for m, v in flatten(name, value))
     state.commit(job, rows)
     state.settle(job)

@@ -10,14 +10,13 @@ cannot be used (unwritable, corrupt, disk full, another program's): the
 message names the manifest line or the file; 3 retry later: the cluster
 failed (the scheduler unreachable or lost, no worker) or another batch
 holds the results file; 4 a gate failed (``--fail-below``,
-``--fail-on-drop``, ``--fail-on-missing``; the offending pairs are
+``--fail-on-drop``, ``--fail-on-significant-drop``, ``--fail-on-missing``; the offending pairs are
 printed), after everything was scored and recorded.  4 wins over 1.  The
 results file is opened and locked before any cluster is started.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import io
@@ -27,6 +26,8 @@ import os
 import sys
 
 from ..clitools import (
+    add_cluster_args,
+    add_progress_arg,
     add_storage_option,
     check_figure_path,
     cluster,
@@ -39,7 +40,7 @@ from ..locations import redact, redact_text
 
 __all__ = ["add_parsers", "cmd_batch", "cmd_results"]
 
-FORMATS = ("table", "csv", "json", "parquet", "metrics")
+FORMATS = ("table", "csv", "json", "parquet", "metrics", "markdown")
 EXIT_GATE = 4
 _TABLE_SCORES = ("truth", "pred", "measure", "params", "value", "scored_at")
 _TABLE_FAILURES = ("truth", "pred", "measures", "reason", "failed_at")
@@ -145,7 +146,8 @@ def _gates(args) -> list:
     from .gates import parse_gate
 
     return ([parse_gate(t, "below") for t in args.fail_below or ()]
-            + [parse_gate(t, "drop") for t in args.fail_on_drop or ()])
+            + [parse_gate(t, "drop") for t in args.fail_on_drop or ()]
+            + [parse_gate(t, "noise") for t in args.fail_on_significant_drop or ()])
 
 
 def _report_gates(db, run_id: str, gates: list, *, missing: bool = False, filters: dict | None = None) -> bool:
@@ -153,7 +155,10 @@ def _report_gates(db, run_id: str, gates: list, *, missing: bool = False, filter
     pair on stderr.  True when a gate failed."""
     from .gates import check_gates, check_missing
 
-    failed = check_gates(db, run_id, gates, **(filters or {}))
+    notes: list[str] = []
+    failed = check_gates(db, run_id, gates, notes=notes, **(filters or {}))
+    for line in notes:
+        print(f"daskbicl: note: {line}", file=sys.stderr)
     if missing:
         failed += check_missing(db, run_id, **(filters or {}))
     for line in failed:
@@ -167,6 +172,8 @@ def _report_gates(db, run_id: str, gates: list, *, missing: bool = False, filter
 def _cell(value) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):  # --diff's beyond_noise
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.6f}" if math.isfinite(value) else str(value)
     return str(value)
@@ -244,7 +251,8 @@ _TABLE = {
     "failures": _TABLE_FAILURES,
     "latest": ("truth_name", "pred_name", "measure", "params", "value", "status", "last_run"),
     "run": ("truth_name", "pred_name", "measure", "params", "status", "value"),
-    "diff": ("truth_name", "pred_name", "measure", "params", "before", "after", "change", "status_after"),
+    "diff": ("truth_name", "pred_name", "measure", "params", "before", "after", "change", "beyond_noise",
+             "status_after"),
     "runs": ("run_id", "started_at", "finished_at", "status", "pairs", "scored", "skipped", "failed", "missing",
              "gone", "tags", "git_commit"),
 }
@@ -377,6 +385,11 @@ def _render(rows: list[dict], columns, args, view: str) -> str:
 def cmd_results(args) -> int:
     from .results import ResultsDB
 
+    if args.explain is not None:
+        return _explain(args)
+    if args.format == "markdown":
+        raise InputError("--format markdown is the report of --explain PAIR; the tables are table, csv, json, "
+                         "parquet or metrics")
     if args.plot is not None:
         return _plot_results(args)
     if args.to_mlflow is not None:
@@ -416,6 +429,48 @@ def cmd_results(args) -> int:
     return EXIT_GATE if gate_failed else 0
 
 
+def _explain(args) -> int:
+    """``results FILE --explain PAIR``: the report of ``daskbicl explain`` for the pair, re-counted from its stores
+    as the batch recorded them (:mod:`~daskbicl.batch.explain_pair`)."""
+    from ..explain_command import print_report
+    from .explain_pair import explain_pair, find_pair
+    from .results import ResultsDB
+
+    other = [flag for flag, given in (
+        ("--latest", args.latest), ("--diff", args.diff is not None), ("--runs", args.runs),
+        ("--failures", args.failures), ("--wide", args.wide), ("--output", args.output),
+        ("--measure", args.measure), ("--pred", args.pred), ("--changed", args.changed),
+        ("--fail-below", args.fail_below), ("--fail-on-drop", args.fail_on_drop),
+        ("--fail-on-significant-drop", args.fail_on_significant_drop), ("--fail-on-missing", args.fail_on_missing),
+        ("--to-mlflow", args.to_mlflow is not None),
+    ) if given]
+    if other:
+        raise InputError(f"--explain PAIR prints one pair's report (the pair by its pred, --truth and --run to "
+                         f"choose among several); it does not take {', '.join(other)}")
+    if args.format not in ("table", "markdown", "json", "csv"):
+        raise InputError(f"--explain prints markdown (the default), json or csv, not {args.format}")
+    if args.plot == "":
+        raise InputError("--explain --plot needs a file: --plot FILE (.png, .svg or .pdf)")
+    if args.plot:
+        check_figure_path("--plot", args.plot)
+    with ResultsDB(args.file, create=False) as db:
+        from .runlog import resolve_run
+
+        run = resolve_run(db, args.run) if args.run else None
+        source = find_pair(db, args.explain, truth=args.truth or (), run=run)
+    if source.dropped:
+        print(f"daskbicl: note: {source.name} was scored with several values of {', '.join(source.dropped)}; the "
+              "report uses the measures' defaults for them", file=sys.stderr)
+    print(redact_text(f"explaining {source.name} as run {source.run_id} scored it"), file=sys.stderr)
+    with cluster(args.scheduler, args.workers, default="threads"):
+        with contextlib.redirect_stdout(sys.stderr):
+            ds = explain_pair(source, storage_options=storage_options_of(args), progress=progress_wanted(args))
+    print_report(ds, "markdown" if args.format == "table" else args.format, plot=args.plot,
+                 title=f"daskbicl explain: pred {source.pred_name} against truth {source.truth_name} "
+                       f"(run {source.run_id})")
+    return 0
+
+
 def _to_mlflow(args) -> int:
     """``results FILE --to-mlflow URI [--run ID]``: one MLflow run per batch run, none twice."""
     from .mlflow_export import export_mlflow
@@ -425,7 +480,7 @@ def _to_mlflow(args) -> int:
         ("--failures", args.failures), ("--wide", args.wide), ("--output", args.output),
         ("--format", args.format != "table"), ("--truth", args.truth), ("--pred", args.pred),
         ("--measure", args.measure), ("--fail-below", args.fail_below), ("--fail-on-drop", args.fail_on_drop),
-        ("--fail-on-missing", args.fail_on_missing), ("--changed", args.changed),
+        ("--fail-on-significant-drop", args.fail_on_significant_drop), ("--fail-on-missing", args.fail_on_missing), ("--changed", args.changed),
     ) if given]
     if other:
         raise InputError(f"--to-mlflow exports whole batch runs (all of them, or --run ID); it does not take "
@@ -469,11 +524,15 @@ def _gate_options(p) -> None:
     p.add_argument("--fail-on-drop", action="append", metavar="MEASURE=DELTA",
                    help="exit 4 when a pair's MEASURE is worse than its previous value by more than DELTA "
                    "(repeatable)")
+    p.add_argument("--fail-on-significant-drop", action="append", metavar="MEASURE",
+                   help="exit 4 when a pair's MEASURE is worse than its previous value and the two runs' "
+                   "intervals (value ± half-width, the manifest's ci) do not overlap; a value without an "
+                   "interval is an error, exit 2 (repeatable)")
     p.add_argument("--fail-on-missing", action="store_true",
                    help="exit 4 when a pair of the run is missing (a store that disappeared, the run it goes)")
 
 
-def add_parsers(sub, common) -> None:
+def add_parsers(sub) -> None:
     """Add ``batch`` and ``results`` to the ``daskbicl`` subcommands."""
     p = sub.add_parser(
         "batch",
@@ -483,7 +542,7 @@ def add_parsers(sub, common) -> None:
         "(recorded with their reason), 2 fix something: bad manifest or usage, or the results file cannot be "
         "used (unwritable, corrupt, full disk), 3 retry later: the cluster failed (scheduler unreachable or "
         "lost, no workers) or another batch holds the results file, 4 a gate failed (--fail-below, "
-        "--fail-on-drop).",
+        "--fail-on-drop, --fail-on-significant-drop, --fail-on-missing).",
     )
     p.add_argument("manifest", help="TOML manifest (see examples/batch/manifest.toml)")
     p.add_argument("--results", metavar="FILE",
@@ -493,8 +552,7 @@ def add_parsers(sub, common) -> None:
                    help="print what would be scored, skipped or fail, compute and write nothing; "
                    "exit 1 when some pair would fail")
     p.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar (pairs and tasks done) on stderr (default: when stderr is a terminal)")
+    add_progress_arg(p, "progress bar (pairs and tasks done)")
     p.add_argument("--tag", action="append", metavar="KEY=VALUE",
                    help="a tag recorded with this run (over the manifest's [run] table; repeatable)")
     p.add_argument("--warm", action="store_true",
@@ -502,7 +560,7 @@ def add_parsers(sub, common) -> None:
                    "the cluster); without it, workers that compile say so on stderr")
     _gate_options(p)
     add_storage_option(p)
-    common(p)
+    add_cluster_args(p)
     p.set_defaults(func=cmd_batch)
 
     p = sub.add_parser("results", help="export the scores recorded by 'daskbicl batch'")
@@ -543,5 +601,13 @@ def add_parsers(sub, common) -> None:
                    help="the MLflow experiment of --to-mlflow (default: daskbicl; created when missing)")
     p.add_argument("--plot", metavar="FILE", nargs="?", const="",
                    help="draw each measure of each pred across runs in FILE, or in -o FILE (PNG, SVG or PDF by "
-                   "suffix), instead of a table")
+                   "suffix), instead of a table; with --explain: the pair's match matrix, as 'daskbicl explain "
+                   "--plot'")
+    p.add_argument("--explain", metavar="PAIR",
+                   help="the report of 'daskbicl explain' (--format markdown, the default, json or csv) for the "
+                   "pair whose pred PAIR names (manifest name, folder name or path, as --pred; --truth and --run "
+                   "to choose), re-counted from its stores as the batch recorded them; a store gone or changed "
+                   "since is an error")
+    add_progress_arg(p)
+    add_cluster_args(p, "threads (this process; --explain only)", in_process=True)
     p.set_defaults(func=cmd_results)

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import fnmatch
 import glob
-import json
 import os
 from dataclasses import InitVar, dataclass, field
 
@@ -61,8 +60,10 @@ from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
 from ..locations import redact
 from ..measures import check_level, check_options, check_params, get, select_measures
+from ..measures.bootstrap import check_method
 from .pairing import FIELD as _FIELD
 from .pairing import MATCHES, capture, paired
+from .params import params_key, stored_params
 
 try:  # Python >= 3.11
     import tomllib
@@ -72,7 +73,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 __all__ = ["Manifest", "ManifestError", "Request", "load_manifest", "parse_manifest", "params_key", "stored_params"]
 
 TOP_KEYS = ("results", "storage_options", "unassigned", "truth", "pred", "pairs", "run")
-PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned", "match", "ci")
+PAIR_KEYS = ("truth", "pred", "measures", "params", "unassigned", "match", "ci", "ci_method")
 
 _MAGIC = set("*?[")
 
@@ -82,41 +83,6 @@ class ManifestError(DaskbiclError, ValueError):
 
     def shell_message(self) -> str:
         return str(self)  # one line per problem, each naming its manifest line
-
-
-def params_key(params: dict) -> str:
-    """Canonical text of a measure's parameters (the ``params`` column of the results).
-
-    Numbers are floats (``beta = 1`` and ``beta = 1.0`` are one parameter
-    set), booleans stay booleans, keys are sorted.
-
-    >>> params_key({"beta": 2, "clip": False})
-    '{"beta":2.0,"clip":false}'
-    """
-    return json.dumps({k: _canonical(v) for k, v in params.items()}, sort_keys=True, separators=(",", ":"))
-
-
-def _canonical(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return value
-    return float(value)
-
-
-def stored_params(params: dict, unassigned: str, ci: float | None = None) -> dict:
-    """The parameters recorded with a score: the measure's, the unassigned policy when not the default, the ``ci``.
-
-    The policy changes the score of labels with unassigned entries, so it is
-    part of the ``params`` column (and of the key that says a score exists);
-    rows scored with the default policy read as they did before the policy
-    existed.
-
-    >>> stored_params({"beta": 1.0}, "cluster")
-    {'beta': 1.0, 'unassigned': 'cluster'}
-    >>> stored_params({"beta": 1.0}, "error")
-    {'beta': 1.0}
-    """
-    out = dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
-    return out if ci is None else {**out, "ci": float(ci)}  # a row with an interval is not one without
 
 
 @dataclass(frozen=True)
@@ -129,6 +95,7 @@ class Request:
     unassigned: str = DEFAULT_POLICY
     checked: InitVar[bool] = False
     ci: float | None = None  # the manifest's ci: the level of the bootstrap intervals (bootstrap.check_level)
+    ci_method: str = "percentile"  # the manifest's ci_method: how the interval is read from the replicates
 
     def __post_init__(self, checked: bool = False):
         """Parameters and policy in their canonical form (``"PRINTED"`` is ``"printed"``, ``"0.5"`` is 0.5).
@@ -152,6 +119,7 @@ class Request:
         object.__setattr__(self, "params", params)
         try:
             object.__setattr__(self, "unassigned", check_options(unassigned=self.unassigned)["unassigned"])
+            object.__setattr__(self, "ci_method", check_method(self.ci_method))
         except DaskbiclError:
             pass
 
@@ -163,7 +131,8 @@ class Request:
         """
         selected = select_measures(list(self.measures) if self.measures else None, kind_truth, kind_pred)
         given = dict(self.params)
-        return [(m, stored_params(m.validate_params(given), self.unassigned, self.ci)) for m in selected]
+        return [(m, stored_params(m.validate_params(given), self.unassigned, self.ci, self.ci_method))
+                for m in selected]
 
 
 @dataclass
@@ -478,7 +447,12 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         ok = False
     policy = _check_policy(entry.get("unassigned"), path + ("unassigned",), check)
     ci = _check_policy(entry.get("ci"), path + ("ci",), check, check_level)
-    if ("unassigned" in entry and policy is None) or ("ci" in entry and ci is None):
+    method = _check_policy(entry.get("ci_method"), path + ("ci_method",), check, check_method)
+    if "ci_method" in entry and method is not None and "ci" not in entry:
+        check.error(path + ("ci_method",), "ci_method says how the bootstrap interval of ci is read: set ci "
+                    "(e.g. ci = 0.95) in the same table")
+        method = None
+    if any(k in entry and v is None for k, v in (("unassigned", policy), ("ci", ci), ("ci_method", method))):
         ok = False
     params = _check_params(entry, path, measures, check) if ok else None
     if not ok or params is None:
@@ -487,7 +461,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         tuple(measures) if measures else None,
         tuple(sorted(params.items())),
         check.locator.line(path),
-        policy or default_policy, ci=ci,
+        policy or default_policy, ci=ci, ci_method=method or "percentile",
         checked=True,  # each parameter was checked (and made canonical) once, by _check_params
     )
     return chosen["truth"], chosen["pred"], request, match

@@ -35,31 +35,34 @@ from __future__ import annotations
 from ..errors import DaskbiclError
 from .results import ResultsDB, matches, measure_matches
 
-__all__ = ["STANDS_ON", "RUN_ROW", "DIFF_ROW", "LATEST_ROW", "resolve_run", "last_runs", "run_rows", "diff_rows", "latest_rows"]
+__all__ = ["STANDS_ON", "noise", "beyond_noise", "RUN_ROW", "DIFF_ROW", "LATEST_ROW", "resolve_run", "last_runs", "run_rows", "diff_rows", "latest_rows"]
 
 #: Columns of :func:`run_rows`.
 RUN_ROW = ("run_id", "truth_name", "pred_name", "measure", "params", "status", "value", "measure_version",
            "truth", "pred", "truth_fp", "pred_fp", "scored_at", "reason")
 #: Columns of :func:`diff_rows`.
-DIFF_ROW = ("truth_name", "pred_name", "measure", "params", "before", "after", "change", "status_before",
-            "status_after")
+DIFF_ROW = ("truth_name", "pred_name", "measure", "params", "before", "after", "change", "noise", "beyond_noise",
+            "status_before", "status_after")
 #: Columns of :func:`latest_rows`.
 LATEST_ROW = ("truth_name", "pred_name", "measure", "params", "value", "status", "last_run", "scored_at",
               "measure_version", "truth", "pred", "truth_fp", "pred_fp", "reason")
 
 _QUERY = """
 SELECT o.run_id, o.truth_name, o.pred_name, o.measure, o.params, o.status, s.value, s.measure_version,
-       o.truth, o.pred, o.truth_fp, o.pred_fp, s.scored_at, o.reason
+       o.truth, o.pred, o.truth_fp, o.pred_fp, s.scored_at, o.reason, s.half_width
 FROM observations o LEFT JOIN scores s ON s.id = o.score_id LEFT JOIN runs r ON r.run_id = o.run_id
 {where}
 ORDER BY r.started_at, o.run_id, o.truth_name, o.pred_name, o.measure, o.params, o.id
 """
 
 
-def _query(db: ResultsDB, where: str = "", args=()) -> list[dict]:
+def _query(db: ResultsDB, where: str = "", args=(), *, half_width: bool = False) -> list[dict]:
+    """The observations (columns :data:`RUN_ROW`; with ``half_width`` also the half-width of the interval of
+    the score each stands on, None for a value without one)."""
     with db._sqlite("read"):
         rows = db.conn.execute(_QUERY.format(where=where), list(args)).fetchall()
-    return [dict(zip(RUN_ROW, r)) for r in rows]
+    columns = RUN_ROW + ("half_width",)
+    return [dict(zip(columns if half_width else RUN_ROW, r)) for r in rows]
 
 
 def _filtered(rows: list[dict], truth=(), pred=(), measure=()) -> list[dict]:
@@ -102,13 +105,14 @@ def last_runs(db: ResultsDB, n: int) -> list[str]:
     return [r[0] for r in reversed(rows)]
 
 
-def run_rows(db: ResultsDB, run_id: str, *, truth=(), pred=(), measure=()) -> list[dict]:
-    """What run ``run_id`` saw of every pair its manifest named (columns :data:`RUN_ROW`).
+def run_rows(db: ResultsDB, run_id: str, *, truth=(), pred=(), measure=(), half_width: bool = False) -> list[dict]:
+    """What run ``run_id`` saw of every pair its manifest named (columns :data:`RUN_ROW`, and ``half_width``
+    with ``half_width``).
 
     ``value`` is the score it stands on (scored or reused), None when the
     pair was missing or failed.
     """
-    return _filtered(_query(db, "WHERE o.run_id = ?", [run_id]), truth, pred, measure)
+    return _filtered(_query(db, "WHERE o.run_id = ?", [run_id], half_width=half_width), truth, pred, measure)
 
 
 #: Statuses whose value a run stands on (compared, checked, exported as a current value).
@@ -117,6 +121,35 @@ STANDS_ON = ("scored", "reused")
 
 def _key(row: dict) -> tuple:
     return row["truth_name"], row["pred_name"], row["measure"], row["params"]
+
+
+def noise(half_width_before: float | None, half_width_after: float | None) -> float | None:
+    """How far two values may lie apart with their intervals still overlapping: the sum of the half-widths
+    (None unless both values have an interval).
+
+    A stored half-width is the larger distance from the value to an end of
+    its interval (:mod:`~daskbicl.batch.results`), so ``value ± half_width``
+    holds the interval and two such spans that do not overlap mean the two
+    intervals do not overlap either.
+    """
+    if half_width_before is None or half_width_after is None:
+        return None
+    return float(half_width_before) + float(half_width_after)
+
+
+def beyond_noise(before: float | None, after: float | None, half_width_before: float | None,
+                 half_width_after: float | None) -> bool | None:
+    """The move from ``before`` to ``after`` is beyond the noise of the items: the two values' intervals
+    (``value ± half_width``) do not overlap, ``|after - before| > half_width_before + half_width_after``.
+    None when a value or an interval is missing.
+
+    >>> beyond_noise(0.63, 0.61, 0.015, 0.012), beyond_noise(0.63, 0.55, 0.015, 0.012)
+    (False, True)
+    """
+    limit = noise(half_width_before, half_width_after)
+    if before is None or after is None or limit is None:
+        return None
+    return abs(after - before) > limit
 
 
 def diff_rows(db: ResultsDB, before: str, after: str, *, truth=(), pred=(), measure=(),
@@ -129,16 +162,27 @@ def diff_rows(db: ResultsDB, before: str, after: str, *, truth=(), pred=(), meas
     why).  ``changed``: only the rows that moved (a change other than 0, or
     another status; scored and reused count as one status there, both being
     a value the run stands on).  Rows are sorted by pair, measure, parameters.
+
+    ``noise`` and ``beyond_noise`` need both values scored with intervals
+    (the manifest's ``ci``; else None): ``noise`` is the sum of the two
+    half-widths, ``beyond_noise`` says whether ``|change|`` exceeds it, that
+    is whether the two runs' intervals do not overlap (:func:`beyond_noise`).
     """
-    a = {_key(r): r for r in run_rows(db, before, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
-    b = {_key(r): r for r in run_rows(db, after, truth=truth, pred=pred, measure=measure) if r["measure"] != "*"}
+    a = {_key(r): r for r in run_rows(db, before, truth=truth, pred=pred, measure=measure, half_width=True)
+         if r["measure"] != "*"}
+    b = {_key(r): r for r in run_rows(db, after, truth=truth, pred=pred, measure=measure, half_width=True)
+         if r["measure"] != "*"}
     out = []
     for key in sorted(set(a) | set(b)):
         x, y = a.get(key, {}), b.get(key, {})
         vx = x.get("value") if x.get("status") in STANDS_ON else None
         vy = y.get("value") if y.get("status") in STANDS_ON else None
+        hx = x.get("half_width") if vx is not None else None
+        hy = y.get("half_width") if vy is not None else None
         row = dict(zip(DIFF_ROW, (*key, vx, vy, None if vx is None or vy is None else vy - vx,
-                                  x.get("status", "absent"), y.get("status", "absent"))))
+                                  noise(hx, hy) if vx is not None and vy is not None else None,
+                                  beyond_noise(vx, vy, hx, hy), x.get("status", "absent"),
+                                  y.get("status", "absent"))))
         same = row["status_before"] == row["status_after"] or (vx is not None and vy is not None)
         if changed and same and (row["change"] == 0 or (vx is None and vy is None)):
             continue
