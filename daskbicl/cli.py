@@ -321,9 +321,9 @@ def _add_score_parser(sub) -> None:
                         "bicluster overlap tables: rows and columns resampled from the counted tables "
                         "(docs/guide/reading-a-score.md)")
     p.add_argument("--replicates", default=999, metavar="N", help="bootstrap replicates of --ci (default 999)")
-    p.add_argument("--ci-method", choices=("percentile", "bc"), default="percentile",
-                   help="interval of --ci from the replicates: percentile (default) or bc, bias-corrected "
-                        "(for biased plug-in measures such as NMI)")
+    p.add_argument("--ci-method", choices=("bc", "percentile"), default="bc",
+                   help="interval of --ci from the replicates: bc, bias-corrected (default; for biased "
+                        "plug-in measures such as NMI and CARI), or percentile")
     add_progress_arg(p)
     _add_unassigned_arg(p)
     add_storage_option(p)

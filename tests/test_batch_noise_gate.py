@@ -195,19 +195,20 @@ def test_a_bad_noise_gate_is_exit_2(given, words, tmp_path):
 def test_manifest_ci_method_is_stored_and_gives_the_python_interval(tmp_path, client):
     truth = _truth(tmp_path)
     _write_preds(tmp_path, truth, 0)
-    manifest = _manifest(tmp_path, ci=0.9, ci_method="BC")
+    manifest = _manifest(tmp_path, ci=0.9, ci_method="Percentile")  # not the default (bc), any case
     run_batch(manifest, client=client)
     with ResultsDB(tmp_path / "scores.sqlite", create=False) as db:
         rows = db.scores()
-    assert len(rows) == 4 and {r["params"].count('"ci_method":"bc"') for r in rows} == {1}
+    assert len(rows) == 4 and {r["params"].count('"ci_method":"percentile"') for r in rows} == {1}
     for r in rows:
-        want = daskbicl.score(tmp_path / "truth.zarr", r["pred"], measures=[r["measure"]], ci=0.9, ci_method="bc")
+        want = daskbicl.score(tmp_path / "truth.zarr", r["pred"], measures=[r["measure"]], ci=0.9,
+                              ci_method="percentile")
         value = want[r["measure"]]
         assert (r["value"], r["half_width"]) == pytest.approx((float(value), value.half_width), rel=1e-12)
-        percentile = daskbicl.score(tmp_path / "truth.zarr", r["pred"], measures=[r["measure"]], ci=0.9)
-        assert percentile[r["measure"]].half_width != pytest.approx(value.half_width, rel=1e-9)  # bc is not it
+        bc = daskbicl.score(tmp_path / "truth.zarr", r["pred"], measures=[r["measure"]], ci=0.9)
+        assert bc[r["measure"]].half_width != pytest.approx(value.half_width, rel=1e-9)  # the default is not it
     code, out, _ = run_cli("results", tmp_path / "scores.sqlite", "--wide", "--format", "csv")
-    assert "cari[ci=0.9,ci_method=bc]" in out.splitlines()[0]
+    assert "cari[ci=0.9,ci_method=percentile]" in out.splitlines()[0]
 
 
 @pytest.mark.parametrize("pair, words", [

@@ -163,7 +163,7 @@ def test_score_gives_seeded_labelled_intervals(kinds):
     plain = daskbicl.score(truth, pred, measures=measures)
     for name in measures:
         value = a[name]
-        assert isinstance(value, Bootstrapped) and value.method == "bootstrap" and value.level == 0.9
+        assert isinstance(value, Bootstrapped) and value.method == "bootstrap-bc" and value.level == 0.9
         assert float(value) == plain[name] and value.samples == 120
         assert value.low <= value.high and (value.low, value.high) == (b[name].low, b[name].high)
     assert any((a[k].low, a[k].high) != (c[k].low, c[k].high) for k in measures)

@@ -121,7 +121,7 @@ def test_intervals_are_seeded_and_labelled():
         assert isinstance(value, Bootstrapped) and isinstance(value, daskbicl.Estimate)
         assert float(value) == plain[name]  # the value itself is the exact one
         assert (value.low, value.high) == (b[name].low, b[name].high)
-        assert value.low <= value.high and value.method == "bootstrap" and value.level == 0.9
+        assert value.low <= value.high and value.method == "bootstrap-bc" and value.level == 0.9  # bc: the default
         assert value.samples == 200 and value.exact
     assert any((a[k].low, a[k].high) != (c[k].low, c[k].high) for k in a)
 
@@ -176,8 +176,8 @@ def test_measures_of_other_passes_are_returned_as_they_are():
 def test_the_bias_corrected_interval_moves_against_the_bias():
     """NMI's plug-in value is biased upwards: its replicates sit above it, and "bc" moves the interval down."""
     truth, pred = _pair(17, n_rows=150, n_cols=40, noise=0.6)
-    plain = daskbicl.score(truth, pred, measures=["nmi_rows", "cari"], ci=0.9, replicates=300)
-    bc = daskbicl.score(truth, pred, measures=["nmi_rows", "cari"], ci=0.9, replicates=300, ci_method="bc")
+    plain = daskbicl.score(truth, pred, measures=["nmi_rows", "cari"], ci=0.9, replicates=300, ci_method="percentile")
+    bc = daskbicl.score(truth, pred, measures=["nmi_rows", "cari"], ci=0.9, replicates=300)  # bc: the default
     assert bc["nmi_rows"].method == "bootstrap-bc" and plain["nmi_rows"].method == "bootstrap"
     assert float(bc["nmi_rows"]) == float(plain["nmi_rows"])
     assert bc["nmi_rows"].low < plain["nmi_rows"].low and bc["nmi_rows"].high < plain["nmi_rows"].high
@@ -217,7 +217,7 @@ def test_the_command_line_prints_the_intervals(tmp_path):
     expected = daskbicl.score(truth, pred, measures=["cari", "nce"], ci=0.9, replicates=150)
     assert json.loads(out) == {k: v.as_dict() for k, v in expected.items()}
     code, out, err = run("--ci", "0.9", "--replicates", "150", "--measure", "cari")
-    assert code == 0 and str(expected["cari"]) in out and "0.9 bootstrap interval" in out
+    assert code == 0 and str(expected["cari"]) in out and "0.9 bias-corrected bootstrap interval" in out
     code, out, err = run("--ci", "2")
     assert code == 2 and "ci" in err and "Traceback" not in err
     code, out, err = run("--ci", "0.9", "--null", "5")

@@ -95,7 +95,7 @@ class Request:
     unassigned: str = DEFAULT_POLICY
     checked: InitVar[bool] = False
     ci: float | None = None  # the manifest's ci: the level of the bootstrap intervals (bootstrap.check_level)
-    ci_method: str = "percentile"  # the manifest's ci_method: how the interval is read from the replicates
+    ci_method: str = "bc"  # the manifest's ci_method: how the interval is read from the replicates
 
     def __post_init__(self, checked: bool = False):
         """Parameters and policy in their canonical form (``"PRINTED"`` is ``"printed"``, ``"0.5"`` is 0.5).
@@ -461,7 +461,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
         tuple(measures) if measures else None,
         tuple(sorted(params.items())),
         check.locator.line(path),
-        policy or default_policy, ci=ci, ci_method=method or "percentile",
+        policy or default_policy, ci=ci, ci_method=method or "bc",
         checked=True,  # each parameter was checked (and made canonical) once, by _check_params
     )
     return chosen["truth"], chosen["pred"], request, match

@@ -27,9 +27,9 @@ def _canonical(value):
     return float(value)
 
 
-def stored_params(params: dict, unassigned: str, ci: float | None = None, ci_method: str = "percentile") -> dict:
+def stored_params(params: dict, unassigned: str, ci: float | None = None, ci_method: str = "bc") -> dict:
     """The parameters recorded with a score: the measure's, the unassigned policy when not the default, the ``ci``
-    and, for an interval read other than by percentiles, its ``ci_method``.
+    and, for an interval read other than the default way (``"bc"``), its ``ci_method``.
 
     The policy changes the score of labels with unassigned entries, so it is
     part of the ``params`` column (and of the key that says a score exists);
@@ -40,14 +40,16 @@ def stored_params(params: dict, unassigned: str, ci: float | None = None, ci_met
     {'beta': 1.0, 'unassigned': 'cluster'}
     >>> stored_params({"beta": 1.0}, "error")
     {'beta': 1.0}
-    >>> stored_params({}, "error", 0.95, "bc")
-    {'ci': 0.95, 'ci_method': 'bc'}
+    >>> stored_params({}, "error", 0.95)
+    {'ci': 0.95}
+    >>> stored_params({}, "error", 0.95, "percentile")
+    {'ci': 0.95, 'ci_method': 'percentile'}
 
-    A row with ``ci`` and no ``ci_method`` holds a percentile interval (the
-    default), as rows scored before ``ci_method`` existed do.
+    A row with ``ci`` and no ``ci_method`` holds a bias-corrected interval
+    (the default).
     """
     out = dict(params) if unassigned == DEFAULT_POLICY else {**params, "unassigned": unassigned}
     if ci is None:
         return out
     out = {**out, "ci": float(ci)}  # a row with an interval is not one without
-    return out if ci_method == "percentile" else {**out, "ci_method": ci_method}  # nor one read otherwise
+    return out if ci_method == "bc" else {**out, "ci_method": ci_method}  # nor one read otherwise
