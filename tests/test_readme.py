@@ -13,7 +13,9 @@ is extracted, whatever the files say today:
 Each page runs in its own temporary folder in which small data is made first:
 ``truth.zarr`` and ``pred.zarr`` (a 200 x 50 co-clustering and a noisy copy).
 Blocks of a page run in order in that folder, so a command may use what an
-earlier one wrote.
+earlier one wrote; when the suite runs on several processes (pytest-xdist)
+and a page's earlier blocks ran in another one, they are run again here
+first.
 """
 
 from __future__ import annotations
@@ -96,6 +98,12 @@ CASES = [
 ]
 _FOLDERS: dict[Path, Path] = {}
 _NAMESPACES: dict[Path, dict] = {}
+#: Each page's blocks in order (line, language, code, known broken): a block may use what an earlier one made.
+_PAGE_BLOCKS: dict[Path, list[tuple[int, str, str, bool]]] = {}
+for _case in CASES:
+    _PAGE_BLOCKS.setdefault(_case.values[0], []).append((*_case.values[1:], bool(_case.marks)))
+#: How many of a page's blocks this test process has run (pytest-xdist may run a page's blocks in two).
+_DONE: dict[Path, int] = {}
 
 
 def _folder(page: Path, factory) -> Path:
@@ -170,14 +178,24 @@ def _run_python(code: str, namespace: dict, name: str, address: str) -> None:
 def test_example_runs_as_printed(page, line, lang, code, tmp_path_factory, monkeypatch, local_cluster):
     folder = _folder(page, tmp_path_factory)
     monkeypatch.chdir(folder)
+    blocks = _PAGE_BLOCKS[page]
+    index = [block[0] for block in blocks].index(line)
+    for earlier, earlier_lang, earlier_code, broken in blocks[_DONE.get(page, 0):index]:
+        if not broken:  # it ran in the other test process: what it made is not here, so run it here first
+            _run_block(page, earlier, earlier_lang, earlier_code, folder, local_cluster.scheduler_address)
+    _DONE[page] = max(_DONE.get(page, 0), index + 1)
+    _run_block(page, line, lang, code, folder, local_cluster.scheduler_address)
+
+
+def _run_block(page: Path, line: int, lang: str, code: str, folder: Path, address: str) -> None:
     if lang in SHELL:
-        _run_shell(code, folder, local_cluster.scheduler_address)
-    else:
-        namespace = _NAMESPACES.setdefault(page, {"__name__": "__readme__"})
-        try:
-            _run_python(code, namespace, f"{page.relative_to(ROOT)}:{line}", local_cluster.scheduler_address)
-        finally:
-            _close_clients(namespace)
+        _run_shell(code, folder, address)
+        return
+    namespace = _NAMESPACES.setdefault(page, {"__name__": "__readme__"})
+    try:
+        _run_python(code, namespace, f"{page.relative_to(ROOT)}:{line}", address)
+    finally:
+        _close_clients(namespace)
 
 
 def test_every_page_with_examples_is_collected():
