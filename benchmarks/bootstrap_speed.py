@@ -42,7 +42,7 @@ def _timed(func, *args, **kwargs) -> tuple[float, float]:
 
 
 def coclustering_cost(args) -> list[dict]:
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(1 if not args.draw else [1, args.draw])
     (tr, pr), (tc, pc) = (noisy_labels(rng, args.items, args.clusters, 0.1) for _ in range(2))
     tables = daskbicl.contingency((tr, tc), (pr, pc))
     out = []
@@ -57,7 +57,7 @@ def coclustering_cost(args) -> list[dict]:
 
 
 def bicluster_cost(args) -> list[dict]:
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(2 if not args.draw else [2, args.draw])
     k, n_rows, n_cols = args.biclusters, args.bicluster_rows, args.bicluster_cols
     t_rows, t_cols = rng.random((k, n_rows)) < args.density, rng.random((k, n_cols)) < args.density
 
@@ -87,6 +87,8 @@ def main(argv=None) -> None:
     p.add_argument("--bicluster-cols", type=int, default=2000)
     p.add_argument("--density", type=float, default=0.02)
     p.add_argument("--quick", action="store_true", help="tiny sizes, 49 replicates")
+    p.add_argument("--draw", type=int, default=0,
+                   help="another random draw of the same shapes (0: the recorded one), to check a number is not the seed's")
     args = p.parse_args(argv)
     if args.quick:
         args.replicates, args.items, args.clusters = 49, 2000, 50

@@ -54,6 +54,18 @@ def chunk_objects(fs, remote: str) -> int:
     return sum(1 for key in fs.find(remote) if CHUNK_KEY.search("/" + key))
 
 
+def transfer_floor(fs, bucket: str, repeat: int) -> tuple[float, int]:
+    """Seconds (median of ``repeat``) for s3fs to fetch every object of the two stores at once, no decoding:
+    what the server itself costs to hand over the bytes a score reads, and their size."""
+    objects = [path for name in ("truth.zarr", "pred.zarr") for path in fs.find(f"{bucket}/{name}")]
+    seconds = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        got = fs.cat(objects)
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds), sum(len(v) for v in got.values())
+
+
 def score_rows(server, fs, bucket: str, work: Path, rows: int, repeat: int) -> list[dict]:
     import daskbicl
 
@@ -85,7 +97,10 @@ def score_rows(server, fs, bucket: str, work: Path, rows: int, repeat: int) -> l
     chunks = sum(chunk_objects(fs, f"{bucket}/{name}") for name in ("truth.zarr", "pred.zarr"))
     gets = chunk_gets(requests)
     local_s, s3_s = statistics.median(times["local"]), statistics.median(times["s3"])
+    floor_s, size = transfer_floor(fs, bucket, repeat)
     return [
+        dict(step=f"fetch every object of both stores, s3:// ({size / 2**20:.1f} MiB, one concurrent cat)",
+             seconds=f"{floor_s:.2f}", ratio=f"{floor_s / local_s:.2f}x"),
         dict(step=f"score {rows:.0e} labels/axis, local", seconds=f"{local_s:.2f}", peak_mb=f"{peaks['local']:.0f}"),
         dict(step=f"score {rows:.0e} labels/axis, s3://", seconds=f"{s3_s:.2f}", peak_mb=f"{peaks['s3']:.0f}",
              ratio=f"{s3_s / local_s:.2f}x", requests=len(requests), chunk_gets=sum(gets.values()),
