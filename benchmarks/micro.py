@@ -616,16 +616,9 @@ def run_walk(quick: bool, ref: str) -> int:
     def walk(mod, store):
         lo = np.zeros((kt + 1, ne - kt + 1), np.uint64)
         hi = lo.copy()
-        if hasattr(mod, "enumerate_family"):  # before the walk was two kernels (issue 38)
-            out = mod.enumerate_family(*inputs, ne, kt, 0, 0, 0, -1, store, 10**8, 16, rnd, lo, hi,
-                                       0 if store else 64, binom, np.zeros(2, np.int64))
-            return [out[1], lo.tolist(), hi.tolist(), *(x.tolist() for x in out[3:])] if store else \
-                [out[1], lo.tolist(), hi.tolist()]
-        args = (mod.Lists(*inputs), mod.Start(ne, kt), mod.Moments(lo, hi))
-        if not store:
-            return [mod.walk_moments(*args, 64, binom).n_nodes, lo.tolist(), hi.tolist()]
-        fam = mod.walk_nodes(*args, 10**8, 16, rnd)
-        return [fam.n_nodes, lo.tolist(), hi.tolist(), *(x.tolist() for x in fam[3:])]
+        out = mod.enumerate_family(*inputs, ne, kt, 0, 0, 0, -1, store, 10**8, 16, rnd, lo, hi,
+                                   0 if store else 64, binom, np.zeros(2, np.int64))
+        return [out[1], lo.tolist(), hi.tolist(), *(x.tolist() for x in out[3:])]
 
     def profile(mod):
         return [x.tolist() for x in mod.profile_family(inputs[0], inputs[1], inputs[3], inputs[4], ne, 64, 3, 5,

@@ -63,7 +63,6 @@ def _both_exact_methods(rng) -> None:
         micro_ce(tables)
         rnia(tables)
         mocice_bcubed(MicroTables(rows, cols, method=method, exact=True))  # the rational path's kernels
-    micro_ce(MicroTables(rows, cols, method="family", coverage_by="family"))  # the coverage walk (walk_moments)
 
 
 def _overlap() -> None:

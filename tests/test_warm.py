@@ -34,8 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STRINGS = "the string-label hash table"
 MICRO = "the micro-object kernels"
 #: Kernels called from Python by a score (the others are called by these).
-ENTRIES = [("daskbicl.kernels.micro.family_walk", "walk_moments"), ("daskbicl.kernels.micro.family_walk", "walk_nodes"),
-           ("daskbicl.kernels.micro.family_leaf", "leaf_bcubed"),
+ENTRIES = [("daskbicl.kernels.micro.family_walk", "enumerate_family"), ("daskbicl.kernels.micro.family_leaf", "leaf_bcubed"),
            ("daskbicl.kernels.coclustering.string_codes", "_code_rows"),
            ("daskbicl.kernels.coclustering.string_codes", "_code_pairs"),
            ("daskbicl.kernels.coclustering.string_codes", "_rehash"),

@@ -1,6 +1,6 @@
 """How big is each part of the family?  Sampling its search tree (compiled with numba).
 
-The depth-first walk of :func:`~daskbicl.kernels.micro.family_walk.walk_nodes`
+The depth-first walk of :func:`~daskbicl.kernels.micro.family_walk.enumerate_family`
 is a tree whose size is only known once walked.  :func:`profile_family`
 estimates it by sampling, as Knuth (1975, "Estimating the efficiency of
 backtrack programs") and Chen (1992, "Heuristic sampling") do: the first two
@@ -252,7 +252,7 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
         clo_, chi = lv1[5][t], lv1[5][t + 1]
         nk2, dl = _split(r_ptr, r_el, lv1[0], lv1[1], rlo, rhi, c_ptr, c_el, lv1[2], lv1[3], clo_, chi, 0, n_elem,
                          flag, cr, cc, touched, kids, slot, lv2[0], lv2[1], lv2[2], lv2[3], lv2[4], lv2[5])
-        # the part's root {e} is always delivered (as walk_moments does)
+        # the part's root {e} is always delivered (as enumerate_family does)
         sub[0, e] += 1.0
         sub[3, e] += 1.0
         sub[1, e] += dl

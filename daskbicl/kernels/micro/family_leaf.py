@@ -1,6 +1,6 @@
 """MOCICE-BCubed on one part of the family: transforms over the stored nodes (compiled with numba).
 
-A *leaf* is a required set B of biclusters.  :func:`~daskbicl.kernels.micro.family_walk.walk_nodes`
+A *leaf* is a required set B of biclusters.  :func:`~daskbicl.kernels.micro.family_walk.enumerate_family`
 stores every superset W of B with N(W) > 0 (the nodes, in depth-first
 preorder, keyed by the additive hash of W \\ B); this module then runs, over
 those nodes only:
@@ -262,7 +262,7 @@ def leaf_bcubed(elem, parent, end, ncell, dptr, down, n_elem, n_truth, base, jac
     ----------
     elem, parent, end, ncell, dptr, down
         The leaf's stored nodes and their links to the sets one member
-        smaller (:func:`~daskbicl.kernels.micro.family_walk.walk_nodes`).
+        smaller (:func:`~daskbicl.kernels.micro.family_walk.enumerate_family`).
     base : int array
         The elements of B, ascending.
     jac : float64 array (L, K)

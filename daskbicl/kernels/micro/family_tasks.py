@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -97,22 +97,23 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
     ``budget`` sets.
     """
     from .family_leaf import build_table, union_table
-    from .family_walk import Lists, Moments, Start, walk_nodes
+    from .family_walk import STATUS_FULL, enumerate_family
 
-    sub = Lists(*one_side(rows, side), *one_side(cols, side))
+    inputs = (*one_side(rows, side), *one_side(cols, side))
     k, n = rows.n_truth, rows.n_elem
     lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
     for attempt in range(8):
         words = _words((seed, attempt, side == "pred"))[:max(n, 1)]
-        fam = walk_nodes(sub, Start(n, k), Moments(lo, lo.copy()), budget, 1 << 16, words)
-        if fam.full:
-            raise budget_error((), fam.n_nodes, budget)
-        n_nodes, key, ncell, dptr = fam.n_nodes, fam.key, fam.cells, fam.dptr
+        out = cast(Any, enumerate_family)(*inputs, n, k, 0, 0, 0, -1, True, budget, 1 << 16, words, lo,
+                                          lo.copy(), 0, _BINOM, np.zeros(2, np.int64))
+        status, n_nodes, _, elem, parent, end, ncell, key, dptr, down = out
+        if status == STATUS_FULL:
+            raise budget_error((), n_nodes, budget)
         if n_nodes == 0:
             return words, np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
         if build_table(key)[0][0] == -2:  # two sets with one hash: new words
             continue
-        union = union_table(fam.elem, fam.parent, fam.end, ncell, dptr, fam.down, n)
+        union = union_table(elem, parent, end, ncell, dptr, down, n)
         sign = np.where(np.diff(dptr) % 2 == 1, 1, -1)
         total = int(np.sum(ncell[1:].astype(object) * sign[1:]))
         return words, key, union, total
@@ -231,7 +232,7 @@ def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
 def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exact: bool, budget: int,
               seed: int, acc: dict[str, Any]) -> None:
     from .family_leaf import leaf_bcubed
-    from .family_walk import Lists, Moments, Start, walk_moments, walk_nodes
+    from .family_walk import STATUS_FULL, enumerate_family
 
     k, n = rows.n_truth, rows.n_elem
     req = part.required
@@ -243,16 +244,12 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     size = len(req) + longest + 1
     lo = np.zeros((min(k + 1, size), min(rows.n_pred + 1, size)), np.uint64)
     hi = np.zeros_like(lo)
-    start = Start(n, k, bt, bp, int(part.min_elem), int(req[-1]))
-    if part.closure:
-        hint = int(min(budget, 1.2 * part.nodes + 1024))
-        fam = walk_nodes(Lists(*inputs), start, Moments(lo, hi), budget, hint, _NO_WORDS)
-        n_nodes, deliveries, full = fam.n_nodes, fam.deliveries, fam.full
-        elem, parent, end, ncell, dptr, down = fam.elem, fam.parent, fam.end, fam.cells, fam.dptr, fam.down
-    else:
-        n_nodes, deliveries = walk_moments(Lists(*inputs), start, Moments(lo, hi), PAIR_LIMIT, _BINOM)
-        full = False
-    if full:
+    stats = np.zeros(2, np.int64)
+    hint = int(min(budget, 1.2 * part.nodes + 1024))
+    out = cast(Any, enumerate_family)(*inputs, n, k, bt, bp, part.min_elem, req[-1], part.closure, budget,
+                                      hint, _NO_WORDS, lo, hi, 0 if part.closure else PAIR_LIMIT, _BINOM, stats)
+    status, n_nodes, deliveries, elem, parent, end, ncell, _, dptr, down = out
+    if status == STATUS_FULL:
         if any(x >= k for x in req) or req[-1] == n - 1:
             raise budget_error(req, n_nodes, budget)
         # the estimate was low: split this part here (see micro_plan)
@@ -278,7 +275,7 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
         acc["ra"].append(ra)
         acc["depth"] = max(acc["depth"], int(depth))
     acc["moments"][: lo.shape[0], : lo.shape[1]] += lo.astype(object) + hi.astype(object) * 2**64
-    acc["nodes"] += int(n_nodes)
+    acc["nodes"] += int(stats[0]) if not part.closure else int(n_nodes)
     acc["deliveries"] += int(deliveries)
 
 

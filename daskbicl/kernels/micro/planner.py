@@ -66,7 +66,7 @@ METHODS = ("family", "classes")
 QUICK_CLASSES = 5e7
 
 #: Rows x columns of a node below which a coverage walk finishes the node's
-#: subtree from its pairs (see :func:`~daskbicl.kernels.micro.family_walk.walk_moments`).
+#: subtree from its pairs (see :func:`~daskbicl.kernels.micro.family_walk.enumerate_family`).
 PAIR_LIMIT = 64
 
 #: Independent samples of the family's profile (see family_estimate.profile_family).
