@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,12 +30,18 @@ from .information_terms import entropy, mutual_info
 DENSE_MATCH_LIMIT = 1 << 22
 
 __all__ = [
+    "Matched",
     "accuracy",
+    "accuracy_of",
     "ari",
     "cari",
     "cell_accuracy",
+    "cell_accuracy_of",
     "ce",
+    "ce_of",
+    "matched_of",
     "nce",
+    "nce_of",
     "matched_count",
     "matching",
     "entropy",
@@ -332,10 +339,47 @@ def _sparse_matching(rows, cols, counts, shape) -> tuple[np.ndarray, np.ndarray,
     return (c, r, n) if swapped else (r, c, n)
 
 
-def _ce_fraction(rows: Table, cols: Table, dense_limit: int) -> Fraction:
+class Matched(NamedTuple):
+    """What the matching measures read of one axis's table: the objects on its best one-to-one matching
+    (:func:`matched_count`), its objects, and ``max(H, H')`` (its larger number of clusters).
+
+    The measures below are computed from these alone (``ce(rows, cols) ==
+    ce_of(matched_of(rows), matched_of(cols))``), so the bootstrap computes them from the
+    replicates' counts (:mod:`.matching_replicates`) with the same code.
+    """
+
+    matched: int
+    n: int
+    clusters: int
+
+
+def matched_of(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> Matched:
+    """The :class:`Matched` of ``table``.
+
+    >>> matched_of(Table.from_labels([0, 0, 1, 1], [0, 0, 1, 0]))
+    Matched(matched=3, n=4, clusters=2)
+    """
+    return Matched(matched_count(table, dense_limit), table.n, max(table.shape))
+
+
+def _ce_fraction(rows: Matched, cols: Matched) -> Fraction:
     # CE = d_r + d_c − d_r·d_c = 1 − (1 − d_r)(1 − d_c), with 1 − d = matched / n.
-    matched = matched_count(rows, dense_limit) * matched_count(cols, dense_limit)
-    return 1 - Fraction(matched, rows.n * cols.n)
+    return 1 - Fraction(int(rows.matched) * int(cols.matched), int(rows.n) * int(cols.n))
+
+
+def accuracy_of(axis: Matched) -> float:
+    """:func:`accuracy` from the :class:`Matched` of the table."""
+    return float(Fraction(int(axis.matched), int(axis.n)))
+
+
+def cell_accuracy_of(rows: Matched, cols: Matched) -> float:
+    """:func:`cell_accuracy` from the :class:`Matched` of the row and the column tables."""
+    return float(1 - _ce_fraction(rows, cols))
+
+
+def ce_of(rows: Matched, cols: Matched) -> float:
+    """:func:`ce` from the :class:`Matched` of the row and the column tables."""
+    return float(_ce_fraction(rows, cols))
 
 
 def accuracy(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> float:
@@ -344,7 +388,7 @@ def accuracy(table: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> float:
     >>> accuracy(Table.from_labels([0, 0, 1, 1], [0, 0, 1, 0]))
     0.75
     """
-    return float(Fraction(matched_count(table, dense_limit), table.n))
+    return accuracy_of(matched_of(table, dense_limit))
 
 
 def cell_accuracy(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> float:
@@ -353,7 +397,7 @@ def cell_accuracy(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT
     >>> cell_accuracy(Table.from_labels([0, 0, 1, 1], [0, 0, 1, 0]), Table.from_labels([0, 1], [0, 1]))
     0.75
     """
-    return float(1 - _ce_fraction(rows, cols, dense_limit))
+    return cell_accuracy_of(matched_of(rows, dense_limit), matched_of(cols, dense_limit))
 
 
 def ce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> float:
@@ -369,25 +413,41 @@ def ce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT) -> float:
     >>> ce(rows, cols)
     0.25
     """
-    return float(_ce_fraction(rows, cols, dense_limit))
+    return ce_of(matched_of(rows, dense_limit), matched_of(cols, dense_limit))
 
 
 #: NCE normalisers: the largest CE (the default), the one the paper prints, each axis alone (bikm1).
 NCE_NORMALIZERS = ("corrected", "printed", "per_axis")
 
 
-def _per_axis_nce(rows: Table, cols: Table, dense_limit: int) -> float:
+def _per_axis_nce(rows: Matched, cols: Matched) -> float:
     """bikm1's ``NCE_LBM``: each axis's distance over its own largest value, combined as CE.
 
     ``a = d_r H/(H − 1)``, ``b = d_c L/(L − 1)`` (0 when H or L is 1),
     ``NCE = 1 − (a + b − a b) = (1 − a)(1 − b)``, in exact fractions.
     """
     factors = []
-    for table in (rows, cols):
-        k = max(table.shape)
-        d = 1 - Fraction(matched_count(table, dense_limit), table.n)
+    for axis in (rows, cols):
+        k = int(axis.clusters)
+        d = 1 - Fraction(int(axis.matched), int(axis.n))
         factors.append(1 - (d * Fraction(k, k - 1) if k > 1 else Fraction(0)))
     return float(factors[0] * factors[1])
+
+
+def nce_of(rows: Matched, cols: Matched, normalizer: str = "corrected") -> float:
+    """:func:`nce` from the :class:`Matched` of the row and the column tables."""
+    h, l_ = int(rows.clusters), int(cols.clusters)
+    if normalizer == "per_axis":
+        return _per_axis_nce(rows, cols)
+    if normalizer == "corrected":
+        if h * l_ == 1:
+            return 1.0
+        norm = 1 - Fraction(1, h * l_)
+    elif normalizer == "printed":
+        norm = Fraction(h + l_ - 1, h * l_)
+    else:
+        raise ValueError(f"normalizer must be one of {NCE_NORMALIZERS}, got {normalizer!r}")
+    return float(1 - _ce_fraction(rows, cols) / norm)
 
 
 def nce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT, normalizer: str = "corrected") -> float:
@@ -413,19 +473,9 @@ def nce(rows: Table, cols: Table, dense_limit: int = DENSE_MATCH_LIMIT, normaliz
     >>> nce(Table.from_labels([0, 1, 1], [1, 0, 0]), Table.from_labels([4, 2], [0, 1]))
     1.0
     """
-    h = max(rows.shape)
-    l_ = max(cols.shape)
-    if normalizer == "per_axis":
-        return _per_axis_nce(rows, cols, dense_limit)
-    if normalizer == "corrected":
-        if h * l_ == 1:
-            return 1.0
-        norm = 1 - Fraction(1, h * l_)
-    elif normalizer == "printed":
-        norm = Fraction(h + l_ - 1, h * l_)
-    else:
+    if normalizer not in NCE_NORMALIZERS:
         raise ValueError(f"normalizer must be one of {NCE_NORMALIZERS}, got {normalizer!r}")
-    return float(1 - _ce_fraction(rows, cols, dense_limit) / norm)
+    return nce_of(matched_of(rows, dense_limit), matched_of(cols, dense_limit), normalizer)
 
 
 def xlogx_sum(values: np.ndarray) -> float:
