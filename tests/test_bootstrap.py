@@ -19,7 +19,7 @@ from daskbicl.kernels.coclustering.resampling import (
     replicate_table,
 )
 from daskbicl.measures import REGISTRY, ScorePlan
-from daskbicl.measures.bootstrap import VECTORISED, bootstrappable, replicate_values
+from daskbicl.measures.bootstrap import MATCHED, VECTORISED, bootstrappable, replicate_values
 
 
 def _pair(seed, n_rows=300, n_cols=80, noise=0.3):
@@ -43,6 +43,26 @@ def test_vectorised_replicates_equal_each_measures_own_finalize(seed):
     slow = replicate_values(plan, rows, cols, replicates=70, seed=seed, vectorised=False)
     for name in VECTORISED:
         np.testing.assert_allclose(fast[name], slow[name], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_the_matching_measures_are_bootstrappable_records():
+    for name in MATCHED:
+        assert bootstrappable(REGISTRY[name]), name
+
+
+@pytest.mark.parametrize(("seed", "normalizer"), [(0, "corrected"), (1, "printed"), (2, "per_axis"), (3, "corrected"),
+                                                  (4, "printed")])
+def test_matching_replicates_equal_each_measures_own_finalize(seed, normalizer):
+    """CE, NCE and the accuracies from the replicates' matched counts (certified for a batch, or solved): the very
+    values their finalize gives on each replicate's tables, on noisy copies (mostly certified) and on noisy tables
+    (mostly solved)."""
+    truth, pred = _pair(seed, n_rows=40 + 60 * seed, n_cols=10 + 9 * seed, noise=(0.1, 0.6)[seed % 2])
+    plan = ScorePlan.build(truth, pred, list(MATCHED), normalizer=normalizer)
+    rows, cols = daskbicl.contingency(truth, pred).row_table, daskbicl.contingency(truth, pred).col_table
+    fast = replicate_values(plan, rows, cols, replicates=90, seed=seed)
+    slow = replicate_values(plan, rows, cols, replicates=90, seed=seed, vectorised=False)
+    for name in MATCHED:
+        np.testing.assert_array_equal(fast[name], slow[name], err_msg=name)
 
 
 def test_a_replicate_is_a_multinomial_redraw_of_the_cells():

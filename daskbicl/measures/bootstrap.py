@@ -30,10 +30,13 @@ import math
 
 import numpy as np
 
+from .. import config
 from ..errors import DaskbiclError, MeasureError
 from ..kernels.bicluster import pattern_resampling as bicluster_resampling
 from ..kernels.bicluster import precision_recall
-from ..kernels.coclustering import resampling
+from ..kernels.coclustering import cocluster_scores, resampling
+from ..kernels.coclustering.cocluster_scores import Matched
+from ..kernels.coclustering.matching_replicates import MatchedReplicates, ReplicateMatching
 from ..kernels.coclustering.resampling import (
     Bootstrapped,
     Redraw,
@@ -43,7 +46,7 @@ from ..kernels.coclustering.resampling import (
 )
 from .registry import Interval, Measure, OneOf, Param, Provider, register_provider
 
-__all__ = ["CI", "LABELS", "METHOD", "REPLICATES", "SEED", "VECTORISED", "all_replicate_values", "bicluster_replicate",
+__all__ = ["CI", "LABELS", "MATCHED", "METHOD", "REPLICATES", "SEED", "VECTORISED", "all_replicate_values", "bicluster_replicate",
            "bicluster_replicate_values", "bootstrappable", "check_interval", "check_level", "check_method", "compute_with_intervals",
            "interval", "replicate_values", "resampling_plan", "with_intervals"]
 
@@ -116,6 +119,31 @@ VECTORISED = {
 }
 
 
+#: Measures computed from each replicate's matched counts (:class:`~daskbicl.kernels.coclustering.cocluster_scores.Matched`
+#: of the row and the column table), with the very functions their finalize calls; the counts of a batch of
+#: replicates are certified at once where they can be, each other replicate's table solved
+#: (:mod:`~daskbicl.kernels.coclustering.matching_replicates`).  Exact: ``tests/test_bootstrap.py`` checks each
+#: against its finalize on every replicate.
+MATCHED = {
+    "ce": cocluster_scores.ce_of,
+    "nce": cocluster_scores.nce_of,
+    "accuracy": cocluster_scores.cell_accuracy_of,
+    "accuracy_rows": lambda r, c: cocluster_scores.accuracy_of(r),
+    "accuracy_cols": lambda r, c: cocluster_scores.accuracy_of(c),
+}
+
+
+def _matched_values(values: dict, plan, chosen: tuple, counts: tuple[MatchedReplicates, MatchedReplicates],
+                    start: int) -> None:
+    """The measures ``chosen`` (of :data:`MATCHED`) on each replicate of a batch, from its matched counts."""
+    params = {m.name: m.finalize_params(plan.params[m.name]) for m in chosen}
+    rows, cols = counts
+    for i in range(rows.matched.size):
+        r, c = (Matched(int(a.matched[i]), a.n, int(max(a.truth_clusters[i], a.pred_clusters[i]))) for a in counts)
+        for m in chosen:
+            values[m.name][start + i] = MATCHED[m.name](r, c, **params[m.name])
+
+
 def bootstrappable(measure: Measure) -> bool:
     """Whether ``measure`` gets an interval: it is finalized from the contingency or the bicluster overlap tables."""
     return measure.provider in (_PROVIDER, _BICLUSTER)
@@ -176,12 +204,16 @@ def replicate_values(plan, rows, cols, *, replicates: int, seed: int, vectorised
     """
     chosen = tuple(m for m in plan.measures if m.provider == _PROVIDER)
     fast = tuple(m for m in chosen if vectorised and m.name in VECTORISED)
-    slow = tuple(m for m in chosen if m not in fast)
+    matched = tuple(m for m in chosen if vectorised and m.name in MATCHED)
+    slow = tuple(m for m in chosen if m not in fast and m not in matched)
     sub = dataclasses.replace(plan, measures=slow, options={_PROVIDER: plan.options.get(_PROVIDER, {})})
     values = {m.name: np.full(replicates, np.nan) for m in chosen}
     row_seed, col_seed = np.random.SeedSequence(seed).spawn(2)
     row_rng, col_rng = np.random.default_rng(row_seed), np.random.default_rng(col_seed)
     row_redraw, col_redraw = Redraw(rows.counts), Redraw(cols.counts)
+    if matched:
+        dense_limit = int(config.get("dense_limit"))
+        matchings = ReplicateMatching(rows, dense_limit), ReplicateMatching(cols, dense_limit)
     for start in range(0, replicates, _BATCH):
         k = min(_BATCH, replicates - start)
         drawn_rows = row_redraw.draw(k, row_rng)
@@ -190,6 +222,9 @@ def replicate_values(plan, rows, cols, *, replicates: int, seed: int, vectorised
             sums = resampling.axis_replicates(rows, drawn_rows), resampling.axis_replicates(cols, drawn_cols)
             for m in fast:
                 values[m.name][start : start + k] = VECTORISED[m.name](*sums)
+        if matched:
+            counts = matchings[0].matched(drawn_rows), matchings[1].matched(drawn_cols)
+            _matched_values(values, plan, matched, counts, start)
         for i in range(k) if slow else ():
             one = (replicate_table(rows, drawn_rows[i]), replicate_table(cols, drawn_cols[i]))
             for name, value in _replicate_values(sub, one).items():
