@@ -11,22 +11,36 @@
 Wall and CPU time (user + system of this process) are printed: on a loaded
 machine the CPU time is the better guide, and both are indicative only.
 
+``--base PATH`` measures the co-clustering cases (and all seven measures
+together) in this tree and in another one (e.g. ``git archive main | tar -x
+-C /tmp/base``), each run in a fresh process, alternating, ``--repeat``
+times; it prints the median times and whether both trees gave the same
+digits (values and interval ends).
+
     python3 benchmarks/bootstrap_speed.py            # the targets' sizes, 999 replicates
     python3 benchmarks/bootstrap_speed.py --quick    # tiny (the test runs this)
+    python3 benchmarks/bootstrap_speed.py --base /tmp/base --draw 2 --repeat 3
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+if "--child" not in sys.argv:  # a child (--base) measures the daskbicl of its PYTHONPATH
+    sys.path.insert(0, ROOT)
+from _common import alternating, header, load, noisy_labels, print_table, run_in_tree  # noqa: E402
+
 import daskbicl  # noqa: E402
-from benchmarks._common import header, noisy_labels, print_table  # noqa: E402
 from daskbicl.measures import ScorePlan, run_tables  # noqa: E402
 from daskbicl.measures.bootstrap import resampling_plan, with_intervals  # noqa: E402
 
@@ -54,6 +68,52 @@ def coclustering_cost(args) -> list[dict]:
                     f"({tables.row_table.counts.size:,} cells)", "measures": label, "replicates": args.replicates,
                     "wall s": f"{wall:.2f}", "cpu s": f"{cpu:.2f}"})
     return out
+
+
+#: The co-clustering cases compared with ``--base``: label -> measures.
+COCLUSTERING_CASES = {
+    "vectorised": ["cari", "ari_rows", "ari_cols", "comi", "conmi", "enmi"],
+    "ce, nce": ["ce", "nce"],
+    "all seven": ["cari", "ari_rows", "ari_cols", "comi", "conmi", "enmi", "ce", "nce"],
+}
+
+
+def child(args) -> dict:
+    """The co-clustering cases in this process (the daskbicl on ``sys.path``): times and digits, as a dict."""
+    rng = np.random.default_rng(1 if not args.draw else [1, args.draw])
+    (tr, pr), (tc, pc) = (noisy_labels(rng, args.items, args.clusters, 0.1) for _ in range(2))
+    tables = daskbicl.contingency((tr, tc), (pr, pc))
+    out: dict = {"daskbicl": os.path.dirname(os.path.dirname(os.path.abspath(daskbicl.__file__))), "cases": {}}
+    for label, names in COCLUSTERING_CASES.items():
+        cpu, wall = time.process_time(), time.perf_counter()
+        got = daskbicl.score(tables, measures=names, ci=0.95, replicates=args.replicates)
+        out["cases"][label] = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+                               "digits": {k: [float(v), v.low, v.high] for k, v in sorted(got.items())}}
+    return out
+
+
+def compare(args) -> None:
+    """This tree and ``args.base``, alternating, each run in a fresh process: median times, same digits?"""
+    argv = ["--replicates", str(args.replicates), "--items", str(args.items), "--clusters", str(args.clusters),
+            "--draw", str(args.draw)]
+    trees = {"branch": ROOT, "base": os.path.abspath(args.base)}
+    print(f"load before: {load()}")
+    results = alternating(trees, args.repeat, lambda tree: run_in_tree(tree, __file__, argv))
+    for name, runs in results.items():
+        assert all(r["daskbicl"] == trees[name] for r in runs), f"{name} did not import its own daskbicl"
+    print(f"{args.clusters:,} x {args.clusters:,} clusters, {args.items:,} items, draw {args.draw}, "
+          f"{args.replicates} replicates; {args.repeat} run(s) per tree, alternating; median seconds")
+    rows = []
+    for label in COCLUSTERING_CASES:
+        row = {"measures": label}
+        for name, runs in results.items():
+            row[f"{name} wall"] = f"{statistics.median(r['cases'][label]['wall'] for r in runs):.2f}"
+            row[f"{name} cpu"] = f"{statistics.median(r['cases'][label]['cpu'] for r in runs):.2f}"
+        digits = [r["cases"][label]["digits"] for runs in results.values() for r in runs]
+        row["same digits"] = "yes" if all(d == digits[0] for d in digits) else "NO"
+        rows.append(row)
+    print_table(rows, list(rows[0]))
+    print(f"load after: {load()}")
 
 
 def bicluster_cost(args) -> list[dict]:
@@ -89,7 +149,17 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true", help="tiny sizes, 49 replicates")
     p.add_argument("--draw", type=int, default=0,
                    help="another random draw of the same shapes (0: the recorded one), to check a number is not the seed's")
+    p.add_argument("--base", help="another source tree (e.g. main): the co-clustering cases measured in both, "
+                   "alternating")
+    p.add_argument("--repeat", type=int, default=3, help="runs per tree with --base")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args)))
+        return
+    if args.base:
+        compare(args)
+        return
     if args.quick:
         args.replicates, args.items, args.clusters = 49, 2000, 50
         args.biclusters, args.bicluster_rows, args.bicluster_cols, args.density = 20, 300, 200, 0.1
