@@ -203,9 +203,12 @@ def task_chunks(stored: tuple[int, ...], item_bytes: int, threads: int | None = 
 
 
 #: A read task's block of one array takes at most this share of a worker thread's memory: a pass holds the
-#: blocks of two to four arrays per thread, with the next task's blocks read while the last are counted,
-#: beside the worker's own ~250 MB (Python, NumPy, numba, xarray) and below distributed's spill threshold.
-TASK_MEMORY_SHARE = 32
+#: blocks of two to four arrays per thread, with the next tasks' blocks read while the last are counted,
+#: beside the worker's own ~300 MB (Python, NumPy, pandas with pyarrow, numba and its kernels, xarray),
+#: below distributed's spill threshold (70 % of the limit).  Measured at 10^9 labels per axis on two 700 MB
+#: one-thread workers (benchmarks/out_of_core.py): 8 MiB tasks spilled nothing (peak 351 MB), 20 MiB
+#: tasks spilled 7 GB (peak 587 MB); this share gives 10 MiB there, two stored chunks of uint8 codes.
+TASK_MEMORY_SHARE = 64
 
 
 def task_bytes(memory: int | None = None) -> int:
@@ -214,7 +217,7 @@ def task_bytes(memory: int | None = None) -> int:
     cluster's smallest worker, :func:`thread_memory`; no limit known: the setting alone).
 
     >>> task_bytes(700 * 10**6) // 2**20  # a worker thread of 700 MB
-    20
+    10
     """
     limit = int(config.get("task_bytes"))
     memory = thread_memory() if memory is None else memory

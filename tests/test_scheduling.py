@@ -14,7 +14,7 @@ MiB = 1 << 20
 
 @pytest.mark.parametrize("memory", [None, 10 * 64 * MiB, 700 * 10**6, 32 * MiB])
 def test_a_read_task_covers_at_most_its_share_of_a_threads_memory(memory):
-    """Whole stored chunks per task, at most ``task_bytes`` and a 32nd of a thread's memory each, one chunk at least."""
+    """Whole stored chunks per task, at most ``task_bytes`` and a 64th of a thread's memory each, one chunk at least."""
     stored = (4,) * 200  # 4 positions of 1 MiB each per stored chunk
     blocks = scheduling.task_chunks(stored, MiB, threads=1, memory=memory)
     cap = 64 * MiB if memory is None else min(64 * MiB, memory // scheduling.TASK_MEMORY_SHARE)
@@ -25,7 +25,7 @@ def test_a_read_task_covers_at_most_its_share_of_a_threads_memory(memory):
 
 
 def test_the_cluster_gives_each_read_task_a_share_of_its_smallest_threads_memory(tmp_path):
-    """On a cluster of 512 MiB workers with 4 threads (128 MiB a thread) a task reads 4 MiB of one array: 4
+    """On a cluster of 512 MiB workers with 4 threads (128 MiB a thread) a task reads 2 MiB of one array: 2
     stored chunks of 1 MiB, where the setting alone (64 MiB) would let it read 6 (one task per thread)."""
     from distributed import Client, LocalCluster
 
@@ -37,5 +37,5 @@ def test_the_cluster_gives_each_read_task_a_share_of_its_smallest_threads_memory
             assert scheduling.thread_memory() == 128 * MiB
             sized = daskbicl.open(tmp_path / "z.zarr").row_labels.data.chunks[0]
     assert alone == (6 * MiB,) * 4  # the stored codes are one byte each: a stored chunk is 1 MiB
-    assert sized == (4 * MiB,) * 6
+    assert sized == (2 * MiB,) * 12
     assert scheduling.thread_memory() is None  # no cluster: the setting alone
