@@ -190,7 +190,7 @@ def task_chunks(stored: tuple[int, ...], item_bytes: int, threads: int | None = 
 
     >>> task_chunks((4,) * 10, 1, threads=1), task_chunks((4,) * 10, 1 << 24, threads=1)
     ((8, 8, 8, 8, 8), (4, 4, 4, 4, 4, 4, 4, 4, 4, 4))
-    >>> len(task_chunks((4,) * 40, 1 << 20, threads=1)), len(task_chunks((4,) * 40, 1 << 20, threads=1, memory=2**28))
+    >>> len(task_chunks((4,) * 40, 1 << 20, threads=1)), len(task_chunks((4,) * 40, 1 << 20, threads=1, memory=2**29))
     (4, 20)
     """
     stored = tuple(int(c) for c in stored)
