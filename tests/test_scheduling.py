@@ -39,3 +39,39 @@ def test_the_cluster_gives_each_read_task_a_share_of_its_smallest_threads_memory
     assert alone == (6 * MiB,) * 4  # the stored codes are one byte each: a stored chunk is 1 MiB
     assert sized == (2 * MiB,) * 12
     assert scheduling.thread_memory() is None  # no cluster: the setting alone
+
+
+def _tasks_run(dask_scheduler=None) -> int:
+    """Every task the scheduler has known since it started (all states, forgotten ones included)."""
+    return sum(sum(prefix.state_counts.values()) for prefix in dask_scheduler.task_prefixes.values())
+
+
+def test_the_command_line_sizes_read_tasks_for_the_cluster_it_scores_on(tmp_path):
+    """``daskbicl score --scheduler`` checks its inputs before it connects, then opens them again for the
+    cluster: on 128 MiB threads its graph is the one of 2 MiB tasks (set explicitly), not of tasks sized for
+    this machine's CPUs with no memory known (12 MiB on two CPUs: fewer, larger reads)."""
+    import os
+    import subprocess
+    import sys
+
+    from distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(3)
+    for name in ("t", "p"):
+        daskbicl.save((rng.integers(0, 5, 24 * MiB).astype(np.uint8), rng.integers(0, 3, 10)), tmp_path / f"{name}.zarr",
+                      chunk=MiB)
+    runs = []
+    with LocalCluster(n_workers=1, threads_per_worker=4, memory_limit="512MiB", processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        for setting in ({}, {"DASK_DASKBICL__TASK_BYTES": str(2 * MiB)}, {"DASK_DASKBICL__TASK_BYTES": "1"}):
+            before = client.run_on_scheduler(_tasks_run)
+            done = subprocess.run([sys.executable, "-m", "daskbicl", "score", str(tmp_path / "t.zarr"),
+                                   str(tmp_path / "p.zarr"), "--measure", "ari_rows", "--scheduler",
+                                   cluster.scheduler_address, "--json"],
+                                  capture_output=True, text=True, timeout=600,
+                                  env={**os.environ, "DASK_DASKBICL__TASKS_PER_THREAD": "1", **setting})
+            assert done.returncode == 0, done.stderr
+            runs.append(client.run_on_scheduler(_tasks_run) - before)
+    sized, explicit, per_chunk = runs
+    assert sized == explicit  # the memory share of this cluster's threads: 2 MiB
+    assert per_chunk > sized  # a task per stored chunk is more tasks: the count tells the sizes apart
