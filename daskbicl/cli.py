@@ -68,11 +68,17 @@ def cmd_score(args) -> int:
     check_request(args.measure, params, unassigned=args.unassigned, **null_options)
     interval = _interval(args)
     options = storage_options_of(args)
-    truth, pred = opened(args.truth, "truth", options), opened(args.pred, "pred", options)
-    plan = ScorePlan.build(truth, pred, args.measure, unassigned=args.unassigned, **params)
+
+    def build() -> ScorePlan:
+        truth, pred = opened(args.truth, "truth", options), opened(args.pred, "pred", options)
+        return ScorePlan.build(truth, pred, args.measure, unassigned=args.unassigned, **params)
+
+    plan = build()
     if args.null is not None:
-        return _score_null(args, plan)
-    with _score_cluster(args):
+        return _score_null(args, plan, build)
+    with _score_cluster(args) as client:
+        if client is not None:  # opened again, its read tasks sized to this cluster's threads and memory
+            plan = build()
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):  # progress bars never pollute stdout
             if interval is None:
@@ -123,12 +129,12 @@ def _score_cluster(args):
     said on stderr, once per worker, and at the end for how long (an in-process compile says itself)."""
     with cluster(args.scheduler, args.workers, default="threads") as client:
         if client is None:
-            yield
+            yield None
             return
         from .warmup import compile_notices
 
         with compile_notices(client):
-            yield
+            yield client
 
 
 def cmd_warm(args) -> int:
@@ -159,12 +165,15 @@ def cmd_warm(args) -> int:
     return EXIT_OK
 
 
-def _score_null(args, plan) -> int:
-    """``daskbicl score --null N``: each measure against its permutation null."""
+def _score_null(args, plan, build) -> int:
+    """``daskbicl score --null N``: each measure against its permutation null (``build()``: the plan again,
+    once a cluster is connected, so that the stores' read tasks are sized to it)."""
     from .measures.null import null
 
     names = args.measure or [m.name for m in plan.measures]
-    with _score_cluster(args):
+    with _score_cluster(args) as client:
+        if client is not None:
+            plan = build()
         started = time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):
             results = null(plan.truth, plan.pred, measures=names, n=args.null, seed=args.seed,

@@ -24,7 +24,7 @@ logger = logging.getLogger("daskbicl")
 
 __all__ = [
     "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "read_order", "READ_ORDER", "ReadOrder",
-    "scatter_blocks", "scatter_inputs", "task_chunks", "wait_watched", "worker_killed",
+    "scatter_blocks", "scatter_inputs", "task_bytes", "task_chunks", "thread_memory", "wait_watched", "worker_killed",
 ]
 
 
@@ -174,7 +174,8 @@ def cluster_threads() -> int:
     return threads or int(dask.config.get("num_workers", None) or os.cpu_count() or 1)
 
 
-def task_chunks(stored: tuple[int, ...], item_bytes: int, threads: int | None = None) -> tuple[int, ...]:
+def task_chunks(stored: tuple[int, ...], item_bytes: int, threads: int | None = None,
+                memory: int | None = None) -> tuple[int, ...]:
     """Block lengths along one axis for read tasks that each cover a range of ``stored`` chunks.
 
     A task per stored chunk costs the scheduler a round trip each (1-2 ms
@@ -182,22 +183,60 @@ def task_chunks(stored: tuple[int, ...], item_bytes: int, threads: int | None = 
     thread to keep them all busy.  Consecutive stored chunks are grouped,
     as many per task as leave at least ``daskbicl.tasks_per_thread`` times
     the cluster's threads (:func:`cluster_threads`, or ``threads``) tasks,
-    and at most ``daskbicl.task_bytes`` bytes per task (``item_bytes``: the
-    bytes of one position along the axis, all other axes included).  Whole
-    stored chunks only: a task reads each of its chunks whole.
+    and at most :func:`task_bytes` bytes per task (``item_bytes``: the
+    bytes of one position along the axis, all other axes included; ``memory``:
+    the memory of a worker thread, default the cluster's).  Whole stored
+    chunks only: a task reads each of its chunks whole.
 
     >>> task_chunks((4,) * 10, 1, threads=1), task_chunks((4,) * 10, 1 << 24, threads=1)
     ((8, 8, 8, 8, 8), (4, 4, 4, 4, 4, 4, 4, 4, 4, 4))
+    >>> len(task_chunks((4,) * 40, 1 << 20, threads=1)), len(task_chunks((4,) * 40, 1 << 20, threads=1, memory=2**29))
+    (4, 20)
     """
-    from . import config
-
     stored = tuple(int(c) for c in stored)
     if len(stored) < 2:
         return stored
     want = max(1, int(config.get("tasks_per_thread")) * (threads or cluster_threads()))
-    fits = int(config.get("task_bytes")) // max(1, max(stored) * int(item_bytes))
+    fits = task_bytes(memory) // max(1, max(stored) * int(item_bytes))
     group = max(1, min(fits, len(stored) // want))
     return tuple(sum(stored[i : i + group]) for i in range(0, len(stored), group))
+
+
+#: A read task's block of one array takes at most this share of a worker thread's memory: a pass holds the
+#: blocks of two to four arrays per thread, with the next tasks' blocks read while the last are counted,
+#: beside the worker's own ~300 MB (Python, NumPy, pandas with pyarrow, numba and its kernels, xarray),
+#: below distributed's spill threshold (70 % of the limit).  Measured at 10^9 labels per axis on two 700 MB
+#: one-thread workers (benchmarks/out_of_core.py): 8 MiB tasks spilled nothing (peak 351 MB), 20 MiB
+#: tasks spilled 7 GB (peak 587 MB); this share gives 10 MiB there, two stored chunks of uint8 codes.
+TASK_MEMORY_SHARE = 64
+
+
+def task_bytes(memory: int | None = None) -> int:
+    """Bytes of one array a read task covers at most: ``daskbicl.task_bytes``, and at most a
+    :data:`TASK_MEMORY_SHARE`-th of ``memory`` (default: the memory limit per thread of the active
+    cluster's smallest worker, :func:`thread_memory`; no limit known: the setting alone).
+
+    >>> task_bytes(700 * 10**6) // 2**20  # a worker thread of 700 MB
+    10
+    """
+    limit = int(config.get("task_bytes"))
+    memory = thread_memory() if memory is None else memory
+    return max(1, min(limit, memory // TASK_MEMORY_SHARE)) if memory else limit
+
+
+def thread_memory() -> int | None:
+    """The memory limit per thread of the active cluster's smallest worker (bytes); None without a cluster
+    or a limit (dask's local schedulers share this process's memory: no limit is set)."""
+    client = active_client()
+    if client is None:
+        return None
+    try:
+        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        limits = [int(w.get("memory_limit") or 0) // max(1, int(w.get("nthreads") or 1)) for w in workers]
+    except Exception:  # noqa: BLE001 - a scheduler that does not answer: the setting alone
+        return None
+    limits = [n for n in limits if n > 0]
+    return min(limits) if limits else None
 
 
 def _local_scheduler(name):

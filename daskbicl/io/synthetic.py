@@ -17,7 +17,7 @@ import xarray as xr
 
 from ..codes import code_dtype, coding_of, decoded
 from ..errors import InputError
-from .store import DEFAULT_CHUNK
+from .store import DEFAULT_CHUNK, STORED_CHUNKS
 
 __all__ = ["random_partition", "perturb"]
 
@@ -69,7 +69,10 @@ def perturb(ds: xr.Dataset, rate: float, *, seed: int = 1, relabel: bool = True)
 
     With ``relabel=True`` the cluster ids are also permuted and spread out
     (label ``k`` becomes ``perm[k] * 1_000_003 + 7``) so the copy exercises
-    label compaction; this changes no measure.  Labels kept as codes
+    label compaction; this changes no measure.  The draws follow the
+    chunks of ``ds`` as stored (not the read tasks of an opened store, which
+    depend on the cluster), so a seed gives the same copy on any cluster.
+    Labels kept as codes
     (:func:`random_partition`, a store written by :func:`daskbicl.save`)
     stay codes, so the spread labels are stored and counted compactly.
     """
@@ -86,6 +89,9 @@ def perturb(ds: xr.Dataset, rate: float, *, seed: int = 1, relabel: bool = True)
             labels, k = coding.codes, coding.values.size
         else:
             coding, k = None, int(labels.max().compute()) + 1
+        stored = ds[var].encoding.get(STORED_CHUNKS)
+        if stored:  # drawn per stored chunk, not per read task: the same labels whatever the cluster's size
+            labels = labels.rechunk(stored[ds[var].dims[0]])
         flip = rng.random(size=labels.shape, chunks=labels.chunks) < rate
         redrawn = rng.integers(0, k, size=labels.shape, chunks=labels.chunks, dtype=np.int64)
         new = da.where(flip, redrawn.astype(labels.dtype), labels)
