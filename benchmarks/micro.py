@@ -616,8 +616,12 @@ def run_walk(quick: bool, ref: str) -> int:
     def walk(mod, store):
         lo = np.zeros((kt + 1, ne - kt + 1), np.uint64)
         hi = lo.copy()
-        out = mod.enumerate_family(*inputs, ne, kt, 0, 0, 0, -1, store, 10**8, 16, rnd, lo, hi,
-                                   0 if store else 64, binom, np.zeros(2, np.int64))
+        if hasattr(mod, "Walk"):  # NamedTuples in, a Family out (issue 38)
+            walk_as = mod.Walk.storing(10**8, 16, rnd) if store else mod.Walk.finishing(64)
+            out = mod.enumerate_family(mod.Lists(*inputs), mod.Start(ne, kt), mod.Moments(lo, hi), walk_as)
+        else:
+            out = mod.enumerate_family(*inputs, ne, kt, 0, 0, 0, -1, store, 10**8, 16, rnd, lo, hi,
+                                       0 if store else 64, binom, np.zeros(2, np.int64))
         return [out[1], lo.tolist(), hi.tolist(), *(x.tolist() for x in out[3:])]
 
     def profile(mod):

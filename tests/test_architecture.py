@@ -319,13 +319,6 @@ def test_the_index_name_check_finds_a_name_in_a_kernel(tmp_path):
 #: Longest function (lines from ``def`` to its last line, docstring included) one reads in a sitting.
 FUNCTION_LINES = 120
 
-#: Functions still longer.  The family walk stays one numba function: split into module-level helpers it
-#: ran 1.5x slower (per-node calls passing tuples of arrays) and compiled 40 % longer (r3-kernels note).
-LONG_FUNCTIONS = {
-    "daskbicl.kernels.micro.family_walk.enumerate_family",
-}
-
-
 def _long_functions(path: Path, module: str, limit: int) -> dict[str, int]:
     """``{module.function: lines}`` of every function (methods and nested ones too) longer than ``limit``."""
     out = {}
@@ -341,9 +334,7 @@ def test_functions_stay_readable():
     found = {}
     for module, path in MODULES.items():
         found.update(_long_functions(path, module, FUNCTION_LINES))
-    too_long = {name: lines for name, lines in found.items() if name not in LONG_FUNCTIONS}
-    assert not too_long, f"functions over {FUNCTION_LINES} lines, split them: {too_long}"
-    assert set(LONG_FUNCTIONS) <= set(found), f"no longer long, take off LONG_FUNCTIONS: {set(LONG_FUNCTIONS) - set(found)}"
+    assert not found, f"functions over {FUNCTION_LINES} lines (no exemptions), split them: {found}"
 
 
 def test_the_function_length_check_counts_from_def_to_the_last_line(tmp_path):

@@ -225,20 +225,20 @@ def brute_family(tr, tc, pr, pc) -> dict:
 @given(problems(max_n=7, max_k=4), st.data())
 def test_family_walk_equals_brute_force(p, data):
     """A closure part stores every superset of B with its N; the parts partition F."""
-    from daskbicl.kernels.micro.family_walk import enumerate_family
+    from daskbicl.kernels.micro.family_walk import Lists, Moments, Start, Walk, enumerate_family
 
     tr, tc, pr, pc = p
     k, n = len(tr), len(tr) + len(pr)
     fam = brute_family(*p)
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
     rnd = np.random.default_rng(0).integers(0, 2**63, max(n, 1), dtype=np.int64).astype(np.uint64)
-    binom = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], np.int64)
     required = tuple(sorted(data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=2)))) if n else ()
-    inputs = (*subproblem(rows, required), *subproblem(cols, required))
+    lists = Lists(*subproblem(rows, required), *subproblem(cols, required))
     lo = np.zeros((k + 1, n - k + 1), np.uint64)
-    out = enumerate_family(*inputs, n, k, 0, 0, 0, -1, True, 10**6, 16, rnd, lo, lo.copy(), 0, binom,
-                           np.zeros(2, np.int64))
-    _, n_nodes, _, elem, parent, end, ncell, _, dptr, down = out
+    out = enumerate_family(lists, Start(n, k), Moments(lo, lo.copy()), Walk.storing(10**6, 16, rnd))
+    assert not out.full
+    n_nodes, elem, parent, end, ncell, dptr, down = (out.n_nodes, out.elem, out.parent, out.end, out.cells,
+                                                     out.dptr, out.down)
     got = {}
     for node in range(n_nodes):
         s, j = set(required), node
@@ -753,30 +753,25 @@ def test_walk_without_store_reads_nothing_out_of_bounds():
     this mode, an out-of-bounds read that crashed the process (segmentation fault) when the address was
     unmapped (benchmarks/micro.py at 10^5 x 10^5, 20 + 20 random biclusters, density 0.2).
     """
-    from daskbicl.kernels.micro.family_tasks import _BINOM
-    from daskbicl.kernels.micro.family_walk import enumerate_family
+    from daskbicl.kernels.micro.family_walk import Lists, Moments, Start, _walk_moments
 
     rng = np.random.default_rng(5)
     tr, pr = rng.random((4, 300)) < 0.5, rng.random((4, 300)) < 0.5
     tc, pc = rng.random((4, 200)) < 0.5, rng.random((4, 200)) < 0.5
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    inputs = (*subproblem(rows, (5,)), *subproblem(cols, (5,)))
+    lists = Lists(*subproblem(rows, (5,)), *subproblem(cols, (5,)))
     lo = np.zeros((5, 5), np.uint64)
-    stats = np.zeros(2, np.int64)
-    out = enumerate_family.py_func(*inputs, 8, 4, 0, 1, 0, 5, False, 10**6, 16, np.zeros(0, np.uint64), lo,
-                                   lo.copy(), 0, _BINOM, stats)
-    status, n_nodes = out[0], out[1]
-    assert status == 0 and n_nodes > 2 and stats[0] == n_nodes
-    assert all(len(a) == 0 for a in out[3:8]) and len(out[9]) == 0
+    out = _walk_moments.py_func(lists, Start(8, 4, 0, 1, 0, 5), Moments(lo, lo.copy()), 0)
+    assert not out.full and out.n_nodes > 2
+    assert all(len(a) == 0 for a in out[3:8]) and len(out.down) == 0 and out.dptr.tolist() == [0]
 
 
 def test_profile_is_close_to_the_walk():
     """The plan's sampled sizes of the family and of its closure parts are within 2x of the walks."""
     from daskbicl.kernels.micro.family_estimate import profile_family
-    from daskbicl.kernels.micro.family_walk import enumerate_family
+    from daskbicl.kernels.micro.family_walk import Lists, Moments, Start, Walk, enumerate_family
 
     rng = np.random.default_rng(7)
-    binom = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], np.int64)
     for density, copy in ((0.2, False), (0.2, True), (0.05, True)):
         tr, tc = rng.random((8, 3000)) < density, rng.random((8, 3000)) < density
         pr, pc = ((tr & (rng.random(tr.shape) < 0.9)), (tc & (rng.random(tc.shape) < 0.9))) if copy else \
@@ -786,10 +781,10 @@ def test_profile_is_close_to_the_walk():
         assert not stopped
         family = 0
         for req in range(16):
-            ins = (*subproblem(rows, (req,)), *subproblem(cols, (req,)))
+            lists = Lists(*subproblem(rows, (req,)), *subproblem(cols, (req,)))
             lo = np.zeros((9, 9), np.uint64)
-            walked = enumerate_family(*ins, 16, 8, 0, 0, 0, -1, True, 10**8, 16, np.zeros(0, np.uint64), lo,
-                                      lo.copy(), 0, binom, np.zeros(2, np.int64))[1]
+            walked = enumerate_family(lists, Start(16, 8), Moments(lo, lo.copy()),
+                                      Walk.storing(10**8, 16, np.zeros(0, np.uint64))).n_nodes
             if req in (0, 3, 9):
                 assert walked / 2 <= clo[0, req] <= 2 * walked, (density, copy, req, clo[0, req], walked)
             family += walked

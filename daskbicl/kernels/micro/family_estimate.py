@@ -135,9 +135,22 @@ def _deliver(ptr, el, item, pos, lo, hi, first, kids, n_kids, slot, out_item, ou
 
 
 @njit(cache=True, nogil=True)
-def _split(r_ptr, r_el, ri, rp, rlo, rhi, c_ptr, c_el, ci, cp, clo, chi, first, n_elem, flag, cr, cc, touched,
-           kids, slot, r_out, rp_out, c_out, cp_out, roff, coff):
-    """All children of a node at once: their elements (ascending) and lists; returns (n_kids, work)."""
+def _split(sides, arena, bounds, first, scratch, out):
+    """All children of a node at once: their elements (ascending) and lists; returns (n_kids, work).
+
+    ``sides``: (r_ptr, r_el, c_ptr, c_el); the node's lists are the entries
+    ``rlo:rhi`` of the row arena (items, positions) and ``clo:chi`` of the
+    column arena, ``arena`` = (ri, rp, ci, cp), ``bounds`` = (rlo, rhi, clo,
+    chi); children use elements ≥ ``first``; ``scratch``: (flag, cr, cc,
+    touched, kids, slot) of :func:`profile_family`; ``out``: the children's
+    arenas and where each child's lists start, (r_out, rp_out, c_out,
+    cp_out, roff, coff).
+    """
+    r_ptr, r_el, c_ptr, c_el = sides
+    ri, rp, ci, cp = arena
+    rlo, rhi, clo, chi = bounds
+    flag, cr, cc, touched, kids, slot = scratch
+    r_out, rp_out, c_out, cp_out, roff, coff = out
     nt, w1 = _children(r_ptr, r_el, ri[rlo:rhi], rp[rlo:rhi], rhi - rlo, first, cr, touched, 0, flag, np.int8(1))
     nt, w2 = _children(c_ptr, c_el, ci[clo:chi], cp[clo:chi], chi - clo, first, cc, touched, nt, flag, np.int8(2))
     nk = _kids_of(touched, nt, flag, kids)
@@ -241,8 +254,8 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
            np.empty(n_elem + 1, np.int64), np.empty(n_elem + 1, np.int64))
     lv2 = (np.empty(n_r1, np.int32), np.empty(n_r1, np.int32), np.empty(n_c1, np.int32), np.empty(n_c1, np.int32),
            np.empty(n_elem + 1, np.int64), np.empty(n_elem + 1, np.int64))
-    nk1, _ = _split(r_ptr, r_el, ri, rp, 0, n_rows, c_ptr, c_el, ci, cp, 0, n_cols, 0, n_elem, flag, cr, cc,
-                    touched, kids, slot, lv1[0], lv1[1], lv1[2], lv1[3], lv1[4], lv1[5])
+    sides = (r_ptr, r_el, c_ptr, c_el)
+    nk1, _ = _split(sides, (ri, rp, ci, cp), (0, n_rows, 0, n_cols), 0, scratch, lv1)
     kids1 = kids[:nk1].copy()
     kept, lists, strata = _sample_buffers(r_ptr, c_ptr, n_elem, n_r1, n_c1)
     total = 0.0
@@ -250,9 +263,8 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
         e = kids1[t]
         rlo, rhi = lv1[4][t], lv1[4][t + 1]
         clo_, chi = lv1[5][t], lv1[5][t + 1]
-        nk2, dl = _split(r_ptr, r_el, lv1[0], lv1[1], rlo, rhi, c_ptr, c_el, lv1[2], lv1[3], clo_, chi, 0, n_elem,
-                         flag, cr, cc, touched, kids, slot, lv2[0], lv2[1], lv2[2], lv2[3], lv2[4], lv2[5])
-        # the part's root {e} is always delivered (as enumerate_family does)
+        nk2, dl = _split(sides, (lv1[0], lv1[1], lv1[2], lv1[3]), (rlo, rhi, clo_, chi), 0, scratch, lv2)
+        # the part's root {e} is always delivered (as the family walk does)
         sub[0, e] += 1.0
         sub[3, e] += 1.0
         sub[1, e] += dl
@@ -266,12 +278,11 @@ def profile_family(r_ptr, r_el, c_ptr, c_el, n_elem, pair_limit, repeats, seed, 
             _level_two(e, kids, nk2, lv2, repeats, kept, lists)
             cur, n_cur, m = 0, nk2, 2
             while n_cur > 0:
-                n_used, total, stopped = _visit_level(cur, n_cur, m, e, (r_ptr, r_el, c_ptr, c_el), pair_limit,
-                                                      pairs_ok, limit, out, scratch, kept, lists, strata, total)
+                n_used, total, stopped = _visit_level(cur, n_cur, m, e, sides, pair_limit, pairs_ok, limit, out,
+                                                      scratch, kept, lists, strata, total)
                 if stopped or total > limit:
                     return out[0], out[1], out[2], out[3], True
-                n_cur, lists = _next_level(cur, 1 - cur, n_used, m, (r_ptr, r_el, c_ptr, c_el), kept, lists,
-                                           strata)
+                n_cur, lists = _next_level(cur, 1 - cur, n_used, m, sides, kept, lists, strata)
                 lists = (lists[2], lists[3], lists[0], lists[1], lists[6], lists[7], lists[4], lists[5])
                 cur = 1 - cur
                 m += 1

@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -59,7 +59,6 @@ __all__ = ["TASK_PARTS", "TaskResult", "UnionTables", "coclustering_bcubed", "fi
 
 _U = 2.0**-53
 _NO_WORDS = np.zeros(0, np.uint64)  # the parts store no hashes
-_BINOM = np.array([[math.comb(a, b) for b in range(31)] for a in range(31)], dtype=np.int64)
 
 
 def _words(seed) -> np.ndarray:
@@ -97,23 +96,22 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
     ``budget`` sets.
     """
     from .family_leaf import build_table, union_table
-    from .family_walk import STATUS_FULL, enumerate_family
+    from .family_walk import Lists, Moments, Start, Walk, enumerate_family
 
-    inputs = (*one_side(rows, side), *one_side(cols, side))
+    lists = Lists(*one_side(rows, side), *one_side(cols, side))
     k, n = rows.n_truth, rows.n_elem
     lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
     for attempt in range(8):
         words = _words((seed, attempt, side == "pred"))[:max(n, 1)]
-        out = cast(Any, enumerate_family)(*inputs, n, k, 0, 0, 0, -1, True, budget, 1 << 16, words, lo,
-                                          lo.copy(), 0, _BINOM, np.zeros(2, np.int64))
-        status, n_nodes, _, elem, parent, end, ncell, key, dptr, down = out
-        if status == STATUS_FULL:
-            raise budget_error((), n_nodes, budget)
+        fam = enumerate_family(lists, Start(n, k), Moments(lo, lo.copy()), Walk.storing(budget, 1 << 16, words))
+        if fam.full:
+            raise budget_error((), fam.n_nodes, budget)
+        n_nodes, key, ncell, dptr = fam.n_nodes, fam.key, fam.cells, fam.dptr
         if n_nodes == 0:
             return words, np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
         if build_table(key)[0][0] == -2:  # two sets with one hash: new words
             continue
-        union = union_table(elem, parent, end, ncell, dptr, down, n)
+        union = union_table(fam.elem, fam.parent, fam.end, ncell, dptr, fam.down, n)
         sign = np.where(np.diff(dptr) % 2 == 1, 1, -1)
         total = int(np.sum(ncell[1:].astype(object) * sign[1:]))
         return words, key, union, total
@@ -232,7 +230,7 @@ def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
 def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exact: bool, budget: int,
               seed: int, acc: dict[str, Any]) -> None:
     from .family_leaf import leaf_bcubed
-    from .family_walk import STATUS_FULL, enumerate_family
+    from .family_walk import Lists, Moments, Start, Walk, enumerate_family
 
     k, n = rows.n_truth, rows.n_elem
     req = part.required
@@ -244,12 +242,12 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     size = len(req) + longest + 1
     lo = np.zeros((min(k + 1, size), min(rows.n_pred + 1, size)), np.uint64)
     hi = np.zeros_like(lo)
-    stats = np.zeros(2, np.int64)
-    hint = int(min(budget, 1.2 * part.nodes + 1024))
-    out = cast(Any, enumerate_family)(*inputs, n, k, bt, bp, part.min_elem, req[-1], part.closure, budget,
-                                      hint, _NO_WORDS, lo, hi, 0 if part.closure else PAIR_LIMIT, _BINOM, stats)
-    status, n_nodes, deliveries, elem, parent, end, ncell, _, dptr, down = out
-    if status == STATUS_FULL:
+    walk = Walk.storing(budget, int(min(budget, 1.2 * part.nodes + 1024)), _NO_WORDS) if part.closure else \
+        Walk.finishing(PAIR_LIMIT)
+    fam = enumerate_family(Lists(*inputs), Start(n, k, bt, bp, int(part.min_elem), int(req[-1])), Moments(lo, hi), walk)
+    n_nodes, deliveries, elem, parent, end, ncell, dptr, down = (fam.n_nodes, fam.deliveries, fam.elem, fam.parent,
+                                                                 fam.end, fam.cells, fam.dptr, fam.down)
+    if fam.full:
         if any(x >= k for x in req) or req[-1] == n - 1:
             raise budget_error(req, n_nodes, budget)
         # the estimate was low: split this part here (see micro_plan)
@@ -275,7 +273,7 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
         acc["ra"].append(ra)
         acc["depth"] = max(acc["depth"], int(depth))
     acc["moments"][: lo.shape[0], : lo.shape[1]] += lo.astype(object) + hi.astype(object) * 2**64
-    acc["nodes"] += int(stats[0]) if not part.closure else int(n_nodes)
+    acc["nodes"] += int(n_nodes)
     acc["deliveries"] += int(deliveries)
 
 
