@@ -11,13 +11,10 @@ stores are read by ``batch`` as by ``score`` (a read-only HTTP server in a threa
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import fsspec
@@ -27,6 +24,7 @@ import daskbicl
 from daskbicl.batch import ResultsDB, fingerprint, fingerprint_stores, run_batch
 from daskbicl.io.publish import RECORD_NAME
 
+from .support.http_server import serving
 from .support.manifests import manifest_text
 from .support.s3_server import CHUNK_KEY, chunk_gets
 
@@ -182,22 +180,10 @@ def test_a_link_to_a_device_in_a_store_fails_its_pair_by_name_and_the_batch_goes
 @pytest.fixture
 def http_root(tmp_path):
     """A read-only HTTP server on loopback serving ``tmp_path / "www"`` (index pages on), in a thread."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
     folder = tmp_path / "www"
     folder.mkdir()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield folder, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
+    with serving(folder) as url:
+        yield folder, url
 
 
 def test_batch_reads_stores_over_http_as_score_does(tmp_path, http_root, client):

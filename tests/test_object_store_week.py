@@ -12,14 +12,11 @@ asked for (each at most once; none on a night with nothing new).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import fsspec
@@ -29,6 +26,7 @@ import daskbicl
 from daskbicl.errors import StoreError
 from daskbicl.io.publish import RECORD_NAME, WRITING_NAME, read_record
 
+from .support.http_server import serving
 from .support.manifests import manifest_text
 from .support.s3_server import CHUNK_KEY, KEY, Proxy, chunk_gets
 
@@ -191,22 +189,10 @@ class Week:
 @pytest.fixture
 def http_folder(tmp_path):
     """A folder served read-only over HTTP on loopback (``http.server`` in a thread): ``(folder, url)``."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
     folder = tmp_path / "www"
     folder.mkdir()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield folder, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
+    with serving(folder) as url:
+        yield folder, url
 
 
 def _counts(report: dict) -> tuple[int, int, int]:

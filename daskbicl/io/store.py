@@ -51,6 +51,7 @@ from .coding import (
     mask_chunk,
     values_name,
 )
+from .groups import damaged_metadata, dataset_of, missing_chunks, open_group, with_members
 from .publish import (
     RECORD_ATTR,
     RECORD_NAME,
@@ -165,15 +166,13 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
     A storage that does not answer (:func:`~daskbicl.errors.storage_unavailable`) is a
     :class:`~daskbicl.errors.StorageUnavailableError` (retry later); locations are shown redacted.
     """
-    import zarr
-
     _quiet_zarr()
     shown = redact(text)
     # Each error is raised outside the ``except`` block: it carries no chained error (zarr's and botocore's
     # errors neither cross process boundaries, tblib cannot rebuild them, nor are their texts redacted).
     error: Exception | None = None
     try:
-        group = zarr.open_group(text, mode="r", storage_options=storage_options)
+        group = open_group(text, storage_options, remote=is_remote(text))
         attrs = dict(group.attrs)
     except Exception as exc:  # zarr raises its own error types for missing or bad metadata
         if _system_error(exc) or storage_unavailable(exc):  # permission denied, I/O error, no answer: not the format
@@ -189,11 +188,8 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
     # variables: as_dataset says what it found when they are neither layout.
     try:
-        # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
-        # would otherwise turn label 0 into NaN and the labels into floats).
-        ds = xr.open_zarr(
-            text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
-        )
+        group = with_members(group)
+        ds = dataset_of(text, group)
     except Exception as exc:
         error = _unreadable(exc, text, shown, role, attrs, group)
     if error is not None:
@@ -212,7 +208,7 @@ def _unreadable(exc: Exception, text: str, shown: str, role: str, attrs: dict, g
             f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
             f"({type(exc).__name__}: {one_line(exc)})"
         )
-    where = _unreadable_metadata(text) if not is_remote(text) else None
+    where = damaged_metadata(text) if not is_remote(text) else None
     return StoreError(
         f"{role}: {shown} is marked as a daskbicl store but cannot be read"
         + (f": {where} is damaged" if where else "")
@@ -376,13 +372,17 @@ class _ChunkReader:
     in each process and kept.
     """
 
-    def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks, role: str | None = None):
+    def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks, role: str | None = None,
+                 array=None):
         self.path, self.var, self.storage_options = path, var, storage_options
         self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)
-        self.chunks = chunks
-        self.role = role
-        self._array = None
-        self._files: ChunkFiles | None = None
+        self.chunks, self.role = chunks, role
+        # The Zarr array the store's opening found: no read opens it again in this process (another opens it
+        # by its format: one read of its metadata).
+        self.zarr_format = None if array is None else array.metadata.zarr_format
+        self._array = array
+        local = array is not None and not is_remote(path)
+        self._files: ChunkFiles | None = ChunkFiles.of(array, f"{path.rstrip('/')}/{var}") if local else None
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -413,7 +413,8 @@ class _ChunkReader:
                 if self._array is None:
                     folder = f"{self.path.rstrip('/')}/{self.var}"
                     _quiet_zarr()
-                    opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options)
+                    opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options,
+                                             zarr_format=self.zarr_format)
                     self._files = None if is_remote(folder) else ChunkFiles.of(opened, folder)
                     self._array = opened
                 array = self._array
@@ -490,7 +491,8 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
         data = ds[var].data
         if not isinstance(data, da.Array) or var not in group:
             continue
-        reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role))
+        reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role),
+                              array=group[var])
         chunks = data.chunks
         if data.ndim and data.dtype.kind in "biuf":
             item = data.dtype.itemsize * int(np.prod(data.shape[:-1], dtype=np.int64))
@@ -518,32 +520,14 @@ def _stored_chunks(ds: xr.Dataset) -> xr.Dataset:
     return ds
 
 
-def _unreadable_metadata(folder: str) -> str | None:
-    """The first metadata file under ``folder`` that is not valid JSON, if any."""
-    import json
-
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            if name in ("zarr.json", ".zarray", ".zattrs", ".zgroup"):
-                full = os.path.join(root, name)
-                try:
-                    with open(full, encoding="utf-8") as fh:
-                        json.load(fh)
-                except (OSError, ValueError):
-                    return os.path.relpath(full, folder)
-    return None
-
-
 def _check_complete(group, text: str, role: str) -> None:
     """Every chunk of every array of a store written by :func:`save` is present."""
-    for name, array in group.arrays():
-        missing = array.nchunks - array.nchunks_initialized
-        if missing:
-            raise StoreError(
-                f"{role}: {redact(text)}: array {name!r} is missing {missing:,} of its {array.nchunks:,} "
-                "chunks (deleted or not copied?); daskbicl.save wrote every chunk, so the store "
-                "is incomplete and would read missing chunks as zeros. Copy or write it again."
-            )
+    for name, missing, nchunks in missing_chunks(group):
+        raise StoreError(
+            f"{role}: {redact(text)}: array {name!r} is missing {missing:,} of its {nchunks:,} "
+            "chunks (deleted or not copied?); daskbicl.save wrote every chunk, so the store "
+            "is incomplete and would read missing chunks as zeros. Copy or write it again."
+        )
 
 
 def _chunked(ds: xr.Dataset, chunk: int) -> xr.Dataset:
@@ -696,3 +680,8 @@ def _write_kind(store, kind: str, storage_options) -> None:
         raise InputError(f"unknown kind {kind!r}")
     group = zarr.open_group(store, mode="r+", storage_options=storage_options)
     group.attrs.update({CHUNKS_ATTR: "complete", KIND_ATTR: kind})
+    # Every array's metadata in the root zarr.json too, with the kind, before the record that publishes the
+    # store: an object store's reader opens it with one read (io/groups.py).  Zarr's warning (consolidated
+    # metadata are zarr-python's, not the v3 specification's) kept quiet.
+    _quiet_zarr()
+    zarr.consolidate_metadata(group.store, path=group.path or None, zarr_format=3)
