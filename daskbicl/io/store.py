@@ -491,8 +491,11 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
         data = ds[var].data
         if not isinstance(data, da.Array) or var not in group:
             continue
+        # On an object store the array the opening found is kept (no request opens it again); on a local disk
+        # it is opened where it is read, as it costs no request there: Zarr reads a missing chunk as its fill
+        # value, so a local store deleted after it was opened fails on its metadata instead of reading zeros.
         reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role),
-                              array=group[var])
+                              array=group[var] if is_remote(path) else None)
         chunks = data.chunks
         if data.ndim and data.dtype.kind in "biuf":
             item = data.dtype.itemsize * int(np.prod(data.shape[:-1], dtype=np.int64))
