@@ -26,6 +26,7 @@ import pytest
 import xarray as xr
 
 import daskbicl
+from daskbicl.errors import StoreReadError
 from daskbicl.io.publish import RECORD_NAME
 
 from .support.s3_server import CHUNK_KEY, chunk_gets
@@ -135,3 +136,19 @@ def test_a_store_of_another_tool_is_opened_with_each_metadata_object_read_once(s
         # v3: zarr.json, a listing of the group's members, each array's zarr.json;
         # v2: zarr.json (absent), .zgroup, .zattrs, .zmetadata
         assert len(metadata) == (2 + arrays if zarr_format == 3 else 4), metadata
+
+
+def test_a_store_deleted_after_the_open_fails_naming_the_chunk_and_asks_nothing_more(s3, tmp_path):
+    """The readers keep the arrays the open found (no request opens them again), so nothing reads the metadata
+    that would show the store gone: a chunk object absent from a store whose every chunk was listed at the
+    open is damage, not the fill value; finding it out costs only the chunk's own GET."""
+    (truth, _pred), _local = _written_pair(s3, tmp_path)
+    lazy = daskbicl.open(truth, storage_options=s3.storage_options)
+    fsspec.filesystem("s3", **s3.storage_options).rm(f"{s3.bucket}/truth.zarr", recursive=True)
+    s3.server.mark()
+    with pytest.raises(StoreReadError, match=r"truth\.zarr \(variable row_labels chunk \d+\): a file is missing "
+                                             r".*every chunk was there when the store was opened: 'row_labels/c/"):
+        daskbicl.score(lazy, lazy, measures="cari")
+    requests = s3.server.requests()
+    assert requests and all(method == "GET" and CHUNK_KEY.search(path) and status == 404
+                            for method, path, status in requests), requests

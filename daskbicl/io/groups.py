@@ -24,7 +24,9 @@ whose ``zarr.json`` is lost is named as such by :func:`daskbicl.open`).
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
 from collections.abc import Iterator
 
 import xarray as xr
@@ -73,16 +75,38 @@ def with_members(group):
     return zarr.Group(zarr.AsyncGroup(metadata=metadata, store_path=group.store_path))
 
 
-def dataset_of(text: str, group) -> xr.Dataset:
+def dataset_of(text: str, group, digest: str | None = None) -> xr.Dataset:
     """The lazy xarray Dataset of the opened ``group`` at ``text`` (no further read of metadata).
 
     ``mask_and_scale=False``: labels are never CF-masked (a ``_FillValue`` of 0
     would otherwise turn label 0 into NaN and the labels into floats).
+
+    xarray names the arrays' tasks by a token of its arguments, the store
+    object among them; Dask tokenizes an xarray ``ZarrStore`` by pickling
+    it, members cache included, filled in the order Zarr's concurrent reads
+    answered: the same store opened twice (by the client and by a worker,
+    or twice in one process) could get other names, and a batch read a
+    truth shared by several pairs more than once.  The store is tokenized
+    by its location, its root metadata (every array's, sorted) and ``digest``
+    (the content digest of a store daskbicl wrote, from its completion record) instead.
     """
+    store = _store_class()(group, mode="r", use_zarr_fill_value_as_mask=group.metadata.zarr_format == 2)
+    store.daskbicl_token = (text, digest, json.dumps(group.metadata.to_dict(), sort_keys=True, default=str))
+    return xr.open_dataset(text, engine="zarr", store=store, chunks={}, mask_and_scale=False)
+
+
+@functools.cache
+def _store_class():
+    """xarray's ``ZarrStore`` tokenized by what it reads (:func:`dataset_of`), not by its state."""
     from xarray.backends.zarr import ZarrStore
 
-    store = ZarrStore(group, mode="r", use_zarr_fill_value_as_mask=group.metadata.zarr_format == 2)
-    return xr.open_dataset(text, engine="zarr", store=store, chunks={}, mask_and_scale=False)
+    class TokenizedZarrStore(ZarrStore):
+        __slots__ = ("daskbicl_token",)
+
+        def __dask_tokenize__(self):
+            return ("daskbicl-zarr-store", *self.daskbicl_token)
+
+    return TokenizedZarrStore
 
 
 def missing_chunks(group) -> Iterator[tuple[str, int, int]]:

@@ -28,6 +28,7 @@ as they are.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import threading
 import warnings
@@ -52,6 +53,7 @@ from .coding import (
     values_name,
 )
 from .groups import damaged_metadata, dataset_of, missing_chunks, open_group, with_members
+from .present import present_chunks
 from .publish import (
     RECORD_ATTR,
     RECORD_NAME,
@@ -157,7 +159,8 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
             raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
     ds = as_dataset(ds, role)
     ds.attrs.pop(RECORD_ATTR, None)  # a mark of this store's writing, not of its data (a copy has no record)
-    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
+    complete = attrs.get(CHUNKS_ATTR) == "complete"  # checked above: an absent chunk is damage when read
+    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role, complete)))
 
 
 def _open_zarr(text: str, role: str, storage_options) -> tuple:
@@ -183,13 +186,12 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
             error = StoreError(f"{role}: {shown} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})")
     if error is not None:
         raise error
-    if RECORD_ATTR in attrs:
-        check_published(text, attrs, storage_options, role)
+    digest = check_published(text, attrs, storage_options, role).digest if RECORD_ATTR in attrs else None
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
     # variables: as_dataset says what it found when they are neither layout.
     try:
         group = with_members(group)
-        ds = dataset_of(text, group)
+        ds = dataset_of(text, group, digest)
     except Exception as exc:
         error = _unreadable(exc, text, shown, role, attrs, group)
     if error is not None:
@@ -368,19 +370,21 @@ class _ChunkReader:
     denied, the store deleted under the run) becomes a
     :class:`~daskbicl.errors.StoreReadError` (through
     :func:`~daskbicl.errors.store_failure`) saying where, on the local
-    scheduler and on a cluster alike.  The Zarr array is opened on first use
-    in each process and kept.
+    scheduler and on a cluster alike.  The Zarr array the opening found is
+    kept (another process opens it once); its chunks are read through
+    :func:`~daskbicl.io.present.present_chunks`, so an absent chunk object
+    of a ``complete`` store is an error, not zeros.  Tokenized by what it
+    reads (location, variable, metadata), not by identity.
     """
 
     def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks, role: str | None = None,
-                 array=None):
+                 array=None, complete: bool = False):
         self.path, self.var, self.storage_options = path, var, storage_options
         self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)
-        self.chunks, self.role = chunks, role
-        # The Zarr array the store's opening found: no read opens it again in this process (another opens it
-        # by its format: one read of its metadata).
+        self.chunks, self.role, self.complete = chunks, role, complete
         self.zarr_format = None if array is None else array.metadata.zarr_format
-        self._array = array
+        self.metadata = None if array is None else json.dumps(array.metadata.to_dict(), sort_keys=True, default=str)
+        self._array = None if array is None else present_chunks(array, complete=complete)
         local = array is not None and not is_remote(path)
         self._files: ChunkFiles | None = ChunkFiles.of(array, f"{path.rstrip('/')}/{var}") if local else None
 
@@ -388,6 +392,10 @@ class _ChunkReader:
         state = dict(self.__dict__)
         state["_array"] = state["_files"] = None  # reopened where it is used
         return state
+
+    def __dask_tokenize__(self):
+        return ("daskbicl-chunk-reader", self.path, self.var, self.role, self.complete, self.metadata,
+                self.shape, str(self.dtype), self.chunks)
 
     def _chunk_id(self, key) -> str:
         ids = []
@@ -416,7 +424,7 @@ class _ChunkReader:
                     opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options,
                                              zarr_format=self.zarr_format)
                     self._files = None if is_remote(folder) else ChunkFiles.of(opened, folder)
-                    self._array = opened
+                    self._array = present_chunks(opened, complete=self.complete)
                 array = self._array
         return array
 
@@ -471,7 +479,8 @@ class _ChunkReader:
         return out
 
 
-def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str = "input") -> xr.Dataset:
+def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str = "input",
+                   complete: bool = False) -> xr.Dataset:
     """``ds`` with every data variable read through a :class:`_ChunkReader`, in tasks sized to the cluster.
 
     A read task covers a range of stored chunks along the last axis (rows
@@ -491,11 +500,8 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
         data = ds[var].data
         if not isinstance(data, da.Array) or var not in group:
             continue
-        # On an object store the array the opening found is kept (no request opens it again); on a local disk
-        # it is opened where it is read, as it costs no request there: Zarr reads a missing chunk as its fill
-        # value, so a local store deleted after it was opened fails on its metadata instead of reading zeros.
         reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role),
-                              array=group[var] if is_remote(path) else None)
+                              array=group[var], complete=complete)
         chunks = data.chunks
         if data.ndim and data.dtype.kind in "biuf":
             item = data.dtype.itemsize * int(np.prod(data.shape[:-1], dtype=np.int64))
