@@ -26,6 +26,7 @@ import daskbicl
 from daskbicl.errors import StorageUnavailableError, StoreError
 
 from .support.http_server import serving
+from .support.s3_server import storage_options_toml
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -183,14 +184,10 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
     for name in ("pred-000.zarr", "pred-001.zarr"):
         where.put(local_pair.paths[name], f"preds/{name}")
     manifest = tmp_path / "night.toml"
-    options = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (where.options or {}).items()
-                      if not isinstance(v, dict))
-    nested = "".join(f"[storage_options.{k}]\n" + "".join(f"{kk} = {json.dumps(vv)}\n" for kk, vv in v.items())
-                     for k, v in (where.options or {}).items() if isinstance(v, dict))
     manifest.write_text(
         f'results = "night.sqlite"\n[truth]\nsim = "{truth}"\n[pred]\nrun = "{where.root}/preds/pred-*.zarr"\n'
         f'[[pairs]]\ntruth = "sim"\npred = "run"\nmeasures = {json.dumps(MEASURES)}\n'
-        + (f"[storage_options]\n{options}{nested}" if where.options else ""))
+        + (storage_options_toml(where.options) if where.options else ""))
     code, out, err = _cli("batch", manifest, "--json", "--scheduler", "local", "--workers", "1")
     assert code == 0, err
     first = json.loads(out)

@@ -26,7 +26,6 @@ import daskbicl
 from daskbicl.errors import StoreError
 from daskbicl.io.publish import RECORD_NAME, WRITING_NAME, read_record
 
-from .support.http_server import serving
 from .support.manifests import manifest_text
 from .support.s3_server import CHUNK_KEY, KEY, Proxy, chunk_gets
 
@@ -184,15 +183,6 @@ class Week:
             self.seen += [done.stdout, done.stderr]
         self.seen += [(self.tmp / n).read_text() for n in ("scores.csv", "scores.json", "failures.csv")]
         self.no_secret()
-
-
-@pytest.fixture
-def http_folder(tmp_path):
-    """A folder served read-only over HTTP on loopback (``http.server`` in a thread): ``(folder, url)``."""
-    folder = tmp_path / "www"
-    folder.mkdir()
-    with serving(folder) as url:
-        yield folder, url
 
 
 def _counts(report: dict) -> tuple[int, int, int]:
