@@ -70,6 +70,18 @@ def s3(s3_server):
     )
 
 
+@pytest.fixture
+def http_folder(tmp_path):
+    """``(folder, url)``: ``tmp_path / "www"`` served read only over HTTP on loopback, in a thread
+    (tests/support/http_server.py), the read-only ``https://``-like store of the object-store tests."""
+    from tests.support.http_server import serving
+
+    folder = tmp_path / "www"
+    folder.mkdir()
+    with serving(folder) as url:
+        yield folder, url
+
+
 def pytest_collection_modifyitems(items):
     """Mark the system tests ``system`` (tests/support/system.py says which): ``-m "not system"`` is the fast lane."""
     from tests.support.system import is_system_item

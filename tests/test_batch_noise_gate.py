@@ -9,11 +9,8 @@ widths), pred-1 by a much noisier one (a drop far beyond them).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from daskbicl.batch.runlog import diff_rows, resolve_run
 
 from .support.batch_fixtures import run_cli
 from .support.manifests import manifest_text, write_manifest
+from .support.s3_server import put_store, s3_manifest
 
 ROWS, COLS, CHUNK = 4_000, 600, 2_048
 MEASURES = ["cari", "nce"]
@@ -287,23 +285,16 @@ def test_results_explain_of_a_store_gone_since_the_run(plain_lab, client):
 def test_results_explain_reads_a_bucket_with_the_manifests_storage_options(tmp_path, s3, client):
     """The stores on S3, the credentials and endpoint in the manifest's [storage_options] only: the report is
     re-counted with them, as the batch read the stores."""
-    import fsspec
 
     local = tmp_path / "local"
     local.mkdir()
     truth = _truth(local)
     _write_preds(local, truth, 0)
-    fs = fsspec.filesystem("s3", **s3.storage_options)
     for name in ("truth.zarr", "pred-0.zarr"):
-        fs.put(str(local / name), f"{s3.bucket}/{name}", recursive=True)
-    opts = s3.storage_options
-    head = (f'[storage_options]\nkey = "{opts["key"]}"\nsecret = "{opts["secret"]}"\n'
-            f'[storage_options.client_kwargs]\nendpoint_url = "{opts["client_kwargs"]["endpoint_url"]}"\n'
-            f'region_name = "us-east-1"\n\n')
-    manifest = tmp_path / "m.toml"
-    manifest.write_text(f'results = "{tmp_path / "r.sqlite"}"\n' + head + manifest_text(
-        {"sim": f"{s3.root}/truth.zarr"}, {"runs": f"{s3.root}/pred-0.zarr"},
-        [{"truth": "sim", "pred": "runs", "measures": MEASURES}]))
+        put_store(s3, local / name, name)
+    manifest = s3_manifest(tmp_path / "m.toml", s3, {"sim": f"{s3.root}/truth.zarr"},
+                           {"runs": f"{s3.root}/pred-0.zarr"}, [{"truth": "sim", "pred": "runs", "measures": MEASURES}],
+                           results=tmp_path / "r.sqlite")
     assert run_batch(manifest, client=client).scored == 1
     code, got, err = run_cli("results", tmp_path / "r.sqlite", "--explain", "pred-0.zarr", "--format", "json")
     assert code == 0, err
@@ -312,32 +303,11 @@ def test_results_explain_reads_a_bucket_with_the_manifests_storage_options(tmp_p
     assert code == 0 and got == want
 
 
-@pytest.fixture
-def http_root(tmp_path):
-    """A read-only HTTP server on loopback serving ``tmp_path / "www"``, in a thread; its URL with a user and a
-    password in it (which the server ignores, and which the results file must never keep)."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    folder = tmp_path / "www"
-    folder.mkdir()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield folder, f"http://nightly:s3cret-pw@127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
-
-
-def test_results_explain_finds_a_redacted_location_in_the_manifest(tmp_path, http_root, client):
+def test_results_explain_finds_a_redacted_location_in_the_manifest(tmp_path, http_folder, client):
     """The file keeps ``http://***@host/...``; the report is re-counted from the manifest's real location, and
     without the manifest the error says why, naming no secret."""
-    folder, url = http_root
+    folder, url = http_folder
+    url = url.replace("http://", "http://nightly:s3cret-pw@")  # the server ignores them; the file must not keep them
     truth = _truth(folder)
     _write_preds(folder, truth, 0)
     manifest = tmp_path / "m.toml"

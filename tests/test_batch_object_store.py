@@ -11,13 +11,9 @@ stores are read by ``batch`` as by ``score`` (a read-only HTTP server in a threa
 
 from __future__ import annotations
 
-import functools
-import http.server
-import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import fsspec
@@ -28,7 +24,7 @@ from daskbicl.batch import ResultsDB, fingerprint, fingerprint_stores, run_batch
 from daskbicl.io.publish import RECORD_NAME
 
 from .support.manifests import manifest_text
-from .support.s3_server import CHUNK_KEY, chunk_gets
+from .support.s3_server import CHUNK_KEY, chunk_gets, put_store, s3_manifest
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "ari_rows"]
@@ -36,16 +32,6 @@ MEASURES = ["cari", "ari_rows"]
 
 def _fs(s3):
     return fsspec.filesystem("s3", **s3.storage_options)
-
-
-def _put(s3, local: Path, name: str) -> str:
-    """Upload the local store ``local`` as ``s3.root/name`` (an s3fs recursive put), its write record (when it
-    has one) put again last, as daskbicl's own writes put it; its URL."""
-    fs = _fs(s3)
-    fs.put(str(local), f"{s3.bucket}/{name}", recursive=True)
-    if (local / RECORD_NAME).exists():
-        fs.pipe_file(f"{s3.bucket}/{name}/{RECORD_NAME}", (local / RECORD_NAME).read_bytes())
-    return f"{s3.root}/{name}"
 
 
 def _chunk_keys(s3, name: str) -> set[str]:
@@ -60,22 +46,16 @@ def _lab(tmp_path: Path, s3, preds: int = 2) -> Path:
     local.mkdir()
     truth = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=5, chunk=CHUNK)
     daskbicl.save(truth, local / "truth.zarr")
-    _put(s3, local / "truth.zarr", "truth.zarr")
+    put_store(s3, local / "truth.zarr", "truth.zarr")
     for k in range(preds):
         daskbicl.save(daskbicl.perturb(truth, 0.05 * (k + 1), seed=20 + k), local / f"pred-{k}.zarr")
-        _put(s3, local / f"pred-{k}.zarr", f"runs/pred-{k}.zarr")
+        put_store(s3, local / f"pred-{k}.zarr", f"runs/pred-{k}.zarr")
     return _manifest(tmp_path, s3, {"sim": f"{s3.root}/truth.zarr"}, {"runs": f"{s3.root}/runs/pred-*.zarr"})
 
 
 def _manifest(tmp_path: Path, s3, truth: dict, pred: dict) -> Path:
-    opts = s3.storage_options
-    head = (f'results = "{tmp_path / "scores.sqlite"}"\n\n[storage_options]\nkey = "{opts["key"]}"\n'
-            f'secret = "{opts["secret"]}"\nuse_listings_cache = false\nskip_instance_cache = true\n\n'
-            f'[storage_options.client_kwargs]\nendpoint_url = "{opts["client_kwargs"]["endpoint_url"]}"\n'
-            f'region_name = "us-east-1"\n\n')
-    path = tmp_path / "m.toml"
-    path.write_text(head + manifest_text(truth, pred, [{"truth": "sim", "pred": "runs", "measures": MEASURES}]))
-    return path
+    return s3_manifest(tmp_path / "m.toml", s3, truth, pred, [{"truth": "sim", "pred": "runs", "measures": MEASURES}],
+                       results=tmp_path / "scores.sqlite")
 
 
 def _values(results: Path) -> dict:
@@ -105,7 +85,7 @@ def test_a_written_store_is_fingerprinted_from_its_record_and_a_foreign_one_from
     """A store daskbicl wrote: one small read (its record), the same fingerprint as on a local disk.  A foreign
     store (no record): from the objects' ETags, no object read; a copy keeps it, a rewritten chunk changes it."""
     local = daskbicl.save(daskbicl.random_partition(ROWS, COLS, 5, 4, seed=1, chunk=CHUNK), tmp_path / "w.zarr")
-    url = _put(s3, Path(local), "w.zarr")
+    url = put_store(s3, Path(local), "w.zarr")
     s3.server.mark()
     info = fingerprint_stores([url], s3.storage_options, kinds=False)[url]
     assert info.error is None and info.fingerprint == fingerprint(local)  # wherever it is
@@ -117,7 +97,7 @@ def test_a_written_store_is_fingerprinted_from_its_record_and_a_foreign_one_from
     plain = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=2, chunk=CHUNK)
     plain.attrs.pop("daskbicl_kind", None)
     plain.to_zarr(tmp_path / "plain.zarr", consolidated=False)
-    url = _put(s3, tmp_path / "plain.zarr", "plain.zarr")
+    url = put_store(s3, tmp_path / "plain.zarr", "plain.zarr")
     fs = _fs(s3)
     fs.copy(f"{s3.bucket}/plain.zarr", f"{s3.bucket}/copy.zarr", recursive=True)
     s3.server.mark()
@@ -145,7 +125,7 @@ def test_a_replaced_store_is_rescored_and_a_moved_one_is_not(tmp_path, s3, clien
     fs.rm(f"{s3.bucket}/runs/pred-1.zarr", recursive=True)
     truth = daskbicl.open(tmp_path / "local" / "truth.zarr")
     daskbicl.save(daskbicl.perturb(truth, 0.3, seed=99), tmp_path / "other.zarr")
-    _put(s3, tmp_path / "other.zarr", "runs/pred-1.zarr")
+    put_store(s3, tmp_path / "other.zarr", "runs/pred-1.zarr")
     s3.server.mark()
     night = run_batch(manifest, client=client)
     assert (night.scored, night.skipped, night.failed) == (1, 1, 0)  # pred-7 is pred-0, moved: reused
@@ -179,29 +159,8 @@ def test_a_link_to_a_device_in_a_store_fails_its_pair_by_name_and_the_batch_goes
     assert "row_labels/c/9" in reason and "/dev/zero" in reason and "not a regular file" in reason
 
 
-@pytest.fixture
-def http_root(tmp_path):
-    """A read-only HTTP server on loopback serving ``tmp_path / "www"`` (index pages on), in a thread."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    folder = tmp_path / "www"
-    folder.mkdir()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield folder, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
-
-
-def test_batch_reads_stores_over_http_as_score_does(tmp_path, http_root, client):
-    folder, url = http_root
+def test_batch_reads_stores_over_http_as_score_does(tmp_path, http_folder, client):
+    folder, url = http_folder
     truth = daskbicl.random_partition(ROWS, COLS, 5, 4, seed=5, chunk=CHUNK)
     daskbicl.save(truth, folder / "truth.zarr")
     for k in range(2):
@@ -247,19 +206,16 @@ def test_a_hung_bucket_leaves_its_pairs_unscored_the_others_scored_and_exits_3(t
     daskbicl.save(truth, local / "truth.zarr")
     daskbicl.save(daskbicl.perturb(truth, 0.1, seed=1), local / "pred.zarr")
     daskbicl.save(daskbicl.perturb(truth, 0.2, seed=2), local / "other.zarr")
-    _put(s3, local / "truth.zarr", "truth.zarr")
-    _put(s3, local / "other.zarr", "pred.zarr")  # not a copy of the local pred: scored on its own
+    put_store(s3, local / "truth.zarr", "truth.zarr")
+    put_store(s3, local / "other.zarr", "pred.zarr")  # not a copy of the local pred: scored on its own
     proxy = Proxy(s3.server.endpoint)
     try:
-        head = "".join(f"{k} = {json.dumps(v)}\n" for k, v in s3.storage_options.items() if k != "client_kwargs")
-        manifest = tmp_path / "m.toml"
-        manifest.write_text(
-            f'results = "{tmp_path / "r.sqlite"}"\n\n[storage_options]\n{head}\n[storage_options.client_kwargs]\n'
-            f'endpoint_url = "{proxy.endpoint}"\nregion_name = "us-east-1"\n\n'
-            + manifest_text({"disk": str(local / "truth.zarr"), "bucket": f"{s3.root}/truth.zarr"},
-                            {"disk": str(local / "pred.zarr"), "bucket": f"{s3.root}/pred.zarr"},
-                            [{"truth": "disk", "pred": "disk", "measures": MEASURES},
-                             {"truth": "bucket", "pred": "bucket", "measures": MEASURES}]))
+        manifest = s3_manifest(tmp_path / "m.toml", s3,
+                               {"disk": str(local / "truth.zarr"), "bucket": f"{s3.root}/truth.zarr"},
+                               {"disk": str(local / "pred.zarr"), "bucket": f"{s3.root}/pred.zarr"},
+                               [{"truth": "disk", "pred": "disk", "measures": MEASURES},
+                                {"truth": "bucket", "pred": "bucket", "measures": MEASURES}],
+                               results=tmp_path / "r.sqlite", endpoint=proxy.endpoint)
         proxy.hang()
         fast = {"daskbicl.storage.connect_timeout": "1s", "daskbicl.storage.read_timeout": "1s",
                 "daskbicl.storage.attempts": 1, "daskbicl.storage.notice_after": "60s"}

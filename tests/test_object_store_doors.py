@@ -8,8 +8,6 @@ by ``http.server`` in a thread, the "hung" endpoint is a socket that accepts and
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import shutil
@@ -27,6 +25,9 @@ import pytest
 import daskbicl
 from daskbicl.errors import StorageUnavailableError, StoreError
 
+from .support.http_server import serving
+from .support.s3_server import storage_options_toml
+
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 SECRET = "pa55-SECRET-7f3a9"
@@ -37,22 +38,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # --------------------------------------------------------------------------- servers
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # no access log on stderr
-        pass
-
-
 @pytest.fixture(scope="module")
 def http_root(tmp_path_factory):
     """A folder served read-only over HTTP on 127.0.0.1 (``http.server`` in a thread): ``(folder, url)``."""
     folder = tmp_path_factory.mktemp("served")
-    handler = functools.partial(_Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield folder, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(folder) as url:
+        yield folder, url
 
 
 @pytest.fixture
@@ -193,14 +184,10 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
     for name in ("pred-000.zarr", "pred-001.zarr"):
         where.put(local_pair.paths[name], f"preds/{name}")
     manifest = tmp_path / "night.toml"
-    options = "".join(f"{k} = {json.dumps(v)}\n" for k, v in (where.options or {}).items()
-                      if not isinstance(v, dict))
-    nested = "".join(f"[storage_options.{k}]\n" + "".join(f"{kk} = {json.dumps(vv)}\n" for kk, vv in v.items())
-                     for k, v in (where.options or {}).items() if isinstance(v, dict))
     manifest.write_text(
         f'results = "night.sqlite"\n[truth]\nsim = "{truth}"\n[pred]\nrun = "{where.root}/preds/pred-*.zarr"\n'
         f'[[pairs]]\ntruth = "sim"\npred = "run"\nmeasures = {json.dumps(MEASURES)}\n'
-        + (f"[storage_options]\n{options}{nested}" if where.options else ""))
+        + (storage_options_toml(where.options) if where.options else ""))
     code, out, err = _cli("batch", manifest, "--json", "--scheduler", "local", "--workers", "1")
     assert code == 0, err
     first = json.loads(out)
@@ -419,6 +406,27 @@ def test_no_secret_in_results_exports_mlflow_output_or_worker_logs(http_root, lo
     leaks = [text[max(0, text.find(SECRET) - 200):text.find(SECRET) + 50] for text in seen if SECRET in text]
     assert not leaks, leaks
     assert "***@" in (tmp_path / "failures.csv").read_text()  # the location is still there, redacted
+
+
+def test_tradeoff_names_its_sweeps_by_their_locations_redacted(http_root, tmp_path):
+    """``tradeoff``'s default names are the sweeps' locations: a password in a URL is in no name, no output."""
+    folder, url = http_root
+    sub = folder / f"tradeoff-{tmp_path.name}"
+    truth, sweep = _biclusterings(5)
+    daskbicl.save(truth, sub / "bt.zarr")
+    daskbicl.save(sweep, sub / "bp.zarr")
+    host = url.removeprefix("http://")
+    with_password = f"http://alice:{SECRET}@{host}/{sub.name}"
+    result = daskbicl.tradeoff(f"{with_password}/bt.zarr", f"{with_password}/bp.zarr", truth_bicluster=0)
+    name = f"http://***@{host}/{sub.name}/bp.zarr"
+    assert list(result.optimal) == [name] and set(result.results["algorithm"]) == {name}
+    want = daskbicl.tradeoff(sub / "bt.zarr", sub / "bp.zarr", names=[name], truth_bicluster=0)
+    assert result.results.equals(want.results)
+    for argv in ([], ["--json"]):
+        code, out, err = _cli("tradeoff", f"{with_password}/bt.zarr", f"{with_password}/bp.zarr",
+                              "--truth-bicluster", "0", *argv)
+        assert code == 0, err
+        assert SECRET not in out + err and name in out, out + err
 
 
 def _log_on_worker(*locations) -> None:

@@ -12,14 +12,11 @@ asked for (each at most once; none on a night with nothing new).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import fsspec
@@ -186,27 +183,6 @@ class Week:
             self.seen += [done.stdout, done.stderr]
         self.seen += [(self.tmp / n).read_text() for n in ("scores.csv", "scores.json", "failures.csv")]
         self.no_secret()
-
-
-@pytest.fixture
-def http_folder(tmp_path):
-    """A folder served read-only over HTTP on loopback (``http.server`` in a thread): ``(folder, url)``."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    folder = tmp_path / "www"
-    folder.mkdir()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield folder, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
-        server.server_close()
 
 
 def _counts(report: dict) -> tuple[int, int, int]:

@@ -443,11 +443,13 @@ def writing_in_progress(text: str, storage_options) -> bool:
         return False
 
 
-def check_published(text: str, attrs: dict, storage_options, role: str) -> None:
-    """A store whose attributes say daskbicl wrote it with a record: the record is there (one small read).
+def check_published(text: str, attrs: dict, storage_options, role: str) -> WriteRecord:
+    """A store whose attributes say daskbicl wrote it with a record: the record is there (one small read),
+    returned (its digest fingerprints the store's content).
 
     ``storage_options``: the fsspec options of a URL, None for a local path.
     """
     record = read_record(text, storage_options)
     if record is None or KIND_ATTR not in attrs:
         raise interrupted_write(text, role)
+    return record

@@ -8,7 +8,8 @@ not answer stops the call after the dask config keys
 ``attempts`` for S3) instead of fsspec's and botocore's defaults (minutes of
 silence).  The caller's own options win: a ``config_kwargs`` or
 ``client_kwargs`` given by the user is kept, only what it leaves out is
-added.  :func:`waiting` prints one line on stderr, naming the location
+added.  For S3, whole objects are read with one request each (no size
+request before; ``max_concurrency`` 1 unless given).  :func:`waiting` prints one line on stderr, naming the location
 (redacted), when a call has waited ``daskbicl.storage.notice_after``.
 """
 
@@ -64,6 +65,10 @@ def with_timeouts(url: str, storage_options: dict | None) -> dict | None:
         # botocore's retries: time-outs and throttling included, with back-off.
         given.setdefault("retries", {"max_attempts": int(config.get("storage")["attempts"]), "mode": "standard"})
         options["config_kwargs"] = given
+        # s3fs asks an object's size (a HEAD request) before every whole-object read when it may split the
+        # read into concurrent ranged reads (max_concurrency > 1, for objects above its block size, 50 MiB):
+        # a store's objects (chunks of at most 16 MiB, metadata) are smaller, so one GET each suffices.
+        options.setdefault("max_concurrency", 1)
         return options
     import aiohttp
 

@@ -28,6 +28,7 @@ as they are.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import threading
 import warnings
@@ -51,6 +52,8 @@ from .coding import (
     mask_chunk,
     values_name,
 )
+from .groups import damaged_metadata, dataset_of, missing_chunks, open_group, with_members
+from .present import present_chunks
 from .publish import (
     RECORD_ATTR,
     RECORD_NAME,
@@ -156,7 +159,8 @@ def open_store(path, role: str = "input", *, storage_options: dict | None = None
             raise store_failure(exc, doing="read", store=text, role=_role(role)) from None
     ds = as_dataset(ds, role)
     ds.attrs.pop(RECORD_ATTR, None)  # a mark of this store's writing, not of its data (a copy has no record)
-    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role)))
+    complete = attrs.get(CHUNKS_ATTR) == "complete"  # checked above: an absent chunk is damage when read
+    return decode_labels(_restore_missing(_checked_reads(ds, group, text, storage_options, role, complete)))
 
 
 def _open_zarr(text: str, role: str, storage_options) -> tuple:
@@ -165,15 +169,13 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
     A storage that does not answer (:func:`~daskbicl.errors.storage_unavailable`) is a
     :class:`~daskbicl.errors.StorageUnavailableError` (retry later); locations are shown redacted.
     """
-    import zarr
-
     _quiet_zarr()
     shown = redact(text)
     # Each error is raised outside the ``except`` block: it carries no chained error (zarr's and botocore's
     # errors neither cross process boundaries, tblib cannot rebuild them, nor are their texts redacted).
     error: Exception | None = None
     try:
-        group = zarr.open_group(text, mode="r", storage_options=storage_options)
+        group = open_group(text, storage_options, remote=is_remote(text))
         attrs = dict(group.attrs)
     except Exception as exc:  # zarr raises its own error types for missing or bad metadata
         if _system_error(exc) or storage_unavailable(exc):  # permission denied, I/O error, no answer: not the format
@@ -184,16 +186,12 @@ def _open_zarr(text: str, role: str, storage_options) -> tuple:
             error = StoreError(f"{role}: {shown} is not a readable Zarr store ({type(exc).__name__}: {one_line(exc)})")
     if error is not None:
         raise error
-    if RECORD_ATTR in attrs:
-        check_published(text, attrs, storage_options, role)
+    digest = check_published(text, attrs, storage_options, role).digest if RECORD_ATTR in attrs else None
     # A store without the daskbicl_kind attribute (a plain to_zarr, another tool) is read by its
     # variables: as_dataset says what it found when they are neither layout.
     try:
-        # mask_and_scale=False: labels are never CF-masked (a _FillValue of 0
-        # would otherwise turn label 0 into NaN and the labels into floats).
-        ds = xr.open_zarr(
-            text, chunks={}, consolidated=False, storage_options=storage_options, mask_and_scale=False
-        )
+        group = with_members(group)
+        ds = dataset_of(text, group, digest)
     except Exception as exc:
         error = _unreadable(exc, text, shown, role, attrs, group)
     if error is not None:
@@ -212,7 +210,7 @@ def _unreadable(exc: Exception, text: str, shown: str, role: str, attrs: dict, g
             f"row_labels + col_labels or row_mask + col_mask (Dataset.to_zarr), found arrays {names} "
             f"({type(exc).__name__}: {one_line(exc)})"
         )
-    where = _unreadable_metadata(text) if not is_remote(text) else None
+    where = damaged_metadata(text) if not is_remote(text) else None
     return StoreError(
         f"{role}: {shown} is marked as a daskbicl store but cannot be read"
         + (f": {where} is damaged" if where else "")
@@ -372,22 +370,32 @@ class _ChunkReader:
     denied, the store deleted under the run) becomes a
     :class:`~daskbicl.errors.StoreReadError` (through
     :func:`~daskbicl.errors.store_failure`) saying where, on the local
-    scheduler and on a cluster alike.  The Zarr array is opened on first use
-    in each process and kept.
+    scheduler and on a cluster alike.  The Zarr array the opening found is
+    kept (another process opens it once); its chunks are read through
+    :func:`~daskbicl.io.present.present_chunks`, so an absent chunk object
+    of a ``complete`` store is an error, not zeros.  Tokenized by what it
+    reads (location, variable, metadata), not by identity.
     """
 
-    def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks, role: str | None = None):
+    def __init__(self, path: str, var: str, storage_options, shape, dtype, chunks, role: str | None = None,
+                 array=None, complete: bool = False):
         self.path, self.var, self.storage_options = path, var, storage_options
         self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)
-        self.chunks = chunks
-        self.role = role
-        self._array = None
-        self._files: ChunkFiles | None = None
+        self.chunks, self.role, self.complete = chunks, role, complete
+        self.zarr_format = None if array is None else array.metadata.zarr_format
+        self.metadata = None if array is None else json.dumps(array.metadata.to_dict(), sort_keys=True, default=str)
+        self._array = None if array is None else present_chunks(array, complete=complete)
+        local = array is not None and not is_remote(path)
+        self._files: ChunkFiles | None = ChunkFiles.of(array, f"{path.rstrip('/')}/{var}") if local else None
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_array"] = state["_files"] = None  # reopened where it is used
         return state
+
+    def __dask_tokenize__(self):
+        return ("daskbicl-chunk-reader", self.path, self.var, self.role, self.complete, self.metadata,
+                self.shape, str(self.dtype), self.chunks)
 
     def _chunk_id(self, key) -> str:
         ids = []
@@ -413,9 +421,10 @@ class _ChunkReader:
                 if self._array is None:
                     folder = f"{self.path.rstrip('/')}/{self.var}"
                     _quiet_zarr()
-                    opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options)
+                    opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options,
+                                             zarr_format=self.zarr_format)
                     self._files = None if is_remote(folder) else ChunkFiles.of(opened, folder)
-                    self._array = opened
+                    self._array = present_chunks(opened, complete=self.complete)
                 array = self._array
         return array
 
@@ -470,7 +479,8 @@ class _ChunkReader:
         return out
 
 
-def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str = "input") -> xr.Dataset:
+def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str = "input",
+                   complete: bool = False) -> xr.Dataset:
     """``ds`` with every data variable read through a :class:`_ChunkReader`, in tasks sized to the cluster.
 
     A read task covers a range of stored chunks along the last axis (rows
@@ -490,7 +500,8 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
         data = ds[var].data
         if not isinstance(data, da.Array) or var not in group:
             continue
-        reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role))
+        reader = _ChunkReader(path, var, storage_options, data.shape, data.dtype, data.chunks, _role(role),
+                              array=group[var], complete=complete)
         chunks = data.chunks
         if data.ndim and data.dtype.kind in "biuf":
             item = data.dtype.itemsize * int(np.prod(data.shape[:-1], dtype=np.int64))
@@ -518,32 +529,14 @@ def _stored_chunks(ds: xr.Dataset) -> xr.Dataset:
     return ds
 
 
-def _unreadable_metadata(folder: str) -> str | None:
-    """The first metadata file under ``folder`` that is not valid JSON, if any."""
-    import json
-
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            if name in ("zarr.json", ".zarray", ".zattrs", ".zgroup"):
-                full = os.path.join(root, name)
-                try:
-                    with open(full, encoding="utf-8") as fh:
-                        json.load(fh)
-                except (OSError, ValueError):
-                    return os.path.relpath(full, folder)
-    return None
-
-
 def _check_complete(group, text: str, role: str) -> None:
     """Every chunk of every array of a store written by :func:`save` is present."""
-    for name, array in group.arrays():
-        missing = array.nchunks - array.nchunks_initialized
-        if missing:
-            raise StoreError(
-                f"{role}: {redact(text)}: array {name!r} is missing {missing:,} of its {array.nchunks:,} "
-                "chunks (deleted or not copied?); daskbicl.save wrote every chunk, so the store "
-                "is incomplete and would read missing chunks as zeros. Copy or write it again."
-            )
+    for name, missing, nchunks in missing_chunks(group):
+        raise StoreError(
+            f"{role}: {redact(text)}: array {name!r} is missing {missing:,} of its {nchunks:,} "
+            "chunks (deleted or not copied?); daskbicl.save wrote every chunk, so the store "
+            "is incomplete and would read missing chunks as zeros. Copy or write it again."
+        )
 
 
 def _chunked(ds: xr.Dataset, chunk: int) -> xr.Dataset:
@@ -696,3 +689,8 @@ def _write_kind(store, kind: str, storage_options) -> None:
         raise InputError(f"unknown kind {kind!r}")
     group = zarr.open_group(store, mode="r+", storage_options=storage_options)
     group.attrs.update({CHUNKS_ATTR: "complete", KIND_ATTR: kind})
+    # Every array's metadata in the root zarr.json too, with the kind, before the record that publishes the
+    # store: an object store's reader opens it with one read (io/groups.py).  Zarr's warning (consolidated
+    # metadata are zarr-python's, not the v3 specification's) kept quiet.
+    _quiet_zarr()
+    zarr.consolidate_metadata(group.store, path=group.path or None, zarr_format=3)

@@ -22,6 +22,7 @@ from ..engine.blocks import as_biclustering
 from ..errors import InputError
 from ..io.inputs import as_input, opened
 from ..kernels.bicluster.precision_recall import corrected_precision_recall_of
+from ..locations import redact
 from ..measures.bicluster import prepare_tables
 from ..measures.plan import ScorePlan, run_tables
 from ..measures.request import check_options
@@ -355,7 +356,7 @@ def tradeoff(
         algorithm's results across its parameter.
     index : {"fmeasure", "jaccard", "kulczynski", "folke"}
     names : sequence of str, optional
-        Algorithm names (default: the store paths, or ``sweep0``, ...).
+        Algorithm names (default: the store paths, secrets in URLs redacted, or ``sweep0``, ...).
     truth_bicluster : hashable, optional
         The target bicluster when the truth has several: its coordinate
         label (converted to the coordinate's dtype, so ``"5"`` selects the
@@ -404,7 +405,8 @@ def tradeoff(
     if not sweeps:
         raise InputError("tradeoff needs at least one sweep (a biclustering of results)")
     if names is None:
-        names = [s if isinstance(s, str) else f"sweep{i}" for i, s in enumerate(sweeps)]
+        # a store's location as its name, its secrets (a password, a signed URL's token) redacted
+        names = [redact(s) if isinstance(s, str) else f"sweep{i}" for i, s in enumerate(sweeps)]
     names = [str(n) for n in names]
     if len(names) != len(sweeps) or len(set(names)) != len(names):
         raise InputError(f"need {len(sweeps)} distinct algorithm names, got {names}")

@@ -125,6 +125,47 @@ def stop_server(server: S3Server) -> None:
         server.process.wait()
 
 
+def put_store(s3, local: Path, name: str) -> str:
+    """Upload the local store ``local`` as ``s3.root/name`` (an s3fs recursive put), its write record (when it
+    has one) put again last, as daskbicl's own writes put it; its URL.  ``s3``: the ``s3`` fixture."""
+    import fsspec
+
+    from daskbicl.io.publish import RECORD_NAME
+
+    fs = fsspec.filesystem("s3", **s3.storage_options)
+    fs.put(str(local), f"{s3.bucket}/{name}", recursive=True)
+    if (local / RECORD_NAME).exists():
+        fs.pipe_file(f"{s3.bucket}/{name}/{RECORD_NAME}", (local / RECORD_NAME).read_bytes())
+    return f"{s3.root}/{name}"
+
+
+def storage_options_toml(options: dict, *, endpoint: str | None = None) -> str:
+    """The ``[storage_options]`` tables of a batch manifest for the fsspec ``options`` (a nested dict as a
+    ``[storage_options.NAME]`` table), as a user writes them; ``endpoint`` replaces the client's
+    ``endpoint_url`` (a :class:`Proxy`'s, say)."""
+    import json
+
+    if endpoint is not None:
+        options = {**options, "client_kwargs": {**options.get("client_kwargs", {}), "endpoint_url": endpoint}}
+    flat = [f"{key} = {json.dumps(value)}" for key, value in options.items() if not isinstance(value, dict)]
+    lines = ["[storage_options]", *flat]
+    for key, table in options.items():
+        if isinstance(table, dict):
+            lines += ["", f"[storage_options.{key}]", *(f"{k} = {json.dumps(v)}" for k, v in table.items())]
+    return "\n".join(lines) + "\n"
+
+
+def s3_manifest(path: Path, s3, truth: dict, pred: dict, pairs: list[dict], *, results: str | Path | None = None,
+                endpoint: str | None = None) -> Path:
+    """Write at ``path`` a batch manifest (:func:`tests.support.manifests.manifest_text`) whose stores are
+    read with the loopback server's storage options (:func:`storage_options_toml`); the path."""
+    from .manifests import manifest_text
+
+    text = manifest_text(truth, pred, pairs, results=None if results is None else str(results))
+    path.write_text(text + "\n" + storage_options_toml(s3.storage_options, endpoint=endpoint))
+    return path
+
+
 def chunk_gets(requests) -> collections.Counter:
     """``{object path: GETs}`` of the chunk objects among ``requests`` (:meth:`S3Server.requests`)."""
     out: collections.Counter = collections.Counter()
