@@ -18,22 +18,11 @@ import numpy as np
 from numba import njit
 
 from ..compiled import announce_compiles
-from .family_walk import _grow
+from .family_walk import _arena, _grow
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
 __all__ = ["profile_family"]
-
-
-@njit(cache=True, nogil=True)
-def _arena(ptr, n):
-    """Entries (item, position before its first element) of the n lists, room for twice as many."""
-    item = np.empty(max(16, 2 * n), np.int32)
-    pos = np.empty(max(16, 2 * n), np.int32)
-    for i in range(n):
-        item[i] = i
-        pos[i] = ptr[i] - 1
-    return item, pos
 
 
 @njit(cache=True, nogil=True)

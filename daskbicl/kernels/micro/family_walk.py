@@ -387,9 +387,9 @@ def _push(st_nt, st_np, st_resp, d, e, n_truth, resp_above, moments_lo, moments_
 
 
 @njit(cache=True, nogil=True)
-def _arena(ptr, cnt):
-    """The arena of one axis's (item, position) entries, room for twice its lists: the root's lists first."""
-    n = cnt.shape[0]
+def _arena(ptr, n):
+    """The arena of one axis's (item, position before its first element) entries, room for twice its ``n``
+    lists: the root's lists first (also the family profile's, :mod:`.family_estimate`)."""
     item = np.empty(max(16, 2 * n), np.int32)
     pos = np.empty(max(16, 2 * n), np.int32)
     for i in range(n):
@@ -485,8 +485,8 @@ def _walk_nodes(lists, start, moments, cap, hint, rnd):
     r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt = lists
     moments_lo, moments_hi = moments
     n_truth, resp_above = start.n_truth, start.resp_above
-    ar_item, ar_pos = _arena(r_ptr, r_cnt)
-    ac_item, ac_pos = _arena(c_ptr, c_cnt)
+    ar_item, ar_pos = _arena(r_ptr, r_cnt.shape[0])
+    ac_item, ac_pos = _arena(c_ptr, c_cnt.shape[0])
     ch_el, ch_rlo, ch_rhi, ch_clo, ch_chi, ch_nr, ch_nc = _children(start.n_elem)
     st_node, st_cbeg, st_ci, st_cend, st_rtop, st_ctop, st_nt, st_np, st_resp, st_key = _stack(start)
     nr_items, nr_w, nc_items, nc_w, flag, offr, offc, touched, kids = _scratch(start.n_elem)
@@ -608,8 +608,8 @@ def _walk_moments(lists, start, moments, pair_limit):
     r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt = lists
     moments_lo, moments_hi = moments
     n_truth, resp_above = start.n_truth, start.resp_above
-    ar_item, ar_pos = _arena(r_ptr, r_cnt)
-    ac_item, ac_pos = _arena(c_ptr, c_cnt)
+    ar_item, ar_pos = _arena(r_ptr, r_cnt.shape[0])
+    ac_item, ac_pos = _arena(c_ptr, c_cnt.shape[0])
     ch_el, ch_rlo, ch_rhi, ch_clo, ch_chi, ch_nr, ch_nc = _children(start.n_elem)
     _, st_cbeg, st_ci, st_cend, st_rtop, st_ctop, st_nt, st_np, st_resp, _ = _stack(start)
     nr_items, nr_w, nc_items, nc_w, flag, offr, offc, touched, kids = _scratch(start.n_elem)
