@@ -279,9 +279,11 @@ def compute(*objs, progress: bool = False):
             return dask.compute(*objs, scheduler=scheduler)
     started = time.time()
     limit = worker_memory(client)
+    from distributed.client import ClosedClientError
+
     try:
         futures = client.compute(list(objs))
-    except (CancelledError, OSError) as exc:
+    except (CancelledError, OSError, ClosedClientError) as exc:
         raise lost_scheduler(client, exc) from None
     if progress:
         from distributed import progress as show_progress
@@ -344,9 +346,12 @@ def infrastructure_failure(client, exc: BaseException, started: float, limit: in
     memory limit when the computation started (:func:`worker_memory`).
     """
     from distributed import KilledWorker
+    from distributed.client import ClosedClientError
 
     if isinstance(exc, KilledWorker):
         return worker_killed(client, exc, started, limit)
+    if isinstance(exc, ClosedClientError):  # the connection went while a graph was being sent
+        return lost_scheduler(client, exc)
     if isinstance(exc, (CancelledError, OSError, TimeoutError)) and not isinstance(exc, DaskbiclError):
         if not _connected(client) or "connection" in str(exc).lower():
             return lost_scheduler(client, exc)

@@ -329,7 +329,13 @@ class _Flight:
         for g in graphs:  # the stores' read tasks are shared: count each key once
             self.keys.update(g.__dask_graph__().keys())
         inner = _inner_keys(graphs, hold) if hold else []
-        futures = self.client.compute(graphs + inner, optimize_graph=False)  # one call: nothing released between
+        try:
+            futures = self.client.compute(graphs + inner, optimize_graph=False)  # one call: nothing released between
+        except Exception as exc:  # noqa: BLE001 - a connection lost while sending is the cluster's failure
+            error = infrastructure_failure(self.client, exc, time.time())
+            if error is exc:
+                raise
+            raise error from None
         futures, self.held = futures[: len(graphs)], self.held + futures[len(graphs):]
         self.futures.extend(futures)
         for future, slot in zip(futures, slots):
