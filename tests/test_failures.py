@@ -442,12 +442,13 @@ def _kill_when(proc: subprocess.Popen, ready, timeout: float = 120.0, signal_=si
 
 @pytest.mark.slow
 def test_scheduler_lost_during_score(pairs, tmp_path):
-    with processes(tmp_path, workers=2) as (address, scheduler):
+    """Deterministic: the cluster has no worker, so the score cannot finish before its scheduler goes."""
+    with processes(tmp_path, workers=0) as (address, scheduler):
         score = subprocess.Popen([*DASKBICL, "score", str(pairs / "truth.zarr"), str(pairs / "pred-000.zarr"),
                                   "--scheduler", address, "--progress"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-        # --progress draws its bar once the graph is submitted: then the scheduler goes
-        _kill_when(scheduler, lambda: score.poll() is not None or _has_output(score))
+        # the scheduler goes once the score's graph is on it
+        _kill_when(scheduler, lambda: score.poll() is not None or _scheduler_has_tasks(address))
         out, err = score.communicate(timeout=120)
     assert score.returncode == 3, err
     one_error_line(err, f"lost the connection to the Dask scheduler at {address}")
@@ -468,12 +469,6 @@ def test_a_commands_client_keeps_distributed_quiet_on_a_remote_scheduler(local_c
     finally:
         for name, level in before.items():
             logging.getLogger(name).setLevel(level)
-
-
-def _has_output(proc) -> bool:
-    import select
-
-    return bool(select.select([proc.stderr], [], [], 0)[0])
 
 
 def _scheduler_has_tasks(address: str) -> bool:
@@ -582,8 +577,10 @@ def test_a_worker_killed_during_score_changes_nothing(pairs):
 
 @pytest.mark.slow
 def test_sigterm_during_batch_records_the_run_as_interrupted(pairs, tmp_path):
+    """Deterministic: the cluster has no worker, so no pair can finish before the batch is terminated
+    (with a worker, the batch could end before the signal: seen in a fresh-clone run)."""
     results = tmp_path / "r.sqlite"
-    with processes(tmp_path, workers=1) as (address, _):
+    with processes(tmp_path, workers=0) as (address, _):
         batch = subprocess.Popen([*DASKBICL, "batch", str(pairs / "m.toml"), "--results", str(results),
                                   "--scheduler", address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -593,7 +590,8 @@ def test_sigterm_during_batch_records_the_run_as_interrupted(pairs, tmp_path):
                     return bool(con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
             except sqlite3.Error:
                 return False
-        _kill_when(batch, lambda: batch.poll() is not None or started(), signal_=signal.SIGTERM)
+        _kill_when(batch, lambda: batch.poll() is not None or (started() and _scheduler_has_tasks(address)),
+                   signal_=signal.SIGTERM)
         out, err = batch.communicate(timeout=120)
     assert batch.returncode == 128 + 15 and "terminated (SIGTERM)" in err and "Traceback" not in err, err
     with ResultsDB(results, create=False) as db:
