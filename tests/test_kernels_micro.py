@@ -761,9 +761,9 @@ def test_walk_without_store_reads_nothing_out_of_bounds():
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
     lists = Lists(*subproblem(rows, (5,)), *subproblem(cols, (5,)))
     lo = np.zeros((5, 5), np.uint64)
-    out = _walk_moments.py_func(lists, Start(8, 4, 0, 1, 0, 5), Moments(lo, lo.copy()), 0)
+    out = _walk_moments.py_func(lists, Start(8, 4, 0, 1, 0, 5), Moments(lo, lo.copy()), 0, 2**62)
     assert not out.full and out.n_nodes > 2
-    assert all(len(a) == 0 for a in out[3:8]) and len(out.down) == 0 and out.dptr.tolist() == [0]
+    assert all(len(a) == 0 for a in out[4:9]) and len(out.down) == 0 and out.dptr.tolist() == [0]
 
 
 def test_profile_is_close_to_the_walk():

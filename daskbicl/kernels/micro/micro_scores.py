@@ -171,7 +171,7 @@ merge_memberships`) of the same K truth and L pred biclusters.
         if bcubed:
             jac = jaccard_table(self.overlap, exact=self.exact)
             if plan.method == "family":
-                tables = union_tables(self.rows, self.cols, budget=self.union_budget)
+                tables = union_tables(self.rows, self.cols, budget=self.union_budget, max_work=self.max_work)
         results = [run_task(plan, i, self.rows, self.cols, jac, tables, exact=self.exact)
                    for i in range(plan.n_tasks)]
         return finish(plan, results, tables, exact=self.exact,

@@ -32,6 +32,7 @@ into ``n_tasks`` tasks of similar work (longest first).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
@@ -103,6 +104,7 @@ class _Plan:
     work: float
     seed: int = 0
     notes: list = field(default_factory=list)
+    max_work: float = float("inf")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +136,18 @@ class FamilyPlan(_Plan):
     def parts(self) -> list[Part]:
         """Every part, in task order."""
         return [p for t in self.tasks for p in t]
+
+    def allowance(self, index: int) -> float:
+        """Work units task ``index`` may spend: its estimated share of ``max_work`` plus an even share.
+
+        The walks count their own steps against it and stop when it runs
+        out (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), so the
+        tasks together spend at most twice ``max_work`` before a refusal or
+        the fallback to sampling, however low the plan's estimate was.
+        """
+        total = sum(p.work for p in self.parts)
+        share = sum(p.work for p in self.tasks[index]) / total if total > 0 else 1.0 / self.n_tasks
+        return self.max_work * (share + 1.0 / self.n_tasks)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -419,7 +433,7 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
             return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: family dearer")
         why = why or f"~{work:.3g} work units"
         raise TooLargeError(f"{err} (The other exact method, by cell classes, needs {why}.)") from None
-    return fam
+    return dataclasses.replace(fam, max_work=max_work)  # the walks' allowance: the whole limit
 
 
 def closure_floor(merged: Merged, table: ClassTable) -> np.ndarray:
@@ -583,7 +597,7 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None, pair_cost)
     return FamilyPlan(n_truth=k, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=work, seed=seed,
                       notes=notes, tasks=tasks, moments=moments, family=family, budget=int(budget),
-                      row_ranges=row_ranges)
+                      row_ranges=row_ranges, max_work=max_work)
 
 
 def _assign_tasks(parts: list[Part], n_tasks: int, n_row_signatures: int | None, pair_cost: float):
