@@ -277,7 +277,7 @@ def test_tasks_and_budget_do_not_change_the_result():
     for n_tasks, budget in ((1, 1 << 22), (16, 1 << 22), (4, 10), (2, 5)):
         assert bcubed(tr, tc, pr, pc, n_tasks=n_tasks, budget=budget, method="family") == want
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, union_budget=1 << 22, method="family")
+    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, method="family")
     assert any(len(p.required) > 1 for p in plan.parts), plan.parts  # the plan split parts
     jac, tab = jaccard_table(tables(tr, tc, pr, pc).overlap, exact=True), union_tables(rows, cols)
     results = [run_task(plan, i, rows, cols, jac, tab, exact=True) for i in range(len(plan.tasks))]

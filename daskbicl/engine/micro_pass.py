@@ -14,7 +14,7 @@ runs after that depends on the *parts* the selected measures ask for
   tables (one small task);
 * ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): the plan's
   estimates as tasks side by side (:mod:`~daskbicl.engine.micro_estimates`: the class
-  estimate, the family's profile, each side's union estimate), one small
+  estimate and the family's profile), one small
   planning task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: the
   work limit, the method, the split into parts), then :func:`n_tasks`
   tasks (``daskbicl.micro_tasks``, at least four per worker thread of the
@@ -267,8 +267,8 @@ def _merged(parts: list):
     return task(join_parts)(*(task(merge_part)(index, n_parts, *parts) for index in range(n_parts)))
 
 
-def _estimates(coverage: bool, bcubed: bool, classes=None, family=None, truth=None, pred=None) -> Estimates:
-    return Estimates((coverage, bcubed), classes, family, {"truth": truth, "pred": pred})
+def _estimates(coverage: bool, bcubed: bool, classes=None, family=None) -> Estimates:
+    return Estimates((coverage, bcubed), classes, family)
 
 
 def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):

@@ -258,7 +258,7 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
                                                                  fam.end, fam.cells, fam.dptr, fam.down)
     acc["left"] = left - int(deliveries) - NODE_STEPS * int(n_nodes)
     if fam.spent:
-        raise spent_error(req, acc["allowance"])
+        raise spent_error(req, acc["max_work"])
     if fam.full:
         if any(x >= k for x in req) or req[-1] == n - 1:
             raise budget_error(req, n_nodes, budget)
@@ -336,7 +336,7 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
         return _class_task(plan, index, jaccard, exact)
     acc: dict[str, Any] = {"moments": np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), "p": [], "r": [],
            "pa": [], "ra": [], "depth": 0, "nodes": 0, "deliveries": 0, "left": _steps(plan.allowance(index)),
-           "allowance": plan.max_work}
+           "max_work": plan.max_work}
     try:
         for part in plan.tasks[index]:
             if (parts == "coverage" and part.closure) or (parts == "closure" and not part.closure):
