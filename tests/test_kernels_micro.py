@@ -277,7 +277,7 @@ def test_tasks_and_budget_do_not_change_the_result():
     for n_tasks, budget in ((1, 1 << 22), (16, 1 << 22), (4, 10), (2, 5)):
         assert bcubed(tr, tc, pr, pc, n_tasks=n_tasks, budget=budget, method="family") == want
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, union_budget=1 << 22, method="family")
+    plan = plan_micro(rows, cols, bcubed=True, budget=5, n_tasks=4, method="family")
     assert any(len(p.required) > 1 for p in plan.parts), plan.parts  # the plan split parts
     jac, tab = jaccard_table(tables(tr, tc, pr, pc).overlap, exact=True), union_tables(rows, cols)
     results = [run_task(plan, i, rows, cols, jac, tab, exact=True) for i in range(len(plan.tasks))]
@@ -761,9 +761,9 @@ def test_walk_without_store_reads_nothing_out_of_bounds():
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
     lists = Lists(*subproblem(rows, (5,)), *subproblem(cols, (5,)))
     lo = np.zeros((5, 5), np.uint64)
-    out = _walk_moments.py_func(lists, Start(8, 4, 0, 1, 0, 5), Moments(lo, lo.copy()), 0)
+    out = _walk_moments.py_func(lists, Start(8, 4, 0, 1, 0, 5), Moments(lo, lo.copy()), 0, 2**62)
     assert not out.full and out.n_nodes > 2
-    assert all(len(a) == 0 for a in out[3:8]) and len(out.down) == 0 and out.dptr.tolist() == [0]
+    assert all(len(a) == 0 for a in out[4:9]) and len(out.down) == 0 and out.dptr.tolist() == [0]
 
 
 def test_profile_is_close_to_the_walk():

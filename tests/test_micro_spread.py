@@ -85,7 +85,7 @@ def test_union_tables_are_one_task_per_side_after_the_plan_and_nothing_only_orde
     assert len(union) == 2 and len(plans) == 1 and all(plans[0] in get_dependencies(flat, u) for u in union)
     assert not _keys(graph, "_early_union_side")
     overlap = set(_keys(graph, "bicluster_overlap"))
-    for name in ("estimate_classes", "_probe_family", "_probe_side"):
+    for name in ("estimate_classes", "_probe_family"):
         for key in _keys(graph, name):
             assert not get_dependencies(flat, key) & overlap, name
 
@@ -132,10 +132,9 @@ def _memberships(t, p):
 
 
 def _probes(rows, cols, coverage, bcubed, probe_limit):
-    from daskbicl.kernels.micro.planner import estimate_classes, probe_family, probe_side
+    from daskbicl.kernels.micro.planner import estimate_classes, probe_family
 
-    return (estimate_classes(rows, cols, coverage, bcubed), probe_family(rows, cols, max_work=probe_limit),
-            *(probe_side(rows, cols, side, max_work=probe_limit) if bcubed else None for side in ("truth", "pred")))
+    return estimate_classes(rows, cols, coverage, bcubed), probe_family(rows, cols, max_work=probe_limit)
 
 
 def _plan_or_refusal(rows, cols, coverage, bcubed, limit, method, estimates=None):
@@ -165,7 +164,7 @@ def test_plan_from_the_estimate_tasks_is_the_plan_made_alone(seed):
                 probes = _probes(rows, cols, coverage, bcubed, probe_limit)
                 got = micro_pass._plan_auto(rows, cols, coverage, bcubed, limit, 1 << 23, 3, *probes)
                 assert _plan_fields(got) == _plan_fields(alone), (coverage, bcubed, limit, probe_limit)
-                known = Estimates((coverage, bcubed), probes[0], probes[1], {"truth": probes[2], "pred": probes[3]})
+                known = Estimates((coverage, bcubed), probes[0], probes[1])
                 for method in (None, "family"):  # the family walk's own plan reads the profiles too
                     want = _plan_or_refusal(rows, cols, coverage, bcubed, limit, method)
                     assert _plan_or_refusal(rows, cols, coverage, bcubed, limit, method, known) == want
@@ -214,15 +213,14 @@ def test_estimates_are_tasks_beside_each_other_and_not_run_on_small_inputs():
         from dask.core import get_dependencies
 
         flat = dict(graph.__dask_graph__())
-        probes = [k for name in ("estimate_classes", "_probe_family", "_probe_side") for k in _keys(graph, name)]
-        assert len(probes) == 4
+        probes = [k for name in ("estimate_classes", "_probe_family") for k in _keys(graph, name)]
+        assert len(probes) == 2
         plan = _keys(graph, "_plan_auto" if method == "auto" else "_plan-")
         assert len(plan) == 1 and set(probes) <= get_dependencies(flat, plan[0])
         assert all(not (get_dependencies(flat, a) & set(probes + plan)) for a in probes)  # none waits for another
-    assert not _keys(micro_pass.micro_graph(t, p, parts={"coverage"}, method="auto"), "_probe_side")
     rows, cols = _memberships(t, p)
     assert small_input(rows, cols)  # small: the tasks do nothing, and no family kernel runs
-    assert micro_estimates._probe_family(rows, cols, 6e9) is None and micro_estimates._probe_side(rows, cols, "pred", 6e9) is None
+    assert micro_estimates._probe_family(rows, cols, 6e9) is None
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -2,15 +2,15 @@
 
 Before the plan (:func:`~daskbicl.kernels.micro.planner.plan_micro`) picks
 the exact method and splits the work, it reads estimates: the class
-estimate, the family's profile and, for MOCICE-BCubed, the size of each
-side's family.  :func:`_probe_graph` makes them tasks that run side by side,
+estimate and the family's profile.  :func:`_probe_graph` makes them tasks
+that run side by side,
 wherever the scheduler puts them;
 :mod:`daskbicl.engine.micro_pass` builds the rest of the micro graph.
 """
 
 from __future__ import annotations
 
-from ..kernels.micro.planner import classes_ruled_out, estimate_classes, probe_family, probe_side, small_input
+from ..kernels.micro.planner import classes_ruled_out, estimate_classes, probe_family, small_input
 from .core import task
 
 __all__ = ["PROBE_WORK"]
@@ -34,22 +34,11 @@ def _probe_family(rows, cols, limit: float):
     return None if probe_limit is None else probe_family(rows, cols, max_work=probe_limit)
 
 
-def _probe_side(rows, cols, side: str, limit: float):
-    """One side's family estimate (None on a small input)."""
-    probe_limit = _probe_limit(rows, cols, limit)
-    return None if probe_limit is None else probe_side(rows, cols, side, max_work=probe_limit)
-
-
 def _probe_graph(rows, cols, coverage: bool, bcubed: bool, limit: float) -> list:
     """The plan's estimates as tasks that run beside each other, placed by the scheduler.
 
-    The class estimate, the family's profile and, for MOCICE-BCubed, the
-    size of each side's family (None where not asked): the plan made from
-    them is the one made without them
+    The class estimate and the family's profile: the plan made from them is
+    the one made without them
     (:class:`~daskbicl.kernels.micro.planner.Estimates`).
     """
-    classes = task(estimate_classes)(rows, cols, coverage, bcubed)
-    family = task(_probe_family)(rows, cols, limit)
-    if not bcubed:
-        return [classes, family, None, None]
-    return [classes, family, *(task(_probe_side)(rows, cols, side, limit) for side in ("truth", "pred"))]
+    return [task(estimate_classes)(rows, cols, coverage, bcubed), task(_probe_family)(rows, cols, limit)]

@@ -14,7 +14,7 @@ runs after that depends on the *parts* the selected measures ask for
   tables (one small task);
 * ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): the plan's
   estimates as tasks side by side (:mod:`~daskbicl.engine.micro_estimates`: the class
-  estimate, the family's profile, each side's union estimate), one small
+  estimate and the family's profile), one small
   planning task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: the
   work limit, the method, the split into parts), then :func:`n_tasks`
   tasks (``daskbicl.micro_tasks``, at least four per worker thread of the
@@ -40,12 +40,14 @@ use the client's values.
 MOCICE-BCubed, CE and RNIA have three methods (``method``;
 docs/measures/micro.md, "Exact or sampled"): ``"exact"`` is the exact
 engine above (TooLargeError when the planner's estimate is beyond the work
-limit); ``"sample"`` estimates MOCICE-BCubed and the coverage counts of CE
-and RNIA with :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the
-default) plans as much as fits exactly (both parts, else the coverage
-counts alone, else MOCICE-BCubed alone) and samples the rest.  The
-sampled branch is always in the graph and does nothing for the parts the
-plan computes exactly:
+limit, or when a walking task runs out of its share of it,
+:meth:`~daskbicl.kernels.micro.planner.FamilyPlan.allowance`); ``"sample"``
+estimates MOCICE-BCubed and the coverage counts of CE and RNIA with
+:mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the default) plans as
+much as fits exactly (both parts, else the coverage counts alone, else
+MOCICE-BCubed alone), and samples the rest and any part whose walking
+tasks ran out of their share.  The sampled branch is always in the graph,
+after the exact tasks, and does nothing for the parts they computed:
 
 * one task builds the :class:`~daskbicl.kernels.micro.sampling.Sampler` from
   the membership lists and says what it samples (:class:`Draws`);
@@ -64,10 +66,12 @@ table of shared cells.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import TYPE_CHECKING, NamedTuple
 
 import dask
 import dask.array as da
+import numpy as np
 import xarray as xr
 
 from .. import config
@@ -263,8 +267,8 @@ def _merged(parts: list):
     return task(join_parts)(*(task(merge_part)(index, n_parts, *parts) for index in range(n_parts)))
 
 
-def _estimates(coverage: bool, bcubed: bool, classes=None, family=None, truth=None, pred=None) -> Estimates:
-    return Estimates((coverage, bcubed), classes, family, {"truth": truth, "pred": pred})
+def _estimates(coverage: bool, bcubed: bool, classes=None, family=None) -> Estimates:
+    return Estimates((coverage, bcubed), classes, family)
 
 
 def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):
@@ -290,40 +294,75 @@ def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int
     return None
 
 
-def _union_side(plan, rows, cols, size: int, side: str):
+def _union_side(plan, rows, cols, size: int, side: str, on_spent: str = "raise"):
     """One side's union sizes (MOCICE-BCubed's normalisers), a task of its own so the two sides run at once.
 
-    After the plan: its work and budget checks come first; the class method needs none.
+    After the plan: its budget checks come first; the class method needs none.  The side's walk may
+    spend half of ``daskbicl.max_work``; when it or the memory budget runs out, the TooLargeError is
+    raised (``on_spent="raise"``) or its message returned (``"return"``: ``method="auto"`` samples).
     """
     if plan is None or not plan.bcubed or plan.method != "family":
         return None
-    return family_tasks.union_side(rows, cols, side, size, plan.seed)
+    try:
+        return family_tasks.union_side(rows, cols, side, size, plan.seed, limit=plan.max_work / 2,
+                                       max_work=plan.max_work)
+    except TooLargeError as err:
+        if on_spent != "return":
+            raise
+        return str(err)
 
 
 def _union_tables(pred, truth):
+    """The two sides' tables; a side's message when its walk stopped (``method="auto"``)."""
+    for side in (pred, truth):
+        if isinstance(side, str):
+            return side
     return None if pred is None else family_tasks.UnionTables(*pred, *truth)
 
 
-def _task(plan, index: int, rows, cols, jac=None, tables=None, parts: str = "all"):
+def _task(plan, index: int, rows, cols, jac=None, tables=None, parts: str = "all", on_spent: str = "raise"):
     if plan is None or index >= plan.n_tasks:
         return None
-    return run_task(plan, index, rows, cols, jac, tables, parts=parts)
+    if isinstance(tables, str):  # a side's walk stopped: MOCICE-BCubed is sampled, its parts not walked
+        return family_tasks.TaskResult(np.zeros(0, object), 0.0, 0.0, 0.0, 0.0, 0, 0, 0, None, tables)
+    return run_task(plan, index, rows, cols, jac, tables, parts=parts, on_spent=on_spent)
 
 
-def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool) -> list:
+def _walk_graph(plan, rows, cols, jac, tables, n_tasks: int, split: bool, on_spent: str) -> list:
     """The walking tasks.  With ``split`` (both parts asked), each task's coverage parts are a task of
     their own that needs no union table, so they run while the union tables are still being made."""
     if not split:
-        return task_map(_task, [(plan, i, rows, cols, jac, tables) for i in range(n_tasks)])
-    coverage = task_map(_task, [(plan, i, rows, cols, None, None, "coverage") for i in range(n_tasks)])
-    return coverage + task_map(_task, [(plan, i, rows, cols, jac, tables, "closure") for i in range(n_tasks)])
+        return task_map(_task, [(plan, i, rows, cols, jac, tables, "all", on_spent) for i in range(n_tasks)])
+    coverage = task_map(_task, [(plan, i, rows, cols, None, None, "coverage", on_spent) for i in range(n_tasks)])
+    return coverage + task_map(_task, [(plan, i, rows, cols, jac, tables, "closure", on_spent)
+                                       for i in range(n_tasks)])
 
 
-def _finish(plan, tables, overlap, *results):
+def _finish(plan, tables, overlap, split: bool, *tasks):
+    """(coverage, MOCICE-BCubed, error) of the walks; None for a part whose walks stopped (then sampled).
+
+    With ``split`` the first half of ``results`` are the coverage tasks, the second the closure tasks
+    (which also count moments: the coverage counts from the walk need both halves); otherwise a stopped
+    task stops the one part the plan computes.
+    """
     if plan is None:
         return None, None, None
+    results = list(tasks)
+    half = len(results) // 2 if split else len(results)
+    cov_spent = any(r is not None and r.spent for r in results[:half])
+    bc_spent = isinstance(tables, str) or any(r is not None and r.spent for r in results[half:]) or (
+        not split and cov_spent)
+    # the MOCICE-BCubed parts also count the moments of their sets: walked coverage needs them
+    cov_spent = cov_spent or (bc_spent and plan.bcubed and getattr(plan, "row_ranges", 0) is None)
+    if cov_spent or bc_spent:
+        plan = dataclasses.replace(plan, coverage=plan.coverage and not cov_spent,
+                                   bcubed=plan.bcubed and not bc_spent)
+        if not (plan.coverage or plan.bcubed):
+            return None, None, None
+        results = [r for r in (results[:half] if plan.coverage else results[half:]) if r is not None]
     identical = overlap is not None and same_biclusters(overlap)
-    return finish(plan, [r for r in results if r is not None], tables, identical=identical)
+    return finish(plan, [r for r in results if r is not None], None if isinstance(tables, str) else tables,
+                  identical=identical)
 
 
 # --------------------------------------------------------------------------- sampled parts
@@ -342,10 +381,14 @@ class Draws(NamedTuple):
     sides: tuple
 
 
-def _sampler(plan, rows, cols, bcubed: bool, coverage: bool) -> Draws | None:
-    """The parts asked for that ``plan`` leaves out (all of them without a plan) are sampled; None if none."""
-    bcubed = bcubed and not (plan is not None and plan.bcubed)
-    coverage = coverage and not (plan is not None and plan.coverage)
+def _sampler(exact_coverage, exact_bcubed, rows, cols, bcubed: bool, coverage: bool) -> Draws | None:
+    """The parts asked for that the exact walks did not compute are sampled; None if none.
+
+    ``exact_coverage`` and ``exact_bcubed`` come from the exact tasks, None for a part they leave
+    out: not planned, or stopped when the work allowance ran out.
+    """
+    bcubed = bcubed and exact_bcubed is None
+    coverage = coverage and exact_coverage is None
     if not (bcubed or coverage):
         return None
     from ..kernels.micro.sampling import Sampler  # numba: loaded when a value is sampled
@@ -450,10 +493,10 @@ def _either(exact, sampled):
     return exact if sampled is None else sampled
 
 
-def _sample_graph(plan, rows, cols, overlap, bcubed: bool, coverage: bool, n_tasks: int, limit: float):
-    """Delayed (sampled PRF, sampled coverage): each None when ``plan`` computes that part exactly."""
+def _sample_graph(exact, rows, cols, overlap, bcubed: bool, coverage: bool, n_tasks: int, limit: float):
+    """Delayed (sampled PRF, sampled coverage): each None when ``exact`` (coverage, PRF) holds that part."""
     target, seed_ = tolerance(), seed()
-    draws = task(_sampler)(plan, rows, cols, bcubed, coverage)
+    draws = task(_sampler)(*exact, rows, cols, bcubed, coverage)
     pilot = {side: PILOT for side in ("precision", "recall", "coverage")}
     pilots = task_map(_draw, [(draws, 0, pilot, i, n_tasks, seed_) for i in range(n_tasks)])
     count = task(_count)(draws, overlap, target, limit, *pilots)
@@ -586,16 +629,18 @@ def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: 
                                                                 limit, size, n_tasks, *probes)
     if plan is not None:
         jac = tables = None
+        on_spent = "raise" if method == "exact" else "return"
         if want_bcubed:
             jac = task(jaccard_table)(overlap)
-            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side)
+            tables = task(_union_tables)(*(task(_union_side)(plan, rows, cols, size, side, on_spent)
                                            for side in ("pred", "truth")))
-        results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, want_bcubed and want_coverage)
+        split = want_bcubed and want_coverage
+        results = _walk_graph(plan, rows, cols, jac, tables, n_tasks, split, on_spent)
         coverage, bcubed, error = task(_finish, nout=3)(
-            plan, tables, overlap if want_bcubed else None, *results)
+            plan, tables, overlap if want_bcubed else None, split, *results)
     if method != "exact" and (want_coverage or want_bcubed):
-        sampled_bcubed, sampled_coverage = _sample_graph(plan, rows, cols, overlap, want_bcubed, want_coverage,
-                                                         n_tasks, limit)
+        sampled_bcubed, sampled_coverage = _sample_graph((coverage, bcubed), rows, cols, overlap, want_bcubed,
+                                                         want_coverage, n_tasks, limit)
         bcubed = task(_either)(bcubed, sampled_bcubed)
         coverage = task(_either)(coverage, sampled_coverage)
     return task(micro_scores.MicroResult)(overlap if "overlap" in parts else None,

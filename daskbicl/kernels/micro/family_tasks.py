@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...errors import InputError, TooLargeError
-from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, budget_error, too_large
+from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, UNIT_DELIVERY, budget_error, too_large
 from .cell_records import (
     PRF,
     _hmean,
@@ -82,7 +82,8 @@ class UnionTables(NamedTuple):
     truth_total: int
 
 
-def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int):
+def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int, *,
+               limit: float = float("inf"), max_work: float = DEFAULT_MAX_WORK):
     """One side's half of :class:`UnionTables`: (words, keys, union sizes, total) of its sets.
 
     ``side`` is "pred" or "truth".  Walks the family of that side's
@@ -93,7 +94,8 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
     in any of that side's biclusters.  The engine runs the two sides as
     separate tasks (:func:`union_tables` runs both).  Raises
     :class:`~daskbicl.errors.TooLargeError` when a side has more than
-    ``budget`` sets.
+    ``budget`` sets, or its walk more than ``limit`` work units (the
+    message names ``max_work``).
     """
     from .family_leaf import build_table, union_table
     from .family_walk import Lists, Moments, Start, Walk, enumerate_family
@@ -103,7 +105,10 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
     lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
     for attempt in range(8):
         words = _words((seed, attempt, side == "pred"))[:max(n, 1)]
-        fam = enumerate_family(lists, Start(n, k), Moments(lo, lo.copy()), Walk.storing(budget, 1 << 16, words))
+        fam = enumerate_family(lists, Start(n, k), Moments(lo, lo.copy()),
+                               Walk.storing(budget, 1 << 16, words, _steps(limit)))
+        if fam.spent:
+            raise spent_error(side, max_work)
         if fam.full:
             raise budget_error((), fam.n_nodes, budget)
         n_nodes, key, ncell, dptr = fam.n_nodes, fam.key, fam.cells, fam.dptr
@@ -119,8 +124,8 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
 
 
 def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_BUDGET,
-                 seed: int = 0) -> UnionTables:
-    """The normalisers of MOCICE-BCubed (:class:`UnionTables`), one walk per side.
+                 seed: int = 0, max_work: float = float("inf")) -> UnionTables:
+    """The normalisers of MOCICE-BCubed (:class:`UnionTables`), one walk per side (half of ``max_work`` each).
 
     Examples
     --------
@@ -129,8 +134,8 @@ def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_
     >>> t.pred_total, t.truth_total, sorted(t.pred_union.tolist())
     (9, 9, [0, 4, 6, 9])
     """
-    p = union_side(rows, cols, "pred", budget, seed)
-    t = union_side(rows, cols, "truth", budget, seed)
+    p = union_side(rows, cols, "pred", budget, seed, limit=max_work / 2, max_work=max_work)
+    t = union_side(rows, cols, "truth", budget, seed, limit=max_work / 2, max_work=max_work)
     return UnionTables(*p, *t)
 
 
@@ -159,7 +164,9 @@ class TaskResult(NamedTuple):
     """What one task returns: moments of its sets (Python ints), MOCICE-BCubed sums, work done.
 
     ``histogram`` holds the cells of its row signatures by (truth, pred)
-    counts when the plan counts coverage from pairs of signatures.
+    counts when the plan counts coverage from pairs of signatures; ``spent``
+    says why the task stopped before the end (its work allowance or the
+    memory budget ran out, ``on_spent="return"``), "" when it did not.
     """
 
     moments: np.ndarray
@@ -171,6 +178,7 @@ class TaskResult(NamedTuple):
     nodes: int
     deliveries: int
     histogram: np.ndarray | None = None
+    spent: str = ""
 
 
 def _sigma_tau_exact(members, n_truth: int, jac) -> tuple[Fraction, Fraction]:
@@ -230,7 +238,7 @@ def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
 def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exact: bool, budget: int,
               seed: int, acc: dict[str, Any]) -> None:
     from .family_leaf import leaf_bcubed
-    from .family_walk import Lists, Moments, Start, Walk, enumerate_family
+    from .family_walk import NODE_STEPS, Lists, Moments, Start, Walk, enumerate_family
 
     k, n = rows.n_truth, rows.n_elem
     req = part.required
@@ -242,11 +250,15 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     size = len(req) + longest + 1
     lo = np.zeros((min(k + 1, size), min(rows.n_pred + 1, size)), np.uint64)
     hi = np.zeros_like(lo)
-    walk = Walk.storing(budget, int(min(budget, 1.2 * part.nodes + 1024)), _NO_WORDS) if part.closure else \
-        Walk.finishing(PAIR_LIMIT)
+    left = acc["left"]
+    walk = Walk.storing(budget, int(min(budget, 1.2 * part.nodes + 1024)), _NO_WORDS, left) if part.closure else \
+        Walk.finishing(PAIR_LIMIT, left)
     fam = enumerate_family(Lists(*inputs), Start(n, k, bt, bp, int(part.min_elem), int(req[-1])), Moments(lo, hi), walk)
     n_nodes, deliveries, elem, parent, end, ncell, dptr, down = (fam.n_nodes, fam.deliveries, fam.elem, fam.parent,
                                                                  fam.end, fam.cells, fam.dptr, fam.down)
+    acc["left"] = left - int(deliveries) - NODE_STEPS * int(n_nodes)
+    if fam.spent:
+        raise spent_error(req, acc["max_work"])
     if fam.full:
         if any(x >= k for x in req) or req[-1] == n - 1:
             raise budget_error(req, n_nodes, budget)
@@ -282,8 +294,22 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
 TASK_PARTS = ("all", "coverage", "closure")
 
 
+def spent_error(what, max_work: float) -> TooLargeError:
+    """The :class:`TooLargeError` of a walk that used up its share of ``max_work`` (``what``: its part, or a side)."""
+    part = f"the sets of {what}'s biclusters that share a cell" if isinstance(what, str) else \
+        f"the sets of biclusters that share a cell, containing biclusters {tuple(int(x) for x in what)}"
+    return too_large(f"the exact walk of {part}", None, max_work,
+                     "method='auto' samples what the walk does not finish.")
+
+
+def _steps(work: float) -> int:
+    """Walk steps (:data:`~daskbicl.kernels.micro.family_walk.NODE_STEPS`) allowed for ``work`` units."""
+    return int(min(work / UNIT_DELIVERY, 2.0**62)) if work < float("inf") else 2**62
+
+
 def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, jaccard=None,
-             tables: UnionTables | None = None, *, exact: bool = False, parts: str = "all") -> TaskResult:
+             tables: UnionTables | None = None, *, exact: bool = False, parts: str = "all",
+             on_spent: str = "raise") -> TaskResult:
     """Walk the parts of task ``index`` of ``plan`` (``jaccard`` and ``tables`` for MOCICE-BCubed parts).
 
     ``parts="coverage"`` walks only its coverage parts (and counts its share
@@ -292,6 +318,12 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
     only the MOCICE-BCubed parts.  The two results add up to the ``"all"``
     result: coverage parts contribute only exact integers (moments, the
     histogram), so every float sum is the same.
+
+    The walks stop when the task's work allowance (:meth:`FamilyPlan.allowance`,
+    counted in the walk's own steps) or a part's memory budget runs out:
+    :class:`~daskbicl.errors.TooLargeError` (``on_spent="raise"``, the
+    exact method), or a result whose ``spent`` says why (``"return"``:
+    the engine's ``method="auto"`` then samples that part of the score).
     """
     if not 0 <= index < plan.n_tasks:
         raise InputError(f"task {index} outside 0:{plan.n_tasks}")
@@ -303,13 +335,20 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
                               0, 0)
         return _class_task(plan, index, jaccard, exact)
     acc: dict[str, Any] = {"moments": np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), "p": [], "r": [],
-           "pa": [], "ra": [], "depth": 0, "nodes": 0, "deliveries": 0}
-    for part in plan.tasks[index]:
-        if (parts == "coverage" and part.closure) or (parts == "closure" and not part.closure):
-            continue
-        if part.closure and (jaccard is None or tables is None):
-            raise InputError("a MOCICE-BCubed part needs the Jaccard table and the union tables")
-        _run_part(part, rows, cols, jaccard, tables, exact, plan.budget, plan.seed, acc)
+           "pa": [], "ra": [], "depth": 0, "nodes": 0, "deliveries": 0, "left": _steps(plan.allowance(index)),
+           "max_work": plan.max_work}
+    try:
+        for part in plan.tasks[index]:
+            if (parts == "coverage" and part.closure) or (parts == "closure" and not part.closure):
+                continue
+            if part.closure and (jaccard is None or tables is None):
+                raise InputError("a MOCICE-BCubed part needs the Jaccard table and the union tables")
+            _run_part(part, rows, cols, jaccard, tables, exact, plan.budget, plan.seed, acc)
+    except TooLargeError as err:
+        if on_spent != "return":
+            raise
+        zero = np.zeros_like(acc["moments"])
+        return TaskResult(zero, 0.0, 0.0, 0.0, 0.0, 0, acc["nodes"], acc["deliveries"], None, str(err))
     hist = None
     if plan.coverage and plan.row_ranges is not None and parts != "closure":
         hist = pair_histogram(rows, cols, *plan.row_ranges[index])

@@ -36,13 +36,9 @@ superset of B is visited (the closure MOCICE-BCubed needs).
 The kernel takes NamedTuples (:class:`Lists`, :class:`Start`,
 :class:`Moments`, :class:`Walk`) and returns :class:`Family`; each walk
 unpacks them once.  The per-node steps are helpers inlined into the walks'
-numba IR (``inline="always"``) that take the arrays themselves; the
-storing walk's last steps of a node (its links and its stack entry) are
-written in its loop: as two more inlined helpers the storing walk ran
-1.07x the one-function walk (benchmarks/micro.py --walk, load 3), as
-written here 0.98-1.07x (load 1.4-3); a walk passing tuples of arrays to per-node
-helpers that numba compiles apart ran 1.3-2x slower (numba counts a
-reference to each array of a tuple it passes or reads).
+numba IR (``inline="always"``) that take the arrays themselves (a walk
+passing tuples of arrays to helpers compiled apart ran 1.3-2x slower:
+numba counts a reference to each array of a tuple it passes or reads).
 
 numba is imported by the family modules only, and they are imported inside
 functions: ``import daskbicl`` never loads it, the first micro-object
@@ -62,9 +58,11 @@ from ..compiled import announce_compiles
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
-__all__ = ["enumerate_family", "Family", "Lists", "Moments", "Start", "Walk"]
+__all__ = ["NODE_STEPS", "NO_LIMIT", "enumerate_family", "Family", "Lists", "Moments", "Start", "Walk"]
 
 _NO_WORDS = np.zeros(0, np.uint64)  # a walk that stores no hashes
+#: Steps a node counts for against a walk's ``limit``, beside its deliveries; no limit.
+NODE_STEPS, NO_LIMIT = 16, 2**62
 
 
 class Lists(NamedTuple):
@@ -120,6 +118,9 @@ class Walk(NamedTuple):
     its lists) are at most ``pair_limit`` finishes its subtree from those
     pairs (the sets below it are the subsets of each pair's common
     elements, so a pair adds ``w C(a, p) C(b, q)`` to the moments).
+    Both stop as soon as their *steps* (deliveries, plus :data:`NODE_STEPS`
+    per node) pass ``limit``: the work allowance (``Family.deliveries`` then
+    exceeds it and nothing else is meaningful).
     """
 
     store: bool
@@ -127,24 +128,25 @@ class Walk(NamedTuple):
     hint: int
     rnd: np.ndarray
     pair_limit: int
+    limit: int = NO_LIMIT
 
     @classmethod
-    def storing(cls, cap: int, hint: int, rnd: np.ndarray) -> Walk:
+    def storing(cls, cap: int, hint: int, rnd: np.ndarray, limit: int = NO_LIMIT) -> Walk:
         """The storing walk (the input of the MOCICE-BCubed transforms and of the union tables)."""
-        return cls(True, int(cap), int(hint), rnd, 0)
+        return cls(True, int(cap), int(hint), rnd, 0, int(min(limit, NO_LIMIT)))
 
     @classmethod
-    def finishing(cls, pair_limit: int) -> Walk:
+    def finishing(cls, pair_limit: int, limit: int = NO_LIMIT) -> Walk:
         """The finishing walk: moments only, a subtree of at most ``pair_limit`` pairs finished from them."""
-        return cls(False, 0, 16, _NO_WORDS, int(pair_limit))
+        return cls(False, 0, 16, _NO_WORDS, int(pair_limit), int(min(limit, NO_LIMIT)))
 
 
 class Family(NamedTuple):
     """What a walk returns; the nodes the storing walk kept, in depth-first preorder (node 0 is B itself,
     ``elem`` -1; none from the finishing walk).
 
-    ``full``: the store reached its cap (only ``n_nodes`` is then
-    meaningful); ``n_nodes``: nodes visited; ``deliveries``: the work (list
+    ``full``: the store reached its cap, ``spent``: the walk its
+    ``limit`` (only ``n_nodes`` is then meaningful); ``n_nodes``: nodes visited; ``deliveries``: the work (list
     entries moved); ``cells[k]`` is N(W_k) = N_r(W_k) N_c(W_k); ``end[k]``
     ends the subtree of k; ``key[k]`` the hash of W_k (empty without words);
     ``down[dptr[k]:dptr[k + 1]]`` are the nodes of W_k minus each of its
@@ -152,6 +154,7 @@ class Family(NamedTuple):
     """
 
     full: bool
+    spent: bool
     n_nodes: int
     deliveries: int
     elem: np.ndarray
@@ -475,12 +478,12 @@ def enumerate_family(lists, start, moments, walk):
     from :class:`Start` ``start`` as :class:`Walk` ``walk`` says, the moments of the responsible sets added
     to :class:`Moments` ``moments``.  Returns :class:`Family`."""
     if walk.store:
-        return _walk_nodes(lists, start, moments, walk.cap, walk.hint, walk.rnd)
-    return _walk_moments(lists, start, moments, walk.pair_limit)
+        return _walk_nodes(lists, start, moments, walk.cap, walk.hint, walk.rnd, walk.limit)
+    return _walk_moments(lists, start, moments, walk.pair_limit, walk.limit)
 
 
 @njit(cache=True, nogil=True)
-def _walk_nodes(lists, start, moments, cap, hint, rnd):
+def _walk_nodes(lists, start, moments, cap, hint, rnd, limit):
     """The storing walk (:class:`Walk`): every node kept, with its links to the sets one member smaller."""
     r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt = lists
     moments_lo, moments_hi = moments
@@ -493,7 +496,7 @@ def _walk_nodes(lists, start, moments, cap, hint, rnd):
     total_r, total_c = _total(r_cnt), _total(c_cnt)
     deliveries = np.int64(0)
     if total_r == 0 or total_c == 0:
-        return _nothing(0, deliveries)
+        return _nothing(0, deliveries, False)
     keys = rnd.shape[0] > 0
     elem, parent, end, ncell, key, dptr, down, cstart, ccount, cb_elem, cb_node = _store(
         max(1024, min(cap, hint) + 2), keys, total_r * total_c)
@@ -553,8 +556,8 @@ def _walk_nodes(lists, start, moments, cap, hint, rnd):
         st_ci[d] = c
         e = ch_el[c]
         k = n_nodes
-        if k >= cap:
-            return Family(True, n_nodes, deliveries, elem, parent, end, ncell, key, dptr, down)
+        if k >= cap or deliveries + NODE_STEPS * k > limit:
+            return Family(k >= cap, k < cap, n_nodes, deliveries, elem, parent, end, ncell, key, dptr, down)
         if k + 1 >= elem.shape[0]:
             elem, parent, end, ncell, key, dptr, cstart, ccount = _grow_store(elem, parent, end, ncell, key, dptr,
                                                                               cstart, ccount, keys, k + 2)
@@ -598,12 +601,12 @@ def _walk_nodes(lists, start, moments, cap, hint, rnd):
             st_key[d] = st_key[d - 1] + rnd[e]
         lo_r, hi_r, lo_c, hi_c = ch_rlo[c], ch_rhi[c], ch_clo[c], ch_chi[c]
         rtop, ctop = st_rtop[d - 1], st_ctop[d - 1]
-    return Family(False, n_nodes, deliveries, elem[:n_nodes], parent[:n_nodes], end[:n_nodes], ncell[:n_nodes],
+    return Family(False, False, n_nodes, deliveries, elem[:n_nodes], parent[:n_nodes], end[:n_nodes], ncell[:n_nodes],
                   key[: n_nodes if keys else 0], dptr[: n_nodes + 1], down[: dptr[n_nodes]])
 
 
 @njit(cache=True, nogil=True)
-def _walk_moments(lists, start, moments, pair_limit):
+def _walk_moments(lists, start, moments, pair_limit, limit):
     """The finishing walk (:class:`Walk`): moments only, nothing stored."""
     r_ptr, r_el, r_cnt, c_ptr, c_el, c_cnt = lists
     moments_lo, moments_hi = moments
@@ -619,7 +622,7 @@ def _walk_moments(lists, start, moments, pair_limit):
     total_r, total_c = _total(r_cnt), _total(c_cnt)
     deliveries = np.int64(0)
     if total_r == 0 or total_c == 0:
-        return _nothing(0, deliveries)
+        return _nothing(0, deliveries, False)
     n_nodes = 1  # the root: B itself
     _add_product(moments_lo, moments_hi, start.base_truth, start.base_pred, total_r, total_c)
     d = 0
@@ -676,6 +679,8 @@ def _walk_moments(lists, start, moments, pair_limit):
                 chtop = st_cend[d]
         if d < 0:
             break
+        if deliveries + NODE_STEPS * n_nodes > limit:
+            return _nothing(n_nodes, deliveries, True)
         c = st_ci[d] - 1
         st_ci[d] = c
         n_nodes += 1
@@ -683,11 +688,11 @@ def _walk_moments(lists, start, moments, pair_limit):
         d += 1
         lo_r, hi_r, lo_c, hi_c = ch_rlo[c], ch_rhi[c], ch_clo[c], ch_chi[c]
         rtop, ctop = st_rtop[d - 1], st_ctop[d - 1]
-    return _nothing(n_nodes, deliveries)
+    return _nothing(n_nodes, deliveries, False)
 
 
 @njit(cache=True, nogil=True)
-def _nothing(n_nodes, deliveries):
+def _nothing(n_nodes, deliveries, spent):
     """The finishing walk's :class:`Family`: no node stored."""
-    return Family(False, n_nodes, deliveries, np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.int32),
+    return Family(False, spent, n_nodes, deliveries, np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.int32),
                   np.empty(0, np.int64), np.empty(0, np.uint64), np.zeros(1, np.int64), np.empty(0, np.int32))

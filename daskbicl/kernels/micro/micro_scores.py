@@ -166,12 +166,12 @@ merge_memberships`) of the same K truth and L pred biclusters.
     def _walk(self, coverage: bool, bcubed: bool):
         plan = plan_micro(self.rows, self.cols, coverage=coverage, bcubed=bcubed, max_work=self.max_work,
                           budget=self.budget, n_tasks=self.n_tasks, coverage_by=self.coverage_by,
-                          union_budget=self.union_budget, method=self.method)
+                          method=self.method)
         jac = tables = None
         if bcubed:
             jac = jaccard_table(self.overlap, exact=self.exact)
             if plan.method == "family":
-                tables = union_tables(self.rows, self.cols, budget=self.union_budget)
+                tables = union_tables(self.rows, self.cols, budget=self.union_budget, max_work=self.max_work)
         results = [run_task(plan, i, self.rows, self.cols, jac, tables, exact=self.exact)
                    for i in range(plan.n_tasks)]
         return finish(plan, results, tables, exact=self.exact,

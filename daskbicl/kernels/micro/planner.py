@@ -32,6 +32,7 @@ into ``n_tasks`` tasks of similar work (longest first).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
@@ -53,10 +54,10 @@ from .budget import (
     too_large,
 )
 from .class_traces import ENUM_LIMIT, ClassEstimate, ClassTable, Merged, class_estimate, class_ranges
-from .memberships import Memberships, one_side, subproblem
+from .memberships import Memberships, subproblem
 
 __all__ = ["Part", "MicroPlan", "ClassPlan", "FamilyPlan", "PAIR_LIMIT", "METHODS", "Estimates", "Probe", "classes_ruled_out", "estimate_classes", "exact_cost",
-           "pairs_work", "plan_micro", "part_inputs", "probe_family", "probe_side", "small_input"]
+           "pairs_work", "plan_micro", "part_inputs", "probe_family", "small_input"]
 
 #: The exact methods :func:`plan_micro` chooses from.
 METHODS = ("family", "classes")
@@ -103,6 +104,7 @@ class _Plan:
     work: float
     seed: int = 0
     notes: list = field(default_factory=list)
+    max_work: float = float("inf")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +136,18 @@ class FamilyPlan(_Plan):
     def parts(self) -> list[Part]:
         """Every part, in task order."""
         return [p for t in self.tasks for p in t]
+
+    def allowance(self, index: int) -> float:
+        """Work units task ``index`` may spend: its estimated share of ``max_work`` plus an even share.
+
+        The walks count their own steps against it and stop when it runs
+        out (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), so the
+        tasks together spend at most twice ``max_work`` before a refusal or
+        the fallback to sampling, however low the plan's estimate was.
+        """
+        total = sum(p.work for p in self.parts)
+        share = sum(p.work for p in self.tasks[index]) / total if total > 0 else 1.0 / self.n_tasks
+        return self.max_work * (share + 1.0 / self.n_tasks)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,19 +192,6 @@ def _profile(rows: Memberships, cols: Memberships, seed: int, limit: float):
     return profile_family(*whole, rows.n_elem, PAIR_LIMIT, REPEATS, seed, limit, rows.n_elem <= _PAIR_TABLES)
 
 
-def _one_side(rows: Memberships, cols: Memberships, side: str, seed: int, max_work: float):
-    """(nodes, work units, stopped) of the walk of one side's family (MOCICE-BCubed's union tables)."""
-    from .family_estimate import profile_family
-
-    r_ptr, r_el, _ = one_side(rows, side)
-    c_ptr, c_el, _ = one_side(cols, side)
-    sub, _, clo, _, stopped = profile_family(r_ptr, r_el, c_ptr, c_el, rows.n_elem, 0, REPEATS, seed,
-                                             max_work / UNIT_DELIVERY, False)
-    nodes, deliveries, members = float(sub[3].sum()), float(sub[1].sum()), float(clo[0].sum())
-    work = UNIT_STORED * nodes + UNIT_DELIVERY * deliveries + UNIT_MEMBER * members
-    return nodes, work, bool(stopped)
-
-
 class Probe(NamedTuple):
     """An estimate run before the plan (a task of its own), with the seed and work limit it ran with.
 
@@ -216,25 +217,17 @@ def probe_family(rows: Memberships, cols: Memberships, *, max_work: float, seed:
     return Probe(seed, max_work, bool(value[4]), value)
 
 
-def probe_side(rows: Memberships, cols: Memberships, side: str, *, max_work: float, seed: int = 0) -> Probe:
-    """The size of one side's family (MOCICE-BCubed's union tables) under ``max_work``."""
-    nodes, work, stopped = _one_side(rows, cols, side, seed, max_work)
-    return Probe(seed, max_work, stopped, (nodes, work))
-
-
 @dataclass(frozen=True)
 class Estimates:
     """What tasks estimated before the plan, beside each other (any field None: the plan computes it).
 
     ``classes`` is :func:`estimate_classes` for ``flags`` (coverage,
-    bcubed); ``family`` a :func:`probe_family`; ``sides`` the
-    :func:`probe_side` of "truth" and "pred".
+    bcubed); ``family`` a :func:`probe_family`.
     """
 
     flags: tuple[bool, bool] | None = None
     classes: ClassEstimate | str | None = None
     family: Probe | None = None
-    sides: dict = field(default_factory=dict)
 
     def classes_for(self, rows: Memberships, cols: Memberships, coverage: bool,
                     bcubed: bool) -> ClassEstimate | str:
@@ -261,19 +254,6 @@ def _family_profile(rows: Memberships, cols: Memberships, seed: int, max_work: f
     if probe is not None and probe.serves(seed, max_work):
         return probe.value
     return _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
-
-
-def _side_work(rows: Memberships, cols: Memberships, side: str, seed: int, max_work: float,
-               probe: Probe | None) -> tuple[float, float]:
-    """(nodes, work units) of one side's family; TooLargeError when its profile passed ``max_work``."""
-    if probe is not None and probe.serves(seed, max_work):
-        nodes, work = probe.value
-        stopped = probe.stopped
-    else:
-        nodes, work, stopped = _one_side(rows, cols, side, seed, max_work)
-    if stopped:
-        _check_work(rows, True, nodes, max(work, 2 * max_work), max_work)
-    return nodes, work
 
 
 #: Work units of enumerating the cell classes (pairs of signatures) below which an input is *small*
@@ -363,8 +343,8 @@ def _class_plan(rows: Memberships, ce: ClassEstimate, coverage: bool, bcubed: bo
 
 def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
-               seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None,
-               method: str | None = None, estimates: Estimates | None = None) -> MicroPlan:
+               seed: int = 0, coverage_by: str | None = None, method: str | None = None,
+               estimates: Estimates | None = None) -> MicroPlan:
     """The cheapest exact method, its parts and tasks (module docstring).
 
     ``method`` forces the exact method ("family": the family walk;
@@ -392,7 +372,7 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
             "(limit 2**62 cells; no setting raises it).")
     est = Estimates() if estimates is None else estimates
     kw = dict(coverage=coverage, bcubed=bcubed, budget=budget, n_tasks=n_tasks, seed=seed,
-              coverage_by=coverage_by, union_budget=union_budget, known=est)
+              coverage_by=coverage_by, known=est)
     if method == "family" or coverage_by is not None or not (coverage or bcubed):
         return _family_plan(rows, cols, max_work=max_work, **kw)  # type: ignore[arg-type]
     ce = est.classes_for(rows, cols, coverage, bcubed)
@@ -419,7 +399,7 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
             return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: family dearer")
         why = why or f"~{work:.3g} work units"
         raise TooLargeError(f"{err} (The other exact method, by cell classes, needs {why}.)") from None
-    return fam
+    return dataclasses.replace(fam, max_work=max_work)  # the walks' allowance: the whole limit
 
 
 def closure_floor(merged: Merged, table: ClassTable) -> np.ndarray:
@@ -469,8 +449,8 @@ def exact_cost(rows: Memberships, cols: Memberships, parts, *, max_work: float =
 
 def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                  max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
-                 seed: int = 0, coverage_by: str | None = None, union_budget: int | None = None,
-                 floor: np.ndarray | None = None, known: Estimates | None = None) -> FamilyPlan:
+                 seed: int = 0, coverage_by: str | None = None, floor: np.ndarray | None = None,
+                 known: Estimates | None = None) -> FamilyPlan:
     """Parts, estimates and tasks of the family walk (module docstring).
 
     ``floor[e]`` (from :func:`closure_floor`, when the classes are known)
@@ -479,8 +459,10 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
 
     ``coverage_by`` forces how the coverage counts are made: "family" (the
     walk) or "pairs" (every pair of row and column signatures); by default
-    the cheaper by the estimates.  ``union_budget`` bounds the one-sided
-    families of MOCICE-BCubed's normalisers (default: ``budget``).
+    the cheaper by the estimates.  MOCICE-BCubed's normalisers (each
+    side's one-sided family) are not estimated: their walks enforce their
+    own share of the work limit and the memory budget
+    (:func:`~daskbicl.kernels.micro.family_tasks.union_side`).
     ``known`` holds profiles already made (:class:`Estimates`), used where
     they are what this plan's seed and limit give (:meth:`Probe.serves`).
 
@@ -524,14 +506,6 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
             f"that share a cell (the family of {k}+{rows.n_pred} biclusters), or the "
             f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of row and column signatures",
             pair_cost, max_work, "E4SC does not need them.")
-    union_work = 0.0
-    if bcubed:  # the union tables of each side's sets
-        for side in ("truth", "pred"):
-            nodes, work = _side_work(rows, cols, side, seed, max_work, est.sides.get(side))
-            ub = budget if union_budget is None else union_budget
-            if nodes > 2 * ub:
-                raise budget_error((), nodes, ub)
-            union_work += work
     # a part also reads its rows' and columns' lists (about the memberships of the items in e)
     setup = UNIT_PART + UNIT_ENTRY * (rows.gram.sum(axis=1) + cols.gram.sum(axis=1)).astype(np.float64)
     estimates: list[tuple[tuple[int, ...], bool, float, float]] = []
@@ -542,7 +516,7 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
             estimates.append(((e,), True, float(clo[0, e]), float(clo_work[e] + setup[e])))
         elif coverage and not use_pairs:
             estimates.append(((e,), False, float(sub[0, e]), float(sub_work[e] + setup[e])))
-    total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0) + union_work
+    total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0)
     _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work, size)
     target = max(total / max(n_tasks, 1), 1e7)  # a coverage part above a task's share is split
     notes: list[str] = []
@@ -576,14 +550,14 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
             c_work += float(setup[e])
             estimates.append(((e, a), closure, c_nodes, c_work))
     family = sum(p.nodes for p in parts)
-    work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0) + union_work
+    work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0)
     _check_work(rows, bcubed, family, work, max_work, size)
     if refused:
         raise budget_error(*max(refused, key=lambda x: x[1]), budget)
     tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None, pair_cost)
     return FamilyPlan(n_truth=k, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=work, seed=seed,
                       notes=notes, tasks=tasks, moments=moments, family=family, budget=int(budget),
-                      row_ranges=row_ranges)
+                      row_ranges=row_ranges, max_work=max_work)
 
 
 def _assign_tasks(parts: list[Part], n_tasks: int, n_row_signatures: int | None, pair_cost: float):
