@@ -297,7 +297,7 @@ def test_globs_on_s3_skip_hidden_temporary_prefixes(s3, local_pair, tmp_path):
 
 # --------------------------------------------------------------------------- time-outs and exit statuses
 
-_FAST = {"DASK_DASKBICL__STORAGE__CONNECT_TIMEOUT": "1s", "DASK_DASKBICL__STORAGE__READ_TIMEOUT": "1s",
+_FAST = {"DASK_DASKBICL__STORAGE__CONNECT_TIMEOUT": "0.2s", "DASK_DASKBICL__STORAGE__READ_TIMEOUT": "0.2s",
          "DASK_DASKBICL__STORAGE__NOTICE_AFTER": "0.5s", "DASK_DASKBICL__STORAGE__ATTEMPTS": "1"}
 
 
