@@ -217,7 +217,7 @@ def test_a_hung_bucket_leaves_its_pairs_unscored_the_others_scored_and_exits_3(t
                                 {"truth": "bucket", "pred": "bucket", "measures": MEASURES}],
                                results=tmp_path / "r.sqlite", endpoint=proxy.endpoint)
         proxy.hang()
-        fast = {"daskbicl.storage.connect_timeout": "1s", "daskbicl.storage.read_timeout": "1s",
+        fast = {"daskbicl.storage.connect_timeout": "0.2s", "daskbicl.storage.read_timeout": "0.2s",
                 "daskbicl.storage.attempts": 1, "daskbicl.storage.notice_after": "60s"}
         with dask.config.set(fast):
             night = run_batch(manifest)

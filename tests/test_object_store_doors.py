@@ -156,6 +156,19 @@ def _cli(*args, env=None, cwd=None, timeout=300):
     return done.returncode, done.stdout, done.stderr
 
 
+def _main(capsys, *args) -> tuple[int, str, str]:
+    """The ``daskbicl`` command in this process (for ``results``: pure Python): (status, stdout, stderr)."""
+    from daskbicl.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def _close(a: dict, b: dict) -> None:
     assert set(a) == set(b)
     for k in a:
@@ -179,7 +192,7 @@ def test_score_through_python_the_accessor_and_the_cli_gives_the_local_values(wh
     _close(json.loads(out), expected)
 
 
-def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, tmp_path):
+def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, tmp_path, local_cluster, capsys):
     truth = where.put(local_pair.paths["truth.zarr"], "truth.zarr")
     for name in ("pred-000.zarr", "pred-001.zarr"):
         where.put(local_pair.paths[name], f"preds/{name}")
@@ -188,11 +201,11 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
         f'results = "night.sqlite"\n[truth]\nsim = "{truth}"\n[pred]\nrun = "{where.root}/preds/pred-*.zarr"\n'
         f'[[pairs]]\ntruth = "sim"\npred = "run"\nmeasures = {json.dumps(MEASURES)}\n'
         + (storage_options_toml(where.options) if where.options else ""))
-    code, out, err = _cli("batch", manifest, "--json", "--scheduler", "local", "--workers", "1")
+    code, out, err = _cli("batch", manifest, "--json", "--scheduler", local_cluster.scheduler_address)
     assert code == 0, err
     first = json.loads(out)
     assert (first["scored"], first["failed"]) == (2, 0), first
-    code, out, err = _cli("results", tmp_path / "night.sqlite", "--format", "json")
+    code, out, err = _main(capsys, "results", tmp_path / "night.sqlite", "--format", "json")
     assert code == 0, err
     rows = json.loads(out)
     for name in ("pred-000.zarr", "pred-001.zarr"):
@@ -200,9 +213,9 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
         _close(got, local_pair.expected[name])
 
     if where.writable:  # results -o and the history figure, written where the stores are
-        _results_outputs_match_local(where, tmp_path / "night.sqlite", tmp_path)
+        _results_outputs_match_local(where, tmp_path / "night.sqlite", tmp_path, capsys)
 
-    code, out, err = _cli("batch", manifest, "--json", "--scheduler", "local", "--workers", "1")  # nothing new
+    code, out, err = _cli("batch", manifest, "--json", "--scheduler", local_cluster.scheduler_address)  # nothing new
     assert code == 0, err
     assert (json.loads(out)["scored"], json.loads(out)["skipped"]) == (0, 2)
     if where.kind == "https":
@@ -211,28 +224,29 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
         where.fs.rm(f"{where.root}/preds/pred-001.zarr", recursive=True)
     else:
         shutil.rmtree(f"{where.root}/preds/pred-001.zarr")
-    code, out, err = _cli("batch", manifest, "--json", "--scheduler", "local", "--workers", "1")
+    code, out, err = _cli("batch", manifest, "--json", "--scheduler", local_cluster.scheduler_address)
     assert code == 0, err  # a disappearance is reported once, as missing; it fails nothing (--fail-on-missing: 4)
     assert (json.loads(out)["missing"], json.loads(out)["failed"]) == (1, 0), out
-    code, out, err = _cli("results", tmp_path / "night.sqlite", "--latest", "--format", "json")
+    code, out, err = _main(capsys, "results", tmp_path / "night.sqlite", "--latest", "--format", "json")
     statuses = {r["pred_name"]: r["status"] for r in json.loads(out)}
     assert statuses == {"run/pred-000.zarr": "current", "run/pred-001.zarr": "missing"}, statuses
 
 
-def _results_outputs_match_local(where, results, tmp_path) -> None:
+def _results_outputs_match_local(where, results, tmp_path, capsys) -> None:
+    """``results`` (in this process: pure Python, no cluster) written where the stores are and locally: the same bytes."""
     import fsspec
 
     fs = fsspec.filesystem("file") if where.kind == "local" else where.fs
     if where.kind == "local":
         os.makedirs(f"{where.root}/out")  # a local output needs its folder; an object store has none
     for fmt, name in (("csv", "scores.csv"), ("json", "scores.json"), ("parquet", "scores.parquet")):
-        code, _, err = _cli("results", results, "--format", fmt, "-o", f"{where.root}/out/{name}",
+        code, _, err = _main(capsys, "results", results, "--format", fmt, "-o", f"{where.root}/out/{name}",
                             *_option_args(where.options))
         assert code == 0, err
-        code, _, err = _cli("results", results, "--format", fmt, "-o", tmp_path / name)
+        code, _, err = _main(capsys, "results", results, "--format", fmt, "-o", tmp_path / name)
         assert code == 0, err
         assert fs.cat_file(f"{where.root}/out/{name}") == (tmp_path / name).read_bytes(), fmt
-    code, _, err = _cli("results", results, "--plot", "-o", f"{where.root}/out/history.png",
+    code, _, err = _main(capsys, "results", results, "--plot", "-o", f"{where.root}/out/history.png",
                         *_option_args(where.options))
     assert code == 0, err
     assert fs.cat_file(f"{where.root}/out/history.png")[:8] == b"\x89PNG\r\n\x1a\n"
@@ -299,6 +313,9 @@ def test_globs_on_s3_skip_hidden_temporary_prefixes(s3, local_pair, tmp_path):
 
 _FAST = {"DASK_DASKBICL__STORAGE__CONNECT_TIMEOUT": "1s", "DASK_DASKBICL__STORAGE__READ_TIMEOUT": "1s",
          "DASK_DASKBICL__STORAGE__NOTICE_AFTER": "0.5s", "DASK_DASKBICL__STORAGE__ATTEMPTS": "1"}
+#: S3 on a hung endpoint waits many time-outs (s3fs retries each read on top of botocore's attempts): 0.2 s
+#: time-outs keep it well past the 0.5 s notice (HTTP waits one time-out: it keeps 1 s, to see the notice).
+_FAST_S3 = {**_FAST, "DASK_DASKBICL__STORAGE__CONNECT_TIMEOUT": "0.2s", "DASK_DASKBICL__STORAGE__READ_TIMEOUT": "0.2s"}
 
 
 def _endpoint(port: int) -> str:
@@ -313,7 +330,8 @@ def test_a_hung_endpoint_exits_3_after_the_time_outs_with_a_notice(hung_port, lo
                  "--storage-option", f"client_kwargs={_endpoint(hung_port)}"]
     else:
         url, extra = f"http://alice:{SECRET}@127.0.0.1:{hung_port}/truth.zarr", []
-    code, out, err = _cli("score", url, local_pair.paths["pred-000.zarr"], *extra, env=_FAST)
+    code, out, err = _cli("score", url, local_pair.paths["pred-000.zarr"], *extra,
+                          env=_FAST_S3 if scheme == "s3" else _FAST)
     assert code == 3, err
     lines = err.strip().splitlines()
     assert lines[-1].startswith("daskbicl: error: cannot read truth ") and "retry later" in lines[-1], err

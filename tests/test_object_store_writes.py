@@ -3,14 +3,13 @@
 A store is published by its completion record (daskbicl/io/publish.py): a
 write killed at any moment leaves nothing :func:`daskbicl.open` accepts as a
 valid store (the old store, intact, when it was an overwrite), and the next
-write to that location leaves no debris.  The kills are real: a subprocess
-running ``daskbicl.save``, SIGKILLed once the server has answered (or the
+write to that location leaves no debris.  The kills are real: a process
+running ``daskbicl.save`` (forked from a forkserver with daskbicl imported, tests/support/writer.py), SIGKILLed once the server has answered (or the
 folder holds) a seeded number of requests (files), found by polling.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -24,23 +23,11 @@ import daskbicl
 from daskbicl.errors import StoreError, StoreReadError
 from daskbicl.io.publish import RECORD_NAME, WRITING_NAME, read_record
 
+from .support import writer
+from .support.writer import dataset
+
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
-#: The write a subprocess runs: ``daskbicl.save`` of a seeded co-clustering (many small chunks).
-_SAVE = """
-import json, sys
-import numpy as np
-import daskbicl
-args = json.loads(sys.argv[1])
-rng = np.random.default_rng(args["seed"])
-ds = daskbicl.partition(rng.integers(0, 9, 800), rng.integers(0, 4, 120))
-daskbicl.save(ds, args["dest"], overwrite=args["overwrite"], chunk=100, storage_options=args["options"])
-"""
-
-
-def dataset(seed: int):
-    rng = np.random.default_rng(seed)
-    return daskbicl.partition(rng.integers(0, 9, 800), rng.integers(0, 4, 120))
 
 
 def same(opened, seed: int) -> bool:
@@ -113,17 +100,17 @@ def where(request, tmp_path):
     return Bucket(request.getfixturevalue("s3"))
 
 
-def start(where, seed: int, overwrite: bool) -> subprocess.Popen:
-    arg = json.dumps({"dest": where.dest, "seed": seed, "overwrite": overwrite, "options": where.options})
-    return subprocess.Popen([sys.executable, "-c", _SAVE, arg], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def start(where, seed: int, overwrite: bool):
+    """The write in a process of its own (forked from a forkserver that has imported daskbicl once)."""
+    return writer.start(where.dest, seed, overwrite, where.options)
 
 
 def full_write(where, seed: int, overwrite: bool) -> int:
     """Run a write to the end; the number of requests (files) it took."""
     where.mark()
     proc = start(where, seed, overwrite)
-    _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err.decode()
+    proc.join(timeout=300)
+    assert proc.exitcode == 0, proc.exitcode  # the write's traceback, if any, is on stderr
     return where.total()
 
 
@@ -132,18 +119,15 @@ def kill_at(where, seed: int, overwrite: bool, moment: int) -> int | None:
     where.mark()
     proc = start(where, seed, overwrite)
     try:
-        while proc.poll() is None and where.progress() < moment:
-            try:
-                proc.wait(timeout=0.002)  # polling the server's log (the folder), not a sleep for synchronisation
-            except subprocess.TimeoutExpired:
-                pass
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=120)
+        while proc.is_alive() and where.progress() < moment:
+            proc.join(timeout=0.002)  # polling the server's log (the folder), not a sleep for synchronisation
+        if proc.is_alive():
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.join(timeout=120)
     finally:
-        if proc.poll() is None:
+        if proc.is_alive():
             proc.kill()
-    return proc.returncode
+    return proc.exitcode
 
 
 def one_store(where, digest: str) -> None:

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_out_of_core_benchmark_runs_quick(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "out_of_core.py"), "--quick", "--explain",
-                           "--dir", str(tmp_path / "stores"), "--json", str(tmp_path / "rows.json")],
+                           "--dir", str(tmp_path / "stores"), "--json", str(tmp_path / "rows.json"),
+                           "--repeat", "1"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     rows = json.loads((tmp_path / "rows.json").read_text())["rows"]

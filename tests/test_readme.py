@@ -91,9 +91,12 @@ def _known_broken(page: Path, code: str) -> str | None:
     return None
 
 
+#: A page's blocks are one xdist group (pyproject's ``--dist loadgroup``): they run in one test process, in
+#: order, so no block is run again because its page's earlier blocks ran in the other process.
 CASES = [
     pytest.param(page, line, lang, code, id=f"{page.relative_to(ROOT)}:{line}",
-                 marks=[pytest.mark.xfail(strict=True, reason=why)] if (why := _known_broken(page, code)) else [])
+                 marks=[pytest.mark.xdist_group(name=page.relative_to(ROOT).as_posix()),
+                        *([pytest.mark.xfail(strict=True, reason=why)] if (why := _known_broken(page, code)) else [])])
     for page in pages() for line, lang, code in blocks(page.read_text()) if lang in SHELL | {"python", "py"}
 ]
 _FOLDERS: dict[Path, Path] = {}

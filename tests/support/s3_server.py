@@ -12,6 +12,7 @@ and the ``storage_options`` that reach the server.
 from __future__ import annotations
 
 import collections
+import contextlib
 import http.client
 import os
 import re
@@ -214,7 +215,11 @@ class Proxy:
 
     def close(self) -> None:
         self.stopped.set()
-        self.sock.close()  # accept() in the thread returns with an error: the loop ends
+        # shutdown() wakes the accept() blocked in the thread (close() alone does not, on Linux: the join
+        # waited its whole time-out); accept() then fails and the loop ends
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
         self.thread.join(timeout=30)
         self.answer()
 
