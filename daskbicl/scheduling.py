@@ -11,8 +11,11 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import re
 import sys
+import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import CancelledError
 
 import dask
@@ -23,7 +26,7 @@ from .errors import DaskbiclError, NoWorkersError, SchedulerError, WorkerKilledE
 logger = logging.getLogger("daskbicl")
 
 __all__ = [
-    "active_client", "compute", "in_process", "infrastructure_failure", "lost_scheduler", "read_order", "READ_ORDER", "ReadOrder",
+    "InlineRead", "active_client", "compute", "in_process", "inline_reader", "inline_reads", "inlining", "read_inline", "read_tasks_used", "infrastructure_failure", "lost_scheduler", "read_order", "READ_ORDER", "ReadOrder",
     "scatter_blocks", "scatter_inputs", "task_bytes", "task_chunks", "thread_memory", "wait_watched", "worker_killed",
 ]
 
@@ -154,6 +157,109 @@ class ReadOrder:
 
 #: The annotation value of every store read (:func:`daskbicl.io.store.open_store`).
 READ_ORDER = ReadOrder()
+
+
+#: Store arrays whose blocks a counting task reads itself: array name -> reader (most recent last, bounded).
+_INLINE: OrderedDict = OrderedDict()
+_INLINE_LOCK = threading.Lock()
+_INLINE_KEPT = 4096
+
+
+def read_inline(array, reader) -> None:
+    """Let a counting task read ``array``'s blocks itself, through ``reader`` (``reader[slices]``).
+
+    ``array`` is a store read made by ``dask.array.from_array(reader, ...)``
+    (:func:`daskbicl.io.store.open_store` does this for a pred).  Where a
+    counting pass consumes it in its own blocks, the task reads the block
+    it counts instead of depending on a read task: no read task to place,
+    and no block sent from the worker that read it to the worker that
+    counts it beside the other side's block.  A truth is never read so: its
+    read tasks are shared by every pair of a batch.
+    """
+    with _INLINE_LOCK:
+        _INLINE[array.name] = (reader, tuple(map(tuple, array.chunks)))
+        _INLINE.move_to_end(array.name)
+        while len(_INLINE) > _INLINE_KEPT:
+            _INLINE.popitem(last=False)
+
+
+#: While :func:`inline_reads` is active: the arrays whose blocks counting tasks read themselves.
+_INLINED = contextvars.ContextVar("daskbicl_inlined_reads", default=None)
+
+
+@contextlib.contextmanager
+def inline_reads():
+    """Within this block, counting passes read the blocks of :func:`read_inline` arrays themselves.
+
+    Yields the list of the arrays so read (nested blocks share the outer
+    one's list).  Outside such a block every array is read by its own read
+    tasks.
+    """
+    used = _INLINED.get()
+    if used is not None:
+        yield used
+        return
+    token = _INLINED.set([])
+    try:
+        yield _INLINED.get()
+    finally:
+        _INLINED.reset(token)
+
+
+def inlining() -> bool:
+    """Whether :func:`inline_reads` is active (a pass built so differs from one built outside)."""
+    return _INLINED.get() is not None
+
+
+def inline_reader(array):
+    """The reader of ``array`` when a counting task may read its blocks itself, else None.
+
+    Only inside :func:`inline_reads`, for an array :func:`read_inline`
+    registered (same name and chunks); the array is added to the block's list.
+    """
+    used = _INLINED.get()
+    if used is None:
+        return None
+    with _INLINE_LOCK:
+        found = _INLINE.get(getattr(array, "name", None))
+    if found is None or found[1] != tuple(map(tuple, array.chunks)):
+        return None
+    used.append(array)
+    return found[0]
+
+
+def read_tasks_used(graphs, arrays) -> bool:
+    """Whether the graphs of ``graphs`` (dask collections) also hold read tasks of ``arrays``."""
+    from dask.base import is_dask_collection
+    from dask.core import flatten
+
+    keys = {k for a in arrays for k in flatten(a.__dask_keys__())}
+    for graph in graphs:
+        if is_dask_collection(graph):
+            dsk = graph.__dask_graph__()
+            if any(k in dsk for k in keys):
+                return True
+    return False
+
+
+class InlineRead:
+    """One block of a store array, read by the task that receives it (:func:`read_inline`)."""
+
+    __slots__ = ("reader", "index")
+
+    def __init__(self, reader, index: tuple):
+        self.reader, self.index = reader, index
+
+    def read(self):
+        """The block as a numpy array."""
+        import numpy as np
+
+        return np.asarray(self.reader[self.index])
+
+    def __dask_tokenize__(self):
+        from dask.base import tokenize
+
+        return ("daskbicl-inline-read", tokenize(self.reader), repr(self.index))
 
 
 def cluster_threads() -> int:
@@ -365,13 +471,17 @@ def _bytes(n: float) -> str:
 
 
 def describe_step(key) -> str:
-    """What a task does, from its key: ``reading row_labels chunk 3``, ``running step 'bincount' (block 2)``."""
+    """What a task does, from its key: ``reading row_labels chunk 3``, ``running step 'bincount' (block 2)``,
+    ``reading and counting row_labels block 0`` (a counting task that reads its pred block itself)."""
     from dask.utils import key_split
 
     name = key[0] if isinstance(key, tuple) else key
     index = ".".join(map(str, key[1:])) if isinstance(key, tuple) and len(key) > 1 else None
     text = str(name)
     for var in ("row_labels", "col_labels", "row_mask", "col_mask"):
+        read_here = re.search(rf"-{var}-block-(\d+)-", text)  # a counting task that reads its block itself
+        if read_here:
+            return f"reading and counting {var} block {read_here.group(1)}"
         if f"open_dataset-{var}" in text or f"-{var}-" in text:
             return f"reading {var}" + (f" chunk {index}" if index else "")
     return f"running step {key_split(name)!r}" + (f" (block {index})" if index else "")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ import numpy as np
 from dask.base import is_dask_collection
 
 from .. import config
-from ..scheduling import scatter_blocks
+from ..scheduling import InlineRead, inline_reader, inlining, scatter_blocks
 
 __all__ = ["ChunkPass", "counting_pass", "aligned_blocks", "annotated", "any_lazy", "eager", "map_blocks_delayed", "task", "task_map", "tree_reduce", "shared_pass", "shared_passes",
            "DEFAULT_CHUNK"]
@@ -69,12 +70,26 @@ def aligned_blocks(*arrays, axis: int = -1, chunk: int | None = None) -> list[tu
     dask_arrays = [a if isinstance(a, da.Array) else da.from_array(np.asarray(a), chunks=-1) for a in arrays]
     target = first.chunks[axis % first.ndim]  # arrays may differ in ndim: ``axis`` counts from each one's end
     unified = []
+    names = [arr.name for arr in dask_arrays]
     for arr in dask_arrays:
         chunks = tuple(target if i == axis % arr.ndim else (arr.shape[i],) for i in range(arr.ndim))
+        # a store counted against itself keeps its read tasks: they serve both sides
+        reader = inline_reader(arr) if arr.chunks == chunks and names.count(arr.name) == 1 else None
+        if reader is not None:  # read by the counting task itself (scheduling.read_inline)
+            unified.append(_inline_blocks(reader, arr, axis % arr.ndim))
+            continue
         if arr.chunks != chunks:
             arr = arr.rechunk(chunks)
         unified.append(arr.to_delayed(optimize_graph=False).reshape(-1))  # keeps the reads' annotations
     return list(zip(*unified))
+
+
+def _inline_blocks(reader, arr, axis: int) -> list:
+    """The blocks of ``arr`` along ``axis`` as :class:`~daskbicl.scheduling.InlineRead` values."""
+    whole = tuple(slice(0, n) for n in arr.shape)
+    edges = np.cumsum((0, *arr.chunks[axis]))
+    return [InlineRead(reader, whole[:axis] + (slice(int(a), int(b)),) + whole[axis + 1 :])
+            for a, b in zip(edges[:-1], edges[1:])]
 
 
 def _position_bytes(array) -> int:
@@ -115,7 +130,7 @@ def shared_pass(name: str, inputs: tuple, build: Callable):
     shared = _SHARED.get()
     if shared is None:
         return build()
-    key = (name, *map(id, inputs))
+    key = (name, inlining(), *map(id, inputs))  # built with inline reads or not: two graphs
     if key not in shared:
         shared[key] = (inputs, build())
     return shared[key][1]
@@ -207,9 +222,20 @@ def map_blocks_delayed(func, blocks, *args):
     """``[delayed(func)(*args, *block) for block in blocks]`` without hashing data.
 
     Keys are random (``pure=False``): hashing numpy blocks to name tasks would
-    read every byte once more.
+    read every byte once more.  A task that reads a block itself
+    (:class:`~daskbicl.scheduling.InlineRead`) is named after the variable
+    and block it reads, so an error about it says which.
     """
-    return [task(func)(*args, *block) for block in blocks]
+    out = []
+    for i, block in enumerate(blocks):
+        reads = [b.reader.var for b in block if isinstance(b, InlineRead)]
+        if reads and (not _EAGER.get() or any_lazy(*args, *block)):
+            # a task that reads its block itself is named after what it reads (scheduling.describe_step)
+            name = f"{getattr(func, '__name__', 'chunk')}-{reads[0]}-block-{i}-{uuid.uuid4().hex}"
+            out.append(task(func)(*args, *block, dask_key_name=name))
+        else:
+            out.append(task(func)(*args, *block))
+    return out
 
 
 def tree_reduce(parts: Sequence, combine: Callable, split_every: int = 8):
@@ -276,6 +302,7 @@ class _Stepped:
     def __call__(self, *values):
         spec = self.spec
         args, block = values[: self.n_args], values[self.n_args :]
+        block = tuple(b.read() if isinstance(b, InlineRead) else b for b in block)
         arrays = [a for a in block if isinstance(a, np.ndarray) and a.ndim]
         if not arrays:
             return spec.chunk(*args, *block)

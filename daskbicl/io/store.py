@@ -40,7 +40,7 @@ import xarray as xr
 from ..errors import InputError, StoreError, one_line, storage_unavailable, store_failure
 from ..kernels.coclustering.contingency import UNASSIGNED_ATTR
 from ..locations import redact, redact_logs
-from ..scheduling import READ_ORDER, active_client, compute, task_chunks
+from ..scheduling import READ_ORDER, active_client, compute, read_inline, task_chunks
 from .chunk_files import ChunkFiles
 from .coding import (
     LABEL_CHUNK,
@@ -510,6 +510,8 @@ def _checked_reads(ds: xr.Dataset, group, path: str, storage_options, role: str 
         with dask.annotate(priority=READ_ORDER):
             read = da.from_array(reader, chunks=chunks, name=name, asarray=True, fancy=False,
                                  meta=np.empty((0,) * data.ndim, data.dtype))
+        if reader.role == "pred":  # counted where it is read (a truth's reads are shared by a batch's pairs)
+            read_inline(read, reader)
         out[var] = (ds[var].dims, read, ds[var].attrs)
         if chunks != data.chunks:  # written again (save), a variable keeps the store's chunks, not its tasks'
             out[var].encoding[STORED_CHUNKS] = dict(zip(ds[var].dims, (c[0] for c in data.chunks)))

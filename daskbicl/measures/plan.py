@@ -36,7 +36,7 @@ from ..errors import InputError, MeasureError
 from ..io.align import align
 from ..io.inputs import as_input
 from ..io.validate import BICLUSTERING, PARTITION
-from ..scheduling import compute, in_process, scatter_inputs
+from ..scheduling import compute, in_process, inline_reads, read_tasks_used, scatter_inputs
 from .registry import PROVIDERS, Measure
 from .request import check_options, check_request, resolve_params, select_measures
 from .tables import Contingency
@@ -222,11 +222,18 @@ class ScorePlan:
                 graph_key(name, opts): tables_graph(PROVIDERS[name], rows, cols, opts)
                 for name, opts in self.options.items()
             }
-        with shared_passes():
-            return {
-                graph_key(name, opts): provider_graph(PROVIDERS[name], self.truth, self.pred, opts)
-                for name, opts in self.options.items()
-            }
+        def build():
+            with shared_passes():
+                return {
+                    graph_key(name, opts): provider_graph(PROVIDERS[name], self.truth, self.pred, opts)
+                    for name, opts in self.options.items()
+                }
+
+        with inline_reads() as inlined:
+            graphs = build()
+        if inlined and read_tasks_used(graphs.values(), inlined):
+            return build()  # another step reads the pred too: its read tasks serve both, counted where they are
+        return graphs
 
     def tables_of(self, tables: Mapping, provider: str):
         """The computed table of ``provider`` among ``tables`` (graph key -> value)."""
