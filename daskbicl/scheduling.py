@@ -159,7 +159,7 @@ class ReadOrder:
 READ_ORDER = ReadOrder()
 
 
-#: Store arrays whose blocks a counting task reads itself: array name -> reader (most recent last, bounded).
+#: Store arrays whose blocks a counting task reads itself: array name -> (reader, array) (most recent last, bounded).
 _INLINE: OrderedDict = OrderedDict()
 _INLINE_LOCK = threading.Lock()
 _INLINE_KEPT = 4096
@@ -177,7 +177,9 @@ def read_inline(array, reader) -> None:
     read tasks are shared by every pair of a batch.
     """
     with _INLINE_LOCK:
-        _INLINE[array.name] = (reader, tuple(map(tuple, array.chunks)))
+        # kept with the array object itself: the same store opened as a truth makes an array of the same
+        # name, which keeps its read tasks (and its own role in error messages)
+        _INLINE[array.name] = (reader, array)
         _INLINE.move_to_end(array.name)
         while len(_INLINE) > _INLINE_KEPT:
             _INLINE.popitem(last=False)
@@ -214,15 +216,16 @@ def inlining() -> bool:
 def inline_reader(array):
     """The reader of ``array`` when a counting task may read its blocks itself, else None.
 
-    Only inside :func:`inline_reads`, for an array :func:`read_inline`
-    registered (same name and chunks); the array is added to the block's list.
+    Only inside :func:`inline_reads`, for the very array :func:`read_inline`
+    registered (not another of the same name: the same store opened as a
+    truth); the array is added to the block's list.
     """
     used = _INLINED.get()
     if used is None:
         return None
     with _INLINE_LOCK:
         found = _INLINE.get(getattr(array, "name", None))
-    if found is None or found[1] != tuple(map(tuple, array.chunks)):
+    if found is None or found[1] is not array:
         return None
     used.append(array)
     return found[0]

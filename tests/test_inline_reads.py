@@ -98,3 +98,21 @@ def test_a_store_against_itself_is_read_once_by_read_tasks(pair, client):
 def test_a_failed_counting_task_names_what_it_read():
     assert describe_step("_count_block-row_labels-block-7-0123abcd") == "reading and counting row_labels block 7"
     assert describe_step(("open_dataset-row_labels-abc", 3)) == "reading row_labels chunk 3"
+
+
+def test_a_store_opened_as_pred_then_as_truth_keeps_its_role(pair, client, tmp_path):
+    """The same store opened as a pred and later as a truth (same array names): the truth's reads stay its own,
+    and an error names it as the truth (found when a damaged store was scored both ways in one process)."""
+    import shutil
+
+    from daskbicl.errors import StoreReadError
+
+    root, truth, _ = pair
+    bad = tmp_path / "bad.zarr"
+    shutil.copytree(root / "truth.zarr", bad)
+    chunk = bad / "row_labels" / "c" / "1"
+    chunk.write_bytes(bytes(b ^ 0xFF for b in chunk.read_bytes()))
+    with pytest.raises(StoreReadError, match="cannot read pred"):
+        daskbicl.score(root / "truth.zarr", bad, measures=["cari"])
+    with pytest.raises(StoreReadError, match="cannot read truth"):
+        daskbicl.score(bad, root / "pred.zarr", measures=["cari"])
