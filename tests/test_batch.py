@@ -19,6 +19,8 @@ import pytest
 import daskbicl
 from daskbicl.batch import ResultsDB, run_batch
 
+from .support.batch_fixtures import run_main
+
 ROOT = Path(__file__).resolve().parents[1]
 ROWS, COLS, CHUNK = 20_000, 3_000, 8_192  # 3 row chunks per store
 
@@ -48,18 +50,6 @@ def work(data, tmp_path):
         shutil.copytree(store, tmp_path / store.name)
     return tmp_path
 
-
-def run_main(capsys, *args):
-    """The CLI in this process (for the pure-Python ``results`` command): (code, stdout, stderr)."""
-    from daskbicl.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def manifest(folder, measures='["cari", "nce", "ari_rows"]', preds='"pred-*.zarr"', extra=""):

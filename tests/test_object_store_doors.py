@@ -25,6 +25,7 @@ import pytest
 import daskbicl
 from daskbicl.errors import StorageUnavailableError, StoreError
 
+from .support.batch_fixtures import run_main
 from .support.http_server import serving
 from .support.s3_server import storage_options_toml
 
@@ -156,18 +157,6 @@ def _cli(*args, env=None, cwd=None, timeout=300):
     return done.returncode, done.stdout, done.stderr
 
 
-def _main(capsys, *args) -> tuple[int, str, str]:
-    """The ``daskbicl`` command in this process (for ``results``: pure Python): (status, stdout, stderr)."""
-    from daskbicl.cli import main
-
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 def _close(a: dict, b: dict) -> None:
     assert set(a) == set(b)
@@ -205,7 +194,7 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
     assert code == 0, err
     first = json.loads(out)
     assert (first["scored"], first["failed"]) == (2, 0), first
-    code, out, err = _main(capsys, "results", tmp_path / "night.sqlite", "--format", "json")
+    code, out, err = run_main(capsys, "results", tmp_path / "night.sqlite", "--format", "json")
     assert code == 0, err
     rows = json.loads(out)
     for name in ("pred-000.zarr", "pred-001.zarr"):
@@ -227,7 +216,7 @@ def test_batch_globs_reuse_and_missing_give_the_local_values(where, local_pair, 
     code, out, err = _cli("batch", manifest, "--json", "--scheduler", local_cluster.scheduler_address)
     assert code == 0, err  # a disappearance is reported once, as missing; it fails nothing (--fail-on-missing: 4)
     assert (json.loads(out)["missing"], json.loads(out)["failed"]) == (1, 0), out
-    code, out, err = _main(capsys, "results", tmp_path / "night.sqlite", "--latest", "--format", "json")
+    code, out, err = run_main(capsys, "results", tmp_path / "night.sqlite", "--latest", "--format", "json")
     statuses = {r["pred_name"]: r["status"] for r in json.loads(out)}
     assert statuses == {"run/pred-000.zarr": "current", "run/pred-001.zarr": "missing"}, statuses
 
@@ -240,13 +229,13 @@ def _results_outputs_match_local(where, results, tmp_path, capsys) -> None:
     if where.kind == "local":
         os.makedirs(f"{where.root}/out")  # a local output needs its folder; an object store has none
     for fmt, name in (("csv", "scores.csv"), ("json", "scores.json"), ("parquet", "scores.parquet")):
-        code, _, err = _main(capsys, "results", results, "--format", fmt, "-o", f"{where.root}/out/{name}",
+        code, _, err = run_main(capsys, "results", results, "--format", fmt, "-o", f"{where.root}/out/{name}",
                             *_option_args(where.options))
         assert code == 0, err
-        code, _, err = _main(capsys, "results", results, "--format", fmt, "-o", tmp_path / name)
+        code, _, err = run_main(capsys, "results", results, "--format", fmt, "-o", tmp_path / name)
         assert code == 0, err
         assert fs.cat_file(f"{where.root}/out/{name}") == (tmp_path / name).read_bytes(), fmt
-    code, _, err = _main(capsys, "results", results, "--plot", "-o", f"{where.root}/out/history.png",
+    code, _, err = run_main(capsys, "results", results, "--plot", "-o", f"{where.root}/out/history.png",
                         *_option_args(where.options))
     assert code == 0, err
     assert fs.cat_file(f"{where.root}/out/history.png")[:8] == b"\x89PNG\r\n\x1a\n"

@@ -27,6 +27,19 @@ def run_cli(*args, timeout: float = 240, env: dict | None = None) -> tuple[int, 
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def run_main(capsys, *args) -> tuple[int, str, str]:
+    """The CLI in this process (for the pure-Python ``results`` command): (code, stdout, stderr)."""
+    from daskbicl.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def lab_manifest(folder: Path, pairs: str, results: str = "scores.sqlite") -> Path:
     """``folder/m.toml``: truth ``sim`` = truth.zarr, preds ``runs`` = pred-*.zarr, a ``[run]`` tag, then
     ``pairs`` (the ``[[pairs]]`` tables, as TOML)."""
