@@ -36,6 +36,10 @@ def test_out_of_core_benchmark_runs_quick(tmp_path):
     assert float(co["explain / score"]) == pytest.approx(float(co["explain s"]) / float(co["score s (beside explain)"]),
                                                          rel=0.05, abs=0.02)
     assert all(float(p) < 700 for p in co["explain peak MB"].split("/"))
+    # the pass itself, called in process on the same cluster (the script checks it gave the command's scores)
+    assert float(co["in process s"]) > 0
+    assert float(co["in process vs decode"]) == pytest.approx(float(co["in process s"]) / float(co["decode s"]),
+                                                              rel=0.05, abs=0.02)
     assert "explain / score" in proc.stdout
 
 
