@@ -13,9 +13,7 @@ import contextvars
 import logging
 import re
 import sys
-import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import CancelledError
 
 import dask
@@ -159,10 +157,8 @@ class ReadOrder:
 READ_ORDER = ReadOrder()
 
 
-#: Store arrays whose blocks a counting task reads itself: array name -> (reader, array) (most recent last, bounded).
-_INLINE: OrderedDict = OrderedDict()
-_INLINE_LOCK = threading.Lock()
-_INLINE_KEPT = 4096
+#: The attribute :func:`read_inline` sets on a store array: the reader its blocks can be read through.
+_READER = "_daskbicl_inline_reader"
 
 
 def read_inline(array, reader) -> None:
@@ -175,14 +171,12 @@ def read_inline(array, reader) -> None:
     and no block sent from the worker that read it to the worker that
     counts it beside the other side's block.  A truth is never read so: its
     read tasks are shared by every pair of a batch.
+
+    The reader is kept on this very array object, not under its name: the
+    same store opened as a truth makes an array of the same name, which
+    keeps its read tasks (and its own role in error messages).
     """
-    with _INLINE_LOCK:
-        # kept with the array object itself: the same store opened as a truth makes an array of the same
-        # name, which keeps its read tasks (and its own role in error messages)
-        _INLINE[array.name] = (reader, array)
-        _INLINE.move_to_end(array.name)
-        while len(_INLINE) > _INLINE_KEPT:
-            _INLINE.popitem(last=False)
+    setattr(array, _READER, reader)
 
 
 #: While :func:`inline_reads` is active: the arrays whose blocks counting tasks read themselves.
@@ -217,18 +211,14 @@ def inline_reader(array):
     """The reader of ``array`` when a counting task may read its blocks itself, else None.
 
     Only inside :func:`inline_reads`, for the very array :func:`read_inline`
-    registered (not another of the same name: the same store opened as a
+    was given (not another of the same name: the same store opened as a
     truth); the array is added to the block's list.
     """
     used = _INLINED.get()
-    if used is None:
-        return None
-    with _INLINE_LOCK:
-        found = _INLINE.get(getattr(array, "name", None))
-    if found is None or found[1] is not array:
-        return None
-    used.append(array)
-    return found[0]
+    reader = None if used is None else getattr(array, _READER, None)
+    if reader is not None:
+        used.append(array)
+    return reader
 
 
 def read_tasks_used(graphs, arrays) -> bool:
