@@ -15,7 +15,7 @@ import pytest
 
 import daskbicl
 
-from .test_field_ecs_overlap import cells_of, scores_brute
+from .kernels.bicluster.test_element_centric_overlap import cells_of, scores_brute
 
 
 def _blocks(z, w) -> tuple[np.ndarray, np.ndarray]:

@@ -163,7 +163,7 @@ def test_large_tables_agree_with_the_per_axis_closed_form():
 
 def test_overlapping_biclusters_are_scored_by_their_pagerank():
     """Overlapping biclusters: no closed form; the class PageRank (tests/test_field_ecs_overlap.py) is used."""
-    from .test_field_ecs_overlap import cells_of, scores_brute
+    from .kernels.bicluster.test_element_centric_overlap import cells_of, scores_brute
 
     rows, cols = np.array([[1, 1, 0], [0, 1, 1]], bool), np.array([[1, 1], [1, 0]], bool)
     t = daskbicl.biclustering(rows, cols)

@@ -27,11 +27,11 @@ from daskbicl.kernels.micro.estimates import Estimate, blocks_needed, combine, f
 from daskbicl.kernels.micro.memberships import signature_counts
 from daskbicl.kernels.micro.sampling import Sampler
 
-from .support.manifests import write_manifest
-from .support.oracles_micro import cell_sets
-from .support.oracles_micro import micro_ce as brute_ce
-from .support.oracles_micro import mocice_bcubed as brute_bcubed
-from .support.oracles_micro import rnia as brute_rnia
+from ...support.manifests import write_manifest
+from ...support.oracles_micro import cell_sets
+from ...support.oracles_micro import micro_ce as brute_ce
+from ...support.oracles_micro import mocice_bcubed as brute_bcubed
+from ...support.oracles_micro import rnia as brute_rnia
 
 
 def _masks(rng, k, l_, n_i, n_j, density, dupes=0):

@@ -21,7 +21,7 @@ from daskbicl.kernels.bicluster.precision_recall import (
     pair_measures,
 )
 
-from .support import oracles_bicluster as orc
+from ...support import oracles_bicluster as orc
 
 PARAMS = [Fraction(1), Fraction(2), Fraction(1, 3), Fraction(3, 2)]
 

@@ -27,7 +27,7 @@ from daskbicl.kernels.coclustering.contingency import Table
 from daskbicl.kernels.coclustering.element_centric import element_centric_similarity
 from daskbicl.kernels.micro.memberships import signature_counts
 
-from .support.clusim_reference import clusim_scores
+from ...support.clusim_reference import clusim_scores
 
 ALPHA = 0.9
 

@@ -39,7 +39,7 @@ from daskbicl.kernels.micro.micro_scores import (
 )
 from daskbicl.kernels.micro.planner import plan_micro
 
-from .support import oracles_micro as oracle
+from ...support import oracles_micro as oracle
 
 # max_examples comes from the hypothesis profile (tests/conftest.py)
 SETTINGS = settings(deadline=None,

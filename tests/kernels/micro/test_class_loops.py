@@ -36,9 +36,9 @@ from daskbicl.kernels.micro.family_tasks import jaccard_table
 from daskbicl.kernels.micro.memberships import signature_counts
 from daskbicl.kernels.micro.micro_scores import bicluster_overlap
 
-from .support import oracles_micro as oracle
+from ...support import oracles_micro as oracle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 CLASS_KERNELS = "daskbicl.kernels.micro.class_kernels"
 
 
