@@ -268,7 +268,7 @@ def test_the_benchmark_runs_and_its_lists_agree():
     import os
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=str(root), PYTHONWARNINGS="ignore")
     out = subprocess.run([sys.executable, "benchmarks/memberships_by_label.py", "--quick", "--seeds", "1"],
                          capture_output=True, text=True, timeout=600, env=env, cwd=root)

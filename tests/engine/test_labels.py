@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import daskbicl
 from daskbicl.errors import InputError, LabelError
 
-from .support import oracles_partition as oracle
+from ..support import oracles_partition as oracle
 
 #: Every measure that scores two co-clusterings (the bicluster and micro
 #: measures through the co-clustering's blocks).
