@@ -23,8 +23,8 @@ import daskbicl
 from daskbicl.errors import StoreError, StoreReadError
 from daskbicl.io.publish import RECORD_NAME, WRITING_NAME, read_record
 
-from .support import writer
-from .support.writer import dataset
+from ..support import writer
+from ..support.writer import dataset
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 

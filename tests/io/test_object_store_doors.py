@@ -25,15 +25,15 @@ import pytest
 import daskbicl
 from daskbicl.errors import StorageUnavailableError, StoreError
 
-from .support.batch_fixtures import run_main
-from .support.http_server import serving
-from .support.s3_server import storage_options_toml
+from ..support.batch_fixtures import run_main
+from ..support.http_server import serving
+from ..support.s3_server import storage_options_toml
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 SECRET = "pa55-SECRET-7f3a9"
 MEASURES = ["cari", "nce", "ari_rows"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --------------------------------------------------------------------------- servers

@@ -29,7 +29,7 @@ import daskbicl
 from daskbicl.errors import StoreReadError
 from daskbicl.io.publish import RECORD_NAME
 
-from .support.s3_server import CHUNK_KEY, chunk_gets
+from ..support.s3_server import CHUNK_KEY, chunk_gets
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 

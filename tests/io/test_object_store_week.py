@@ -26,12 +26,12 @@ import daskbicl
 from daskbicl.errors import StoreError
 from daskbicl.io.publish import RECORD_NAME, WRITING_NAME, read_record
 
-from .support.manifests import manifest_text
-from .support.s3_server import CHUNK_KEY, KEY, Proxy, chunk_gets
+from ..support.manifests import manifest_text
+from ..support.s3_server import CHUNK_KEY, KEY, Proxy, chunk_gets
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "wk-SECRET-4e91c"
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "ari_rows"]
