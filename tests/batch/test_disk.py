@@ -21,8 +21,8 @@ import pytest
 import daskbicl
 from daskbicl.batch import ResultsDB
 
-from .support.manifests import write_manifest
-from .test_failures import hidden, tiny_disk
+from ..support.manifests import write_manifest
+from ..test_failures import hidden, tiny_disk
 
 MEASURES = ["cari", "nce", "ari_rows"]
 ROWS, COLS = 3_000, 400

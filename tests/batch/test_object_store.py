@@ -23,8 +23,8 @@ import daskbicl
 from daskbicl.batch import ResultsDB, fingerprint, fingerprint_stores, run_batch
 from daskbicl.io.publish import RECORD_NAME
 
-from .support.manifests import manifest_text
-from .support.s3_server import CHUNK_KEY, chunk_gets, put_store, s3_manifest
+from ..support.manifests import manifest_text
+from ..support.s3_server import CHUNK_KEY, chunk_gets, put_store, s3_manifest
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "ari_rows"]
@@ -181,7 +181,7 @@ def test_batch_reads_stores_over_http_as_score_does(tmp_path, http_folder, clien
 
 def test_the_object_store_benchmark_runs_quick(tmp_path):
     """benchmarks/object_store.py --quick: it cannot rot; its night with nothing new reads no chunk object."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=str(root), PYTHONWARNINGS="ignore")
     done = subprocess.run([sys.executable, "benchmarks/object_store.py", "--quick", "--dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=900, env=env, cwd=root)
@@ -198,7 +198,7 @@ def test_a_hung_bucket_leaves_its_pairs_unscored_the_others_scored_and_exits_3(t
 
     from daskbicl.batch import ResultsDB
 
-    from .support.s3_server import Proxy
+    from ..support.s3_server import Proxy
 
     local = tmp_path / "local"
     local.mkdir()

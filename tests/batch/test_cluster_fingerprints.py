@@ -29,7 +29,7 @@ from daskbicl.batch.fingerprint import fingerprint_task
 from daskbicl.batch.manifest import load_manifest
 from daskbicl.codes import coding_of
 
-from .support.manifests import write_manifest
+from ..support.manifests import write_manifest
 
 ROWS, COLS, CHUNK = 3_000, 400, 1_024
 MEASURES = ["cari", "nce", "ari_rows"]
@@ -46,7 +46,7 @@ def cluster_client(local_cluster):
 def _lab(folder: Path, preds: int = 3) -> Path:
     """A truth and ``preds`` preds, every file of them modified at one instant (their write records as new as
     their chunks): the listing cannot vouch for a record, so the workers hash the bytes (the path tested here;
-    tests/test_batch_object_store.py tests stores fingerprinted from their records)."""
+    tests/batch/test_object_store.py tests stores fingerprinted from their records)."""
     folder.mkdir(exist_ok=True)
     daskbicl.save(daskbicl.random_partition(ROWS, COLS, 5, 4, seed=5, chunk=CHUNK), folder / "truth.zarr")
     truth = daskbicl.open(folder / "truth.zarr")

@@ -21,9 +21,9 @@ from daskbicl.batch.gates import GateError, check_gates, parse_gate
 from daskbicl.batch.manifest import ManifestError, parse_manifest
 from daskbicl.batch.runlog import diff_rows, resolve_run
 
-from .support.batch_fixtures import run_cli
-from .support.manifests import manifest_text, write_manifest
-from .support.s3_server import put_store, s3_manifest
+from ..support.batch_fixtures import run_cli
+from ..support.manifests import manifest_text, write_manifest
+from ..support.s3_server import put_store, s3_manifest
 
 ROWS, COLS, CHUNK = 4_000, 600, 2_048
 MEASURES = ["cari", "nce"]

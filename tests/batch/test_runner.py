@@ -19,9 +19,9 @@ import pytest
 import daskbicl
 from daskbicl.batch import ResultsDB, run_batch
 
-from .support.batch_fixtures import run_main
+from ..support.batch_fixtures import run_main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ROWS, COLS, CHUNK = 20_000, 3_000, 8_192  # 3 row chunks per store
 
 

@@ -22,7 +22,7 @@ import daskbicl
 from daskbicl.batch import ResultsDB, export_mlflow, run_batch
 from daskbicl.batch.runlog import run_rows
 
-from .support.batch_fixtures import commit_manifest, lab_manifest, night_two, run_cli
+from ..support.batch_fixtures import commit_manifest, lab_manifest, night_two, run_cli
 
 mlflow = pytest.importorskip("mlflow", reason="the mlflow extra (mlflow-skinny) is not installed")
 from mlflow.tracking import MlflowClient  # noqa: E402

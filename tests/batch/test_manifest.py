@@ -22,7 +22,7 @@ from daskbicl.batch import (
 from daskbicl.batch.manifest import Request, _Locator, params_key
 from daskbicl.batch.results import SCHEMA_VERSION
 
-from .support.manifests import manifest_text
+from ..support.manifests import manifest_text
 
 
 @pytest.fixture(scope="module")
@@ -379,7 +379,7 @@ def test_results_file_errors(tmp_path):
 
 
 def test_the_example_manifest_is_valid(tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     text = open(os.path.join(root, "examples", "batch", "manifest.toml")).read()
     (tmp_path / "data").mkdir()
     for name in ("truth", "pred-000", "pred-001", "pred-002"):

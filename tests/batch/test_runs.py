@@ -21,7 +21,7 @@ import daskbicl
 from daskbicl.batch import ResultsDB, run_batch
 from daskbicl.batch.runlog import diff_rows, latest_rows, run_rows
 
-from .support.batch_fixtures import lab_manifest, night_two, run_cli
+from ..support.batch_fixtures import lab_manifest, night_two, run_cli
 
 ROWS, COLS, CHUNK = 6_000, 800, 2_048
 MEASURES = ["cari", "nce", "ari_rows"]

@@ -16,8 +16,8 @@ from daskbicl.batch.manifest import params_key
 from daskbicl.batch.results import Pair
 from daskbicl.measures import REGISTRY
 
-from .support.batch_fixtures import run_cli
-from .support.figures import outside_the_image
+from ..support.batch_fixtures import run_cli
+from ..support.figures import outside_the_image
 
 pytest.importorskip("matplotlib")
 

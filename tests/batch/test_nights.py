@@ -25,10 +25,10 @@ import pytest
 
 import daskbicl
 
-from .support.batch_fixtures import run_cli
-from .support.cold_cluster import cold_cluster
-from .support.figures import outside_the_image
-from .support.manifests import write_manifest
+from ..support.batch_fixtures import run_cli
+from ..support.cold_cluster import cold_cluster
+from ..support.figures import outside_the_image
+from ..support.manifests import write_manifest
 
 ROWS, COLS, CHUNK = 70_000, 400, 70_000
 COMPILING = "is compiling numba kernels (the one-byte code counter"
