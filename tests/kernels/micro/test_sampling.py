@@ -2,7 +2,7 @@
 
 The brute force is :mod:`tests.support.oracles_micro` (the SPEC text, cell by cell,
 in rationals); the exact engine is checked against it elsewhere
-(tests/test_micro_measures.py) and serves as the oracle on the cases too
+(tests/measures/test_micro.py) and serves as the oracle on the cases too
 large for it.
 """
 

@@ -38,8 +38,8 @@ from daskbicl.kernels.coclustering import (
 )
 from daskbicl.kernels.coclustering.contingency import Table
 
-from .support.manifests import one_pair
-from .support.strategies import coclustering_pair
+from ..support.manifests import one_pair
+from ..support.strategies import coclustering_pair
 
 FIELD = ["homogeneity", "completeness", "v_measure", "nca", "psi", "rmi", "nrmi", "ecs"]
 NAMES = [f"{stem}_{axis}" for stem in FIELD for axis in ("rows", "cols")]
@@ -468,7 +468,7 @@ def test_benchmark_runs_quick():
     """benchmarks/field.py --quick: every field measure against its peer, with the load printed."""
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "field.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "field.py"
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "peer / ours" in proc.stdout and "load before" in proc.stdout

@@ -283,7 +283,7 @@ def test_the_speed_script_runs_quick():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, str(root / "benchmarks" / "bootstrap_speed.py"), "--quick"],
                           capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
     assert proc.returncode == 0, proc.stderr

@@ -16,10 +16,10 @@ import daskbicl
 from daskbicl.engine.blocks import as_biclustering
 from daskbicl.errors import InputError
 
-from .support import oracles_bicluster as OB
-from .support.strategies import biclustering_pair, chunks_for, coclustering_pair
+from ..support import oracles_bicluster as OB
+from ..support.strategies import biclustering_pair, chunks_for, coclustering_pair
 
-#: The twelve published bicluster measures (consensus and Prelić: tests/test_more_measures.py).
+#: The twelve published bicluster measures (consensus and Prelić: tests/measures/test_more_measures.py).
 BICLUSTER = [n for n, m in daskbicl.MEASURES.items() if m.family == "bicluster" and m.default]
 
 

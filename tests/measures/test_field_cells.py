@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import daskbicl
 
-from .support.manifests import batch_command, one_pair
+from ..support.manifests import batch_command, one_pair
 
 ALPHA = 0.9
 
@@ -162,8 +162,8 @@ def test_large_tables_agree_with_the_per_axis_closed_form():
 
 
 def test_overlapping_biclusters_are_scored_by_their_pagerank():
-    """Overlapping biclusters: no closed form; the class PageRank (tests/test_field_ecs_overlap.py) is used."""
-    from .kernels.bicluster.test_element_centric_overlap import cells_of, scores_brute
+    """Overlapping biclusters: no closed form; the class PageRank (tests/kernels/bicluster/test_element_centric_overlap.py) is used."""
+    from ..kernels.bicluster.test_element_centric_overlap import cells_of, scores_brute
 
     rows, cols = np.array([[1, 1, 0], [0, 1, 1]], bool), np.array([[1, 1], [1, 0]], bool)
     t = daskbicl.biclustering(rows, cols)
@@ -224,7 +224,7 @@ def test_cli_and_manifest(tmp_path):
 def test_element_scores_are_each_elements_share(axis, pair, data):
     import dask.array as da
 
-    from .support.strategies import chunks_for
+    from ..support.strategies import chunks_for
 
     (z, w), (zp, wp) = pair
     labels = (z, zp) if axis == "rows" else (w, wp)

@@ -475,7 +475,7 @@ def test_sweep_figures_have_one_row_per_index_and_no_empty_panel(tmp_path):
     assert rows_y == sorted(rows_y, reverse=True)  # indices top to bottom in the order asked
 
 
-GALLERY = sorted((__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "gallery").glob("plot_*.py"))
+GALLERY = sorted((__import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "gallery").glob("plot_*.py"))
 
 
 def test_gallery_scripts_use_only_public_names():

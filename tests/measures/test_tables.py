@@ -9,7 +9,7 @@ import pytest
 
 import daskbicl
 
-from .test_invariance import BICLUSTER, MICRO, PARTITION
+from ..test_invariance import BICLUSTER, MICRO, PARTITION
 
 
 def _pair(seed=0, n=300, m=80, k=5):

@@ -14,8 +14,8 @@ import daskbicl
 from daskbicl.kernels.coclustering import cocluster_scores as K
 from daskbicl.kernels.coclustering.contingency import Table
 
-from .support import oracles_partition as O
-from .support.strategies import coclustering_pair, labels_pair
+from ..support import oracles_partition as O
+from ..support.strategies import coclustering_pair, labels_pair
 
 PARTITION_MEASURES = [n for n, m in daskbicl.MEASURES.items() if m.family == "partition"]
 #: The published ones (scored by default; their oracles are in oracles_partition; the others: test_more_measures).

@@ -23,8 +23,8 @@ from daskbicl.kernels.coclustering import information_theory as KI
 from daskbicl.kernels.coclustering import pair_counting as KP
 from daskbicl.kernels.coclustering.contingency import Table
 
-from .support import oracles_bicluster as OB
-from .support.strategies import biclustering_pair, coclustering_pair
+from ..support import oracles_bicluster as OB
+from ..support.strategies import biclustering_pair, coclustering_pair
 
 METHODS = ["arithmetic", "geometric", "min", "max"]
 PAIR_MEASURES = ["rand", "fowlkes_mallows", "pair_precision", "pair_recall", "pair_f1", "pair_jaccard"]

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import daskbicl
 from daskbicl.engine.blocks import as_biclustering
 
-from .support import oracles_micro as OM
-from .support.strategies import biclustering_pair, chunks_for, coclustering_pair
+from ..support import oracles_micro as OM
+from ..support.strategies import biclustering_pair, chunks_for, coclustering_pair
 
 MICRO = [n for n, m in daskbicl.MEASURES.items() if m.family == "micro"]
 

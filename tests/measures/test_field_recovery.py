@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 import daskbicl
 
-from .support.manifests import batch_command, one_pair
-from .support.strategies import biclustering_pair, chunks_for
+from ..support.manifests import batch_command, one_pair
+from ..support.strategies import biclustering_pair, chunks_for
 
 NAMES = ["recovered", "redundancy", "ce_sparse", "ce_dense"]
 
@@ -446,7 +446,7 @@ def test_benchmark_runs_quick():
     """benchmarks/field_recovery.py --quick cannot rot; it exits 1 when a peer's value differs."""
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "field_recovery.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "field_recovery.py"
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ce_sparse" in proc.stdout and "ecs (cells)" in proc.stdout

@@ -1,7 +1,7 @@
 """``element_scores(truth, pred, axis="cells")``: each cell's element-centric score as a lazy DataArray.
 
 Oracle: every cell's score from its PageRank affinity vectors built cell by
-cell (tests/test_field_ecs_overlap.py's ``scores_brute``), for
+cell (tests/kernels/bicluster/test_element_centric_overlap.py's ``scores_brute``), for
 co-clusterings, biclusterings with and without overlaps, and a co-clustering
 against a biclustering; chunkings of truth and pred differ; on a
 LocalCluster from Zarr stores with coordinates.
@@ -15,7 +15,7 @@ import pytest
 
 import daskbicl
 
-from .kernels.bicluster.test_element_centric_overlap import cells_of, scores_brute
+from ..kernels.bicluster.test_element_centric_overlap import cells_of, scores_brute
 
 
 def _blocks(z, w) -> tuple[np.ndarray, np.ndarray]:

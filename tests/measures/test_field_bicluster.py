@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 import daskbicl
 from daskbicl.kernels.bicluster.omega_index import omega_from_histogram, pair_histogram
 
-from .support.manifests import batch_command, one_pair
-from .support.strategies import biclustering_pair, chunks_for
+from ..support.manifests import batch_command, one_pair
+from ..support.strategies import biclustering_pair, chunks_for
 
 COVER = ["omega_rows", "omega_cols", "onmi_rows", "onmi_cols"]
 CELLS = ["omega", "csi"]
@@ -269,7 +269,7 @@ def _onmi_cases(seed: int, n_cases: int):
 @pytest.mark.parametrize("variant, cdlib_variant", [("lfk", "LFK"), ("mgh", "MGH"), ("mgh_lfk", "MGH_LFK")])
 def test_onmi_equals_the_ported_cdlib(variant, cdlib_variant):
     """cdlib's onmi ported into tests/support/ported_cdlib_onmi.py (license and commit there): runs without cdlib."""
-    from .support.ported_cdlib_onmi import onmi
+    from ..support.ported_cdlib_onmi import onmi
 
     checked = 0
     for t, p in _onmi_cases(23, 40):
@@ -283,7 +283,7 @@ def test_onmi_equals_the_ported_cdlib(variant, cdlib_variant):
 
 def test_the_ported_cdlib_onmi_equals_cdlib():
     onmi_module = pytest.importorskip("cdlib.evaluation.internal.onmi")
-    from .support.ported_cdlib_onmi import onmi
+    from ..support.ported_cdlib_onmi import onmi
 
     for t, p in _onmi_cases(29, 10):
         covers = [set(np.flatnonzero(r)) for r in t], [set(np.flatnonzero(r)) for r in p]
@@ -464,7 +464,7 @@ def test_benchmark_runs_quick():
     """benchmarks/field_overlap.py --quick cannot rot; it exits 1 when a peer's value differs."""
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "field_overlap.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "field_overlap.py"
     proc = subprocess.run([sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "omega_rows" in proc.stdout and "onmi_rows" in proc.stdout
@@ -516,7 +516,7 @@ def test_the_cover_record_builds_the_tables_its_engine_built(client, truth_kind,
     from daskbicl.engine.provider_graph import provider_graph
     from daskbicl.measures.registry import PROVIDERS
 
-    from .support.cover_reference import cover_tables
+    from ..support.cover_reference import cover_tables
 
     record = PROVIDERS["cover"]
     assert record.reads is not None

@@ -190,7 +190,7 @@ def test_measures_of_other_passes_are_returned_as_they_are():
     pred = daskbicl.biclustering([[1, 1, 1, 0]], [[1, 1, 0]])
     out = daskbicl.score(truth, pred, measures=["jaccard", "e4sc", "omega_rows"], ci=0.95, replicates=50)
     assert type(out["e4sc"]) is float and type(out["omega_rows"]) is float
-    assert isinstance(out["jaccard"], Bootstrapped)  # the bicluster overlap tables: tests/test_bicluster_bootstrap.py
+    assert isinstance(out["jaccard"], Bootstrapped)  # the bicluster overlap tables: tests/measures/test_bootstrap_bicluster.py
 
 
 def test_the_bias_corrected_interval_moves_against_the_bias():
@@ -249,7 +249,7 @@ def test_the_coverage_simulation_runs_quick():
     import os
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, str(root / "benchmarks" / "bootstrap_coverage.py"), "--quick"],
                           capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
     assert proc.returncode == 0, proc.stderr
