@@ -9,7 +9,7 @@
 A cold worker is a worker process whose ``NUMBA_CACHE_DIR`` is a new empty folder.  The scores here use the
 one-byte code counter only (a chunk of more than 65 536 one-byte codes), the cheapest kernel to compile, and
 ``--kernels byte`` keeps ``warm`` to it; ``batch --warm`` warms every kernel, so it runs on workers that
-share the test session's numba cache (the one tests/test_warm.py fills).
+share the test session's numba cache (the one tests/test_warmup.py fills).
 """
 
 from __future__ import annotations

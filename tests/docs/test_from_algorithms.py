@@ -15,7 +15,7 @@ import pytest
 import daskbicl
 from daskbicl.io.inputs import TwoViewsWarning, count_missing, read_labels
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -31,13 +31,13 @@ import pytest
 
 import daskbicl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHELL = {"bash", "sh", "shell", "console"}
 #: An opening fence: its language, or a MyST directive with its argument (```` ```{include} path ````).
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[^\s`]*)(?:\s+[^`]*)?$")
 
 
-#: Pages whose blocks tests/test_docs_quickstart.py runs in order, with its own checks of what they print.
+#: Pages whose blocks tests/docs/test_quickstart.py runs in order, with its own checks of what they print.
 OWN_RUNNER = {"quickstart.md", "guide/choosing.md", "guide/from-algorithms.md", "index.md"}
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "quickstart.md"
 FENCE = re.compile(r"^```(python|bash)\n(.*?)^```$", re.M | re.S)
 
