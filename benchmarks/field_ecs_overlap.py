@@ -9,7 +9,7 @@ the cell memberships (its ``numerical_ppr_scores``, igraph's prpack, one
 PageRank per group of cells, dense n² x n² affinity matrices, and ``cL1``),
 with the element graph built as clusim's repository builds it since commit
 2736a23 (released clusim 0.4 fails on overlapping clusterings with current
-scipy: tests/test_field_ecs_overlap.py).  The peer runs on growing sizes
+scipy: tests/kernels/bicluster/test_element_centric_overlap.py).  The peer runs on growing sizes
 until it is predicted to need more than ``--budget`` seconds or
 ``--peer-memory`` MB; the ratio is peer / daskbicl on its largest size.
 daskbicl then runs alone up to ``--labels`` rows and columns.

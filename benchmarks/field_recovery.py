@@ -6,7 +6,7 @@
   ``--biclusters`` biclusters each, simulated as biclust_comp does (contiguous
   blocks of rows x columns at random offsets, sparse and dense); the peer is
   biclust_comp's own functions (``analysis/accuracy.py`` at commit 1b01d44,
-  ported in tests/test_field_recovery.py: the sparse/dense CE and the three
+  ported in tests/measures/test_field_recovery.py: the sparse/dense CE and the three
   redundancy columns in one call), on square matrices of growing size
   (300², 1000², 3000², ...) until it is predicted to need more than
   ``--budget`` seconds (time scaled by the number of cells) or ``--peer-memory``
@@ -20,7 +20,7 @@
   (``csi`` on at most 60,000 x 60,000: it counts pairs of cells in int64 and
   refuses above 4·10^9 cells); the peer is biclustlib's
   ``evaluation/liu_wang.py`` and ``csi.py`` as ported in
-  tests/test_field_bicluster.py (biclustlib installs only with ``--no-deps``).
+  tests/measures/test_field_bicluster.py (biclustlib installs only with ``--no-deps``).
 
 The ratio is peer / daskbicl at the peer's largest size, daskbicl timed on the
 same input.  Load (``uptime``) is printed with the numbers.
@@ -72,7 +72,7 @@ def _ours_recovery(truth, pred):
 
 
 def _peer_recovery():
-    from tests.test_field_recovery import biclust_comp_scores
+    from tests.measures.test_field_recovery import biclust_comp_scores
 
     return biclust_comp_scores
 
@@ -128,8 +128,8 @@ CSI_SIDE = 60_000
 
 def bench_biclustlib(labels: int, k: int, liu_sizes, csi_sizes, budget: float, memory_mb: float) -> list[dict]:
     """``liu_wang`` and ``csi`` against biclustlib's ``evaluation/liu_wang.py`` and ``csi.py`` (Padilha), as
-    ported in tests/test_field_bicluster.py (biclustlib itself installs only with ``--no-deps``)."""
-    from tests.test_field_bicluster import csi_brute, liu_wang_brute
+    ported in tests/measures/test_field_bicluster.py (biclustlib itself installs only with ``--no-deps``)."""
+    from tests.measures.test_field_bicluster import csi_brute, liu_wang_brute
 
     rows = []
     # liu_wang: the peer loops over pairs of biclusters with set operations on index arrays (memory ~ the masks);

@@ -44,9 +44,9 @@ BICLUSTER = [
 ]
 #: Micro-object measures (SPEC §6).
 MICRO = ["mocice_bcubed", "micro_ce", "micro_rnia", "e4sc"]
-#: Cover and match measures of the field (docs/measures/overlapping.md; invariances in test_field_bicluster.py).
+#: Cover and match measures of the field (docs/measures/overlapping.md; invariances in tests/measures/test_field_bicluster.py).
 FIELD_OVERLAP = ["omega_rows", "omega_cols", "onmi_rows", "onmi_cols", "omega", "csi", "liu_wang"]
-#: Nicholls & Wallace's scores (docs/measures/recovery.md; invariances in test_field_recovery.py).
+#: Nicholls & Wallace's scores (docs/measures/recovery.md; invariances in tests/measures/test_field_recovery.py).
 FIELD_RECOVERY = ["recovered", "redundancy", "ce_sparse", "ce_dense"]
 
 SYMMETRIC = [

@@ -85,7 +85,8 @@ def test_a_test_of_pure_code_is_in_the_fast_lane(request):
 
 def test_tests_of_the_suite_are_read_through_their_helpers_and_hypothesis():
     """A CLI test and a kernel test of the suite itself, read as collection reads them."""
-    from . import test_cli, test_counting, test_failures
+    from . import test_cli, test_failures
+    from .engine import test_contingency_pass as test_counting
 
     assert is_system_function(test_cli.test_score_runs_on_the_scheduler_asked_for)  # subprocess in its body
     assert not is_system_function(test_cli.test_word_options_ignore_case_as_in_python)  # cli.main, in process

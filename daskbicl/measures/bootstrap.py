@@ -107,7 +107,7 @@ def _conmi(r: resampling.AxisReplicates, c: resampling.AxisReplicates) -> np.nda
 
 
 #: Measures computed for a batch of replicates at once, from their sums (the same formulas as their
-#: finalize, in float64; ``tests/test_bootstrap.py`` checks each against its finalize on every replicate).
+#: finalize, in float64; ``tests/measures/test_bootstrap.py`` checks each against its finalize on every replicate).
 #: The other bootstrappable measures run their own finalize on each replicate's tables.
 VECTORISED = {
     "cari": resampling.cari_replicates,
@@ -122,7 +122,7 @@ VECTORISED = {
 #: Measures computed from each replicate's matched counts (:class:`~daskbicl.kernels.coclustering.cocluster_scores.Matched`
 #: of the row and the column table), with the very functions their finalize calls; the counts of a batch of
 #: replicates are certified at once where they can be, each other replicate's table solved
-#: (:mod:`~daskbicl.kernels.coclustering.matching_replicates`).  Exact: ``tests/test_bootstrap.py`` checks each
+#: (:mod:`~daskbicl.kernels.coclustering.matching_replicates`).  Exact: ``tests/measures/test_bootstrap.py`` checks each
 #: against its finalize on every replicate.
 MATCHED = {
     "ce": cocluster_scores.ce_of,

@@ -1,7 +1,7 @@
 """The lab folder both batch-run test files use: a manifest over a truth and a glob of preds, the CLI in a
 subprocess, the manifest committed to git, and the second night (one pred deleted, one replaced).
 
-Imported by tests/test_batch_runs.py (co-clusterings) and tests/test_batch_mlflow.py (biclusterings);
+Imported by tests/batch/test_runs.py (co-clusterings) and tests/batch/test_mlflow_export.py (biclusterings);
 shared here rather than in conftest.py, which every test module loads.
 """
 

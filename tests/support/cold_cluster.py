@@ -1,8 +1,8 @@
 """A Dask cluster of cold workers: a ``dask scheduler`` process and ``dask worker`` processes whose numba cache
 (``NUMBA_CACHE_DIR``) is a new empty folder, so their first use of a daskbicl kernel compiles it.
 
-Used by tests/test_batch_nights.py (the first night of a lab compiles on its workers) and
-tests/test_warm_workers.py (``daskbicl warm --scheduler``, ``batch --warm``).  Each process runs in a
+Used by tests/batch/test_nights.py (the first night of a lab compiles on its workers) and
+tests/test_warmup_workers.py (``daskbicl warm --scheduler``, ``batch --warm``).  Each process runs in a
 session of its own and is ended, with its children, by the process group this module started.
 """
 

@@ -1,8 +1,8 @@
 """A folder served read-only over HTTP on loopback (``http.server`` in a thread): the read-only ``https://``-like
 store of the object-store tests (fsspec's HTTP filesystem reads it as it reads any web server).
 
-One helper for every test module that needs it (tests/test_object_store_doors.py,
-tests/test_object_store_week.py, tests/test_batch_object_store.py): ``with serving(folder) as url: ...``.
+One helper for every test module that needs it (tests/io/test_object_store_doors.py,
+tests/io/test_object_store_week.py, tests/batch/test_object_store.py): ``with serving(folder) as url: ...``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ commit 4a7bada460e36e44b33dbb215dd6600254e21e0a (the file last changed in
 (``scipy.stats`` by name), PEP 8 spacing, and the debugging ``print`` before
 its ``raise`` dropped.  cdlib's docstring says these values were checked
 against the C++ implementation of McDaid et al. (github.com/aaronmcdaid/
-Overlapping-NMI).  tests/test_field_bicluster.py also runs the installed
+Overlapping-NMI).  tests/measures/test_field_bicluster.py also runs the installed
 cdlib when present; a test there checks this copy equals it.
 
 cdlib's license (BSD 2-clause), as the license asks:

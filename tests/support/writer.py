@@ -1,4 +1,4 @@
-"""Writes in a process of their own, for the tests that SIGKILL a write midway (tests/test_object_store_writes.py).
+"""Writes in a process of their own, for the tests that SIGKILL a write midway (tests/io/test_object_store_writes.py).
 
 The processes are forked from :mod:`multiprocessing`'s forkserver with this module (so daskbicl, numpy, zarr
 and s3fs) imported once: a write starts in milliseconds, not after a fresh interpreter's seconds of imports,

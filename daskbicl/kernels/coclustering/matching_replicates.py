@@ -27,7 +27,7 @@ A replicate the certificate does not settle (a tie, a candidate overtaken,
 a non-empty cell outside the sure rows and columns) is solved on its own
 table as before (:func:`~.cocluster_scores.matched_count`: sure cells, then
 an assignment solver).  So every replicate's count equals the exact
-optimum; only the work differs.  ``tests/test_matching_replicates.py``
+optimum; only the work differs.  ``tests/kernels/coclustering/test_matching_replicates.py``
 checks both paths against :func:`scipy.optimize.linear_sum_assignment` on
 small random tables with many ties.
 """
