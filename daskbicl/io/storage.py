@@ -16,13 +16,14 @@ request before; ``max_concurrency`` 1 unless given).  :func:`waiting` prints one
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 import threading
 
 from .. import config
 from ..locations import redact
 
-__all__ = ["with_timeouts", "waiting", "protocol_of"]
+__all__ = ["with_timeouts", "filesystem", "zarr_store", "waiting", "protocol_of"]
 
 _S3 = ("s3", "s3a")
 _HTTP = ("http", "https")
@@ -59,11 +60,14 @@ def with_timeouts(url: str, storage_options: dict | None) -> dict | None:
     options = dict(storage_options or {})
     connect, read = config.storage_seconds("connect_timeout"), config.storage_seconds("read_timeout")
     if protocol in _S3:
-        given = dict(options.get("config_kwargs") or {})
+        # a copy all through: botocore rewrites the ``retries`` table it is given (max_attempts -> total_max_attempts)
+        given = copy.deepcopy(dict(options.get("config_kwargs") or {}))
         given.setdefault("connect_timeout", connect)
         given.setdefault("read_timeout", read)
-        # botocore's retries: time-outs and throttling included, with back-off.
-        given.setdefault("retries", {"max_attempts": int(config.get("storage")["attempts"]), "mode": "standard"})
+        # botocore's retries: time-outs, cut connections and throttling, with back-off.  ``total_max_attempts``
+        # counts the first request (botocore's ``max_attempts`` counts only the retries after it); s3fs's own
+        # loop is off (:func:`filesystem`), so these are all the requests made.
+        given.setdefault("retries", {"total_max_attempts": int(config.get("storage")["attempts"]), "mode": "standard"})
         options["config_kwargs"] = given
         # s3fs asks an object's size (a HEAD request) before every whole-object read when it may split the
         # read into concurrent ranged reads (max_concurrency > 1, for objects above its block size, 50 MiB):
@@ -77,6 +81,39 @@ def with_timeouts(url: str, storage_options: dict | None) -> dict | None:
                                                        sock_read=read))
     options["client_kwargs"] = client
     return options
+
+
+def filesystem(url: str, storage_options: dict | None, *, asynchronous: bool = False) -> tuple:
+    """``(fs, path)`` of ``url`` for reading, with :func:`with_timeouts`' options (fsspec's ``url_to_fs``).
+
+    An S3 URL gets :class:`~daskbicl.io.s3.OneTryS3FileSystem`: a request that hangs or fails is tried
+    ``daskbicl.storage.attempts`` times in all (botocore's attempts; s3fs's own retry loop is off), not
+    5 or 25 times that; other protocols get fsspec's own file system, as before.
+
+    >>> fs, path = filesystem("s3://b/t.zarr", {"anon": True})
+    >>> type(fs).__name__, fs.retries, path
+    ('OneTryS3FileSystem', 1, 'b/t.zarr')
+    """
+    options = with_timeouts(url, storage_options) or {}
+    if protocol_of(url) in _S3:
+        from .s3 import OneTryS3FileSystem as cls
+
+        kwargs = {**cls._get_kwargs_from_urls(url), **options, "asynchronous": asynchronous}
+        return cls(**kwargs), cls._strip_protocol(url)
+    import fsspec
+
+    return fsspec.core.url_to_fs(url, **options)
+
+
+def zarr_store(url: str, storage_options: dict | None, *, read_only: bool = True) -> tuple:
+    """``(store, storage_options)`` for zarr to open ``url`` with: an S3 URL as a store on
+    :func:`filesystem`'s file system (no options left), any other location as given."""
+    if protocol_of(url) not in _S3:
+        return url, storage_options
+    from zarr.storage import FsspecStore
+
+    fs, path = filesystem(url, storage_options, asynchronous=True)
+    return FsspecStore(fs, path=path, read_only=read_only), None
 
 
 @contextlib.contextmanager
