@@ -6,7 +6,9 @@ through :func:`with_timeouts`, so an endpoint that does not accept or does
 not answer stops the call after the dask config keys
 ``daskbicl.storage.connect_timeout`` / ``read_timeout`` (and
 ``attempts`` for S3) instead of fsspec's and botocore's defaults (minutes of
-silence).  The caller's own options win: a ``config_kwargs`` or
+silence).  :func:`filesystem` opens the file system: for S3 one whose
+requests are tried ``attempts`` times in all (botocore's attempts; s3fs's
+own retry loop, 5 tries nested twice around a read, is off: :mod:`daskbicl.io.s3`).  The caller's own options win: a ``config_kwargs`` or
 ``client_kwargs`` given by the user is kept, only what it leaves out is
 added.  For S3, whole objects are read with one request each (no size
 request before; ``max_concurrency`` 1 unless given).  :func:`waiting` prints one line on stderr, naming the location
@@ -120,16 +122,20 @@ def zarr_store(url: str, storage_options: dict | None, *, read_only: bool = True
 def waiting(location: str, doing: str = "reading"):
     """Around a call to the storage: one line on stderr if it has not returned after ``notice_after``.
 
-    The line names the location (secrets redacted) and the time-outs that
-    will end the wait; nothing is printed for local paths.
+    The line names the location (secrets redacted), the time-outs and (S3)
+    the attempts that end each request's wait; nothing is printed for local paths.
     """
     if protocol_of(location) in ("", "file"):
         yield
         return
     after = config.storage_seconds("notice_after")
+    tries = ""
+    if protocol_of(location) in _S3:  # HTTP(S) makes one attempt
+        n = int(config.get("storage")["attempts"])
+        tries = f", {n} attempt{'s' * (n != 1)} per request"
     text = (f"daskbicl: still {doing} {redact(location)} after {after:g} s: the storage is slow or not answering "
             f"(time-outs: connect {config.storage_seconds('connect_timeout'):g} s, read "
-            f"{config.storage_seconds('read_timeout'):g} s; daskbicl.storage in the dask config)")
+            f"{config.storage_seconds('read_timeout'):g} s{tries}; daskbicl.storage in the dask config)")
     timer = threading.Timer(after, _notice, (text,))
     timer.daemon = True
     timer.start()
