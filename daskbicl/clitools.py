@@ -357,17 +357,15 @@ def write_output(path: str, write, storage_options: dict | None = None) -> None:
 
 def _upload(url: str, write, storage_options: dict | None) -> None:
     """``write(tmp)`` to a local temporary file, then one upload of it to ``url``."""
-    import fsspec
-
     from .errors import store_failure
-    from .io.storage import waiting, with_timeouts
+    from .io.storage import filesystem, waiting
 
     suffix = os.path.splitext(url)[1]
     handle, tmp = tempfile.mkstemp(prefix=".daskbicl-output-", suffix=suffix)
     os.close(handle)
     try:
         write(tmp)
-        fs, where = fsspec.core.url_to_fs(url, **(with_timeouts(url, storage_options) or {}))
+        fs, where = filesystem(url, storage_options)
         with waiting(url, "writing"):
             fs.put_file(tmp, where)
     except DaskbiclError:

@@ -93,7 +93,7 @@ from dataclasses import dataclass
 
 from ..errors import StoreError, storage_unavailable, store_failure
 from ..io.publish import NOT_CONTENT, RECORD_NAME, WRITING_NAME, read_record
-from ..io.storage import with_timeouts
+from ..io.storage import filesystem
 from ..io.store import KIND_ATTR, is_remote
 
 __all__ = ["StoreInfo", "fingerprint", "fingerprint_stores", "fingerprint_task", "stat_signature",
@@ -293,10 +293,8 @@ def _content_tag(info: dict) -> str | None:
 
 class _Remote:
     def __init__(self, url: str, storage_options: dict | None):
-        import fsspec
-
         self.url = url
-        self.fs, self.root = fsspec.core.url_to_fs(url, **(with_timeouts(url, storage_options) or {}))
+        self.fs, self.root = filesystem(url, storage_options)
         self.root = self.root.rstrip("/")
         protocol = self.fs.protocol
         self.http = bool({"http", "https"} & set(protocol if isinstance(protocol, (tuple, list)) else [protocol]))

@@ -55,7 +55,7 @@ import os
 from dataclasses import InitVar, dataclass, field
 
 from ..errors import DaskbiclError, StorageUnavailableError, one_line, storage_unavailable
-from ..io.storage import waiting, with_timeouts
+from ..io.storage import filesystem, waiting
 from ..io.store import is_remote
 from ..kernels.coclustering.contingency import DEFAULT_POLICY
 from ..locations import redact
@@ -470,9 +470,7 @@ def _check_pair(entry, i: int, groups: dict, check: _Checker, default_policy: st
 def _expand(pattern: str, base_dir: str, storage_options: dict) -> list[str]:
     """Store locations a path, URL or glob names (a literal is returned as is, not checked)."""
     if is_remote(pattern):  # through fsspec, so a literal URL and a glob's match are spelled alike
-        import fsspec
-
-        fs, path = fsspec.core.url_to_fs(pattern, **(with_timeouts(pattern, storage_options) or {}))
+        fs, path = filesystem(pattern, storage_options)
         if not _MAGIC & set(pattern):
             return [fs.unstrip_protocol(path).rstrip("/")]
         with waiting(pattern, "listing"):

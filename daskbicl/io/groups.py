@@ -44,10 +44,13 @@ def open_group(text: str, storage_options, *, remote: bool):
     """
     import zarr
 
+    from .storage import zarr_store
+
     consolidated = None if remote else False
+    store, storage_options = zarr_store(text, storage_options)
     zarr_format = None  # v3 metadata that zarr refuses: its error, as any format reports it
     try:
-        return zarr.open_group(text, mode="r", storage_options=storage_options, zarr_format=3,
+        return zarr.open_group(store, mode="r", storage_options=storage_options, zarr_format=3,
                                use_consolidated=consolidated)
     except Exception as exc:
         system = isinstance(exc, OSError) and exc.errno is not None
@@ -55,7 +58,7 @@ def open_group(text: str, storage_options, *, remote: bool):
             zarr_format = 2
         elif system or storage_unavailable(exc):
             raise
-    return zarr.open_group(text, mode="r", storage_options=storage_options, zarr_format=zarr_format,
+    return zarr.open_group(store, mode="r", storage_options=storage_options, zarr_format=zarr_format,
                            use_consolidated=consolidated)
 
 

@@ -103,12 +103,12 @@ def combined_digest(objects: dict[str, tuple[int, str]]) -> str:
 
 
 def _fs(path, storage_options):
-    import fsspec
+    from .storage import filesystem
 
     text = os.fspath(path)
     if text.startswith("file://") or "://" not in text:
         storage_options = None  # fsspec options mean nothing to a local path
-    fs, root = fsspec.core.url_to_fs(text, **(storage_options or {}))
+    fs, root = filesystem(text, storage_options)
     return fs, root.rstrip("/")
 
 
@@ -268,10 +268,10 @@ def state_of(fs, root: str) -> tuple[str, list[str]]:
 def store_exists(url: str, storage_options: dict | None = None) -> bool:
     """True when a store (published, or another tool's data) is at ``url``; what an interrupted
     daskbicl write left there does not count (the next write removes it)."""
-    import fsspec
+    from .storage import filesystem
 
     try:
-        fs, root = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        fs, root = filesystem(url, storage_options)
         return state_of(fs, root.rstrip("/"))[0] not in ("absent", "unpublished")
     except Exception as exc:
         raise store_failure(exc, doing="read", store=url) from None
@@ -434,10 +434,10 @@ def interrupted_write(text: str, role: str) -> StoreReadError:
 
 def writing_in_progress(text: str, storage_options) -> bool:
     """True when an object-store prefix holds daskbicl's write-in-progress sentinel."""
-    import fsspec
+    from .storage import filesystem
 
     try:
-        fs, root = fsspec.core.url_to_fs(text, **(storage_options or {}))
+        fs, root = filesystem(text, storage_options)
         return bool(fs.exists(f"{root.rstrip('/')}/{WRITING_NAME}"))
     except Exception:  # the error to report is the one opening the store
         return False

@@ -64,7 +64,7 @@ from .publish import (
     writing_in_progress,
 )
 from .replace import check_chunk, check_storable, write_local
-from .storage import waiting, with_timeouts
+from .storage import waiting, with_timeouts, zarr_store
 from .validate import as_dataset
 
 __all__ = ["open_store", "save", "is_remote"]
@@ -421,8 +421,8 @@ class _ChunkReader:
                 if self._array is None:
                     folder = f"{self.path.rstrip('/')}/{self.var}"
                     _quiet_zarr()
-                    opened = zarr.open_array(folder, mode="r", storage_options=self.storage_options,
-                                             zarr_format=self.zarr_format)
+                    store, options = zarr_store(folder, self.storage_options)
+                    opened = zarr.open_array(store, mode="r", storage_options=options, zarr_format=self.zarr_format)
                     self._files = None if is_remote(folder) else ChunkFiles.of(opened, folder)
                     self._array = present_chunks(opened, complete=self.complete)
                 array = self._array
