@@ -317,7 +317,7 @@ def test_a_hung_endpoint_exits_3_after_the_time_outs_with_a_notice(hung_port, lo
     else:
         url, extra = f"http://alice:{SECRET}@127.0.0.1:{hung_port}/truth.zarr", []
     code, out, err = _cli("score", url, local_pair.paths["pred-000.zarr"], *extra,
-                          env=_FAST)  # one attempt of 1 s, past the 0.5 s notice (tests/test_s3_retries.py)
+                          env=_FAST)  # one attempt of 1 s, past the 0.5 s notice (tests/io/test_s3.py)
     assert code == 3, err
     lines = err.strip().splitlines()
     assert lines[-1].startswith("daskbicl: error: cannot read truth ") and "retry later" in lines[-1], err
