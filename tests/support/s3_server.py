@@ -28,6 +28,7 @@ KEY = "testing-key"
 SECRET = "testing-secret"
 #: A Zarr v3 chunk object's key (``.../c/0``, ``.../c/1/0``), query string aside.
 CHUNK_KEY = re.compile(r"/c(/\d+)+$")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 _LINE = re.compile(r'"(GET|PUT|POST|HEAD|DELETE) (\S+) HTTP/[0-9.]+" (\d{3})')
 
 
@@ -66,6 +67,7 @@ class S3Server:
         with open(self.log, "rb") as f:
             f.seek(self._mark)
             text = f.read().decode("utf-8", "replace")
+        text = _COLOUR.sub("", text)  # werkzeug >= 3.1.9 colours 4xx/5xx lines even into a file
         return [(m.group(1), m.group(2), int(m.group(3))) for m in _LINE.finditer(text)]
 
     def make_bucket(self, name: str | None = None) -> str:
