@@ -120,7 +120,7 @@ merge_memberships`) of the same K truth and L pred biclusters.
     coverage_by : {None, "family", "pairs"}, optional
         How the coverage counts are made by the family walk (default: the cheaper).
     method : {None, "family", "classes"}, optional
-        The exact method (default: the cheaper by the plan's estimates;
+        The exact method (default: chosen from bounds;
         :func:`~daskbicl.kernels.micro.planner.plan_micro`).
 
     Attributes
@@ -171,7 +171,8 @@ merge_memberships`) of the same K truth and L pred biclusters.
         if bcubed:
             jac = jaccard_table(self.overlap, exact=self.exact)
             if plan.method == "family":
-                tables = union_tables(self.rows, self.cols, budget=self.union_budget, max_work=self.max_work)
+                tables = union_tables(self.rows, self.cols, budget=self.union_budget, max_work=self.max_work,
+                                      plan=plan)
         results = [run_task(plan, i, self.rows, self.cols, jac, tables, exact=self.exact)
                    for i in range(plan.n_tasks)]
         return finish(plan, results, tables, exact=self.exact,

@@ -69,7 +69,7 @@ def test_a_task_past_its_allowance_refuses_or_says_so():
 
 def test_a_union_side_past_its_limit_refuses():
     rows, cols = _inputs()
-    with pytest.raises(TooLargeError, match="the exact walk of the sets of pred's biclusters"):
+    with pytest.raises(TooLargeError, match="exact walk of the sets of pred's biclusters"):
         union_side(rows, cols, "pred", 1 << 20, 0, limit=10.0, max_work=20.0)
     assert union_side(rows, cols, "pred", 1 << 20, 0)[3] > 0
 
