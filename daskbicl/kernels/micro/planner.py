@@ -10,7 +10,9 @@ cost no walk), between the exact routes:
   largest classes) fits ``max_work``;
 * else the *family walk* (every set of biclusters that shares a cell),
   with the coverage counts by every pair of signatures instead when that
-  closed form is small and below the walk's bound.
+  closed form is below the walk's bound, ``max_work`` and a trial
+  (:data:`TRIAL_WORK`: the pairs are not counted as they run, so they are
+  never a long run chosen on a loose bound).
 
 The family is walked in independent *parts*, one per required set B (the
 parts of a prefix tree: part B is responsible for the sets whose elements
@@ -66,10 +68,6 @@ PAIR_LIMIT = 64
 #: Work units the family walks may spend in all when their bound exceeds ``max_work``: the trial
 #: (:class:`FamilyPlan`; at most 2.5 times this over the tasks and the two union walks, ~10 s on two threads).
 TRIAL_WORK = 8e8
-
-#: Work units of the coverage counts by pairs of signatures above which the walk is taken instead,
-#: whatever its bound (the bound is loose; the walk is counted and stops, the pairs are not).
-PAIRS_QUICK = 2e8
 
 
 @dataclass(frozen=True)
@@ -358,7 +356,7 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool, bcubed
     pair_cost = pairs_work(rows, cols)
     walk_cost = sum(p.bound for p in walked)
     use_pairs = coverage and (coverage_by == "pairs" or (
-        coverage_by is None and pair_cost <= min(walk_cost, PAIRS_QUICK, max_work)))
+        coverage_by is None and pair_cost <= min(walk_cost, max_work, TRIAL_WORK)))
     if use_pairs and pair_cost > max_work:
         raise too_large(f"the coverage counts of CE and RNIA by the {rows.n_signatures:,} x "
                         f"{cols.n_signatures:,} pairs of row and column signatures", pair_cost, max_work,
