@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-#: Default limit on the estimated work of the micro-object step, in units of
+#: Default limit on the work of the micro-object step, in units of
 #: about 10 ns of single-core time (so ~1 minute).  Memory stays bounded
 #: (:data:`DEFAULT_BUDGET`) whatever the work.
 DEFAULT_MAX_WORK: float = 6e9

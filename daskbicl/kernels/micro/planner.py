@@ -66,8 +66,8 @@ METHODS = ("family", "classes")
 PAIR_LIMIT = 64
 
 #: Work units the family walks may spend in all when their bound exceeds ``max_work``: the trial
-#: (:class:`FamilyPlan`; at most 2.5 times this over the tasks and the two union walks, ~10 s on two threads).
-TRIAL_WORK = 8e8
+#: (:class:`FamilyPlan`; at most 2.5 times this over the tasks and the two union walks, ~5 s on two threads).
+TRIAL_WORK = 4e8
 
 
 @dataclass(frozen=True)
@@ -135,15 +135,16 @@ class FamilyPlan(_Plan):
         """Work units task ``index`` may spend: its share of the bound, plus an even share, of the counter's total.
 
         The total is ``max_work`` when the bound fits it (then the counter
-        never runs out: a task's allowance is at least its bound), else
+        never runs out: a task's allowance is also at least its parts' bounds), else
         half of the trial (:attr:`trial_work`), so the tasks of one kind
         (coverage or closure parts) spend at most the trial together.
         """
         bounds = [sum(p.bound for p in t) for t in self.tasks]
         total = sum(bounds)
         share = bounds[index] / total if total > 0 else 1.0 / self.n_tasks
-        whole = self.trial_work / 2 if self.trial else self.max_work
-        return whole * (share + 1.0 / self.n_tasks)
+        if self.trial:
+            return self.trial_work / 2 * (share + 1.0 / self.n_tasks)
+        return max(self.max_work * (share + 1.0 / self.n_tasks), bounds[index])
 
     @property
     def union_limit(self) -> float:
@@ -160,7 +161,7 @@ class FamilyPlan(_Plan):
 class ClassPlan(_Plan):
     """The cell classes (:mod:`~daskbicl.kernels.micro.class_traces`): task i sums the classes ``class_ranges[i]``.
 
-    ``work`` is the class table's closed form (:func:`~daskbicl.kernels.micro.class_traces.class_estimate`);
+    ``work`` is the class table's cost (:func:`~daskbicl.kernels.micro.class_traces.class_estimate`);
     ``class_ranges`` is None without MOCICE-BCubed (the coverage counts
     come from the classes in the finishing step alone).
     """
@@ -203,16 +204,38 @@ def classes_ruled_out(rows: Memberships, cols: Memberships) -> str:
     return ""
 
 
+def _pow2(x: np.ndarray) -> np.ndarray:
+    return np.ldexp(1.0, np.minimum(x, 600).astype(np.int64))
+
+
+def _lists(m: Memberships, keep: np.ndarray | None) -> np.ndarray:
+    """Per element e, over the signatures s ∋ e of one axis (elements outside ``keep`` dropped):
+    [Σ 2^(|s|-1), Σ 2^a, Σ |s| 2^(|s|-1), Σ a 2^a], a = the elements of s above e."""
+    owner = np.repeat(np.arange(len(m.cnt)), np.diff(m.ptr))
+    el = m.el
+    if keep is not None:
+        owner, el = owner[keep[el]], el[keep[el]]
+    length = np.bincount(owner, minlength=len(m.cnt)).astype(np.float64)
+    start = np.cumsum(length) - length
+    size = length[owner]
+    above = size - (np.arange(len(el)) - start[owner]) - 1
+    terms = (_pow2(size - 1), _pow2(above), size * _pow2(size - 1), above * _pow2(above))
+    return np.array([np.bincount(el, weights=t, minlength=m.n_elem) for t in terms])
+
+
 class Bounds(NamedTuple):
     """What :meth:`part` bounds the walks from: A[a, b] (biclusters a ≠ b share a cell, from the Gram
-    tables) and, per bicluster e, the list entries of e's row and column signatures (Σ |s| over s ∋ e)."""
+    tables), per bicluster e the list entries of e's row and column signatures (Σ |s| over s ∋ e), and
+    the sums over those signatures of :func:`_lists` (rows and columns)."""
 
     share: np.ndarray
     entries: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
 
     @classmethod
-    def of(cls, rows: Memberships, cols: Memberships) -> Bounds:
-        """The bounds' inputs of two axes' membership lists."""
+    def of(cls, rows: Memberships, cols: Memberships, keep: np.ndarray | None = None) -> Bounds:
+        """The bounds' inputs of two axes' membership lists (``keep``: one side's biclusters only)."""
         share = (rows.gram > 0) & (cols.gram > 0)
         np.fill_diagonal(share, False)
         entries = np.zeros(rows.n_elem, np.float64)
@@ -220,17 +243,29 @@ class Bounds(NamedTuple):
             lengths = np.diff(m.ptr)
             entries += np.bincount(m.el, weights=np.repeat(lengths, lengths).astype(np.float64),
                                    minlength=m.n_elem)
-        return cls(share, entries)
+        return cls(share, entries, _lists(rows, keep), _lists(cols, keep))
 
     def part(self, required, *, closure: bool, side: np.ndarray | None = None) -> float:
         """An upper bound of the work units (:data:`UNIT_STEP` per step) of the walk of part ``required``.
 
-        Every set the part walks is B plus biclusters that share a cell with
-        every member of B (for a coverage part, above max(B)): at most 2^c
-        sets, c the number of such biclusters.  A set's steps are
-        :data:`NODE_STEPS` plus the list entries delivered to it, at most
-        the entries of B's members' signatures.  ``side`` (a mask of
-        biclusters) keeps one side's (the union walks, whose B is empty).
+        Every set W the part walks shares a row and a column, so W lies
+        inside the signature of that row, and of that column.  Two bounds,
+        the smaller taken:
+
+        * W is B plus biclusters that share a cell with every member of B
+          (for a coverage part, above max(B)): at most 2^c sets, c the
+          number of such biclusters, each :data:`NODE_STEPS` plus at most
+          the list entries of B's members' signatures;
+        * (B = {e}) the sets inside a row signature s ∋ e number 2^(|s|-1)
+          (a coverage part: 2^a, a the elements of s above e), the smaller
+          sum over the rows or over the columns; the walk delivers a
+          signature to W's children at most once per entry, so its
+          deliveries are at most Σ |s| 2^(|s|-1) over both axes (a, 2^a);
+          a coverage part also finishes a node from its at most 64 pairs
+          of a row and a column, at most 64 times that node's deliveries.
+
+        ``side`` (a mask of biclusters) keeps one side's (the union walks;
+        its :class:`Bounds` made with ``keep=side``).
         """
         req = list(required)
         ok = np.ones(len(self.entries), bool)
@@ -242,7 +277,14 @@ class Bounds(NamedTuple):
         if req and not closure:
             ok[: req[-1] + 1] = False
         entries = float(self.entries[req].min()) if req else float(self.entries.sum())
-        return UNIT_STEP * (NODE_STEPS + entries) * 2.0 ** min(int(ok.sum()), 900)
+        steps = (NODE_STEPS + entries) * 2.0 ** min(int(ok.sum()), 600)
+        if len(req) == 1:
+            e = req[0]
+            k = 0 if closure else 1
+            sets = min(self.rows[k, e], self.cols[k, e])
+            deliveries = self.rows[2 + k, e] + self.cols[2 + k, e]
+            steps = min(steps, NODE_STEPS * sets + deliveries * (1 if closure else 65))
+        return UNIT_STEP * float(steps)
 
 
 def _count(rows: Memberships, cols: Memberships, req) -> int:
@@ -323,11 +365,19 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
 _PAIR_TABLES = 1024
 
 
-def _union_bound(rows: Memberships, bounds: Bounds) -> float:
-    """Bound of the two union walks (each side's family alone, MOCICE-BCubed's normalisers)."""
+def _union_bound(rows: Memberships, cols: Memberships) -> float:
+    """Bound of the two union walks (each side's family alone, MOCICE-BCubed's normalisers): the sets
+    of each side with smallest member e, as a storing walk (no pairs finish a node)."""
     truth = np.arange(rows.n_elem) < rows.n_truth
-    return sum(bounds.part((e,), closure=False, side=side)
-               for side in (truth, ~truth) for e in np.flatnonzero(side).tolist())
+    total = 0.0
+    for side in (truth, ~truth):
+        one = Bounds.of(rows, cols, keep=side)
+        for e in np.flatnonzero(side).tolist():
+            sets = min(one.rows[1, e], one.cols[1, e])
+            total += UNIT_STEP * min(NODE_STEPS * sets + one.rows[3, e] + one.cols[3, e],
+                                     one.part((e,), closure=False, side=side) / UNIT_STEP)
+        total += UNIT_STEP * float(len(rows.el) + len(cols.el))  # the root delivers every list once
+    return total
 
 
 def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool, bcubed: bool, max_work: float,
@@ -362,14 +412,14 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool, bcubed
                         f"{cols.n_signatures:,} pairs of row and column signatures", pair_cost, max_work,
                         "E4SC does not need them.")
     parts = closure + ([] if use_pairs else walked)
-    work = sum(p.bound for p in parts) + (pair_cost if use_pairs else 0.0) + (
-        _union_bound(rows, bounds) if bcubed else 0.0)
+    work = float(sum(p.bound for p in parts)) + (pair_cost if use_pairs else 0.0) + (
+        _union_bound(rows, cols) if bcubed else 0.0)
     notes = [f"bound {work:.3g} work units" + ("" if work <= max_work else f": a trial of {TRIAL_WORK:.3g}")]
     parts = _split(rows, cols, bounds, parts, n_tasks, moments, notes)
     tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None)
     return FamilyPlan(n_truth=k, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=work, seed=seed,
                       notes=notes, tasks=tasks, moments=moments, budget=int(budget), row_ranges=row_ranges,
-                      max_work=max_work, trial=work > max_work)
+                      max_work=max_work, trial=bool(work > max_work))
 
 
 def _split(rows: Memberships, cols: Memberships, bounds: Bounds, parts: list[Part], n_tasks: int,
@@ -393,7 +443,7 @@ def _split(rows: Memberships, cols: Memberships, bounds: Bounds, parts: list[Par
         nt = int(e < rows.n_truth)
         moments[nt, 1 - nt] += _count(rows, cols, (e,))
         notes.append(f"split {p.required}")
-        out.extend(Part((e, a), False, bounds.part((e, a), closure=False))
+        out.extend(Part((e, a), False, min(p.bound, bounds.part((e, a), closure=False)))
                    for a in range(e + 1, rows.n_elem) if bounds.share[e, a])
     return out
 
