@@ -5,8 +5,8 @@
                   10^6 x 10^5 with 50 + 50 at density 0.05 read from Zarr stores;
                   interval biclusters (few signatures); time and peak RSS;
 * ``growth``    — time and memory against I, the number of biclusters and the
-                  density, with the plan's own estimate of the CPU time next to
-                  the CPU time measured (the estimate that decides TooLargeError);
+                  density, with the plan's bound of the CPU time next to
+                  the CPU time measured (a bound above max_work makes the walk a trial);
 * ``cluster``   — 200 + 200 biclusters at density 0.01 over 10^6 x 10^5 on a
                   LocalCluster of two worker processes limited to 1.5 GB each
                   (``--cluster``): restarts and the largest worker memory;
@@ -26,12 +26,12 @@ added with probability 0.1 x density (daskbicl's ``perturb_biclustering``
 with noise 0.1); "pred: indep" draws pred like truth.  Times are wall
 seconds of ``daskbicl.score`` on the default (threads) scheduler; "cpu_s"
 is the process's CPU time over all threads, "est_cpu_s" the plan's
-estimate of the family walk alone (work units x 10 ns).
+bound of the family walk (or the class table's closed form; work units x 10 ns).
 
 * ``issue 24``  — the table of issue 24 (redundant outputs: each bicluster
                   returned several times, slightly perturbed; dense copies) and the
                   grid I x biclusters x density x pred kind: the exact method the
-                  plan picks ("classes" or "family"), its estimate, time, peak RSS;
+                  plan picks ("classes" or "family"), its bound, time, peak RSS;
                   ``--issue24 [ROWS]`` and ``--grid [I ...]`` run only those.
 
 * ``calibrate``  — the class method's cost estimate (what ``method="auto"``
@@ -47,7 +47,7 @@ estimate of the family walk alone (work units x 10 ns).
                   (best of 3) and prints the values; with ``--ref DIR`` (a copy of
                   another version's tree) the same child runs on it too, in the same
                   run, with the ratios and whether every value is equal bit for bit;
-                  ``--walk --ref DIR``: the family walk and its sampled estimate against
+                  ``--walk --ref DIR``: the family walk against
                   DIR's, in one process, interleaved (best of 5), outputs compared.
 
 Run:  python benchmarks/micro.py            (full, about 15 minutes)
@@ -94,7 +94,7 @@ def pair(n_rows, n_cols, k, density, pred="copy", seed=0):
 
 
 def estimate(truth, pred, measures=MICRO):
-    """The plan's estimate (CPU seconds, sets of the family) of the family walk, or the refusal."""
+    """The plan's bound (CPU seconds) of the exact route and its method, or the refusal."""
     from daskbicl.kernels.micro.budget import SECONDS_PER_UNIT
     from daskbicl.kernels.micro.memberships import signature_counts
     from daskbicl.kernels.micro.planner import plan_micro
@@ -105,7 +105,7 @@ def estimate(truth, pred, measures=MICRO):
                           bcubed="mocice_bcubed" in measures, max_work=float("inf"))
     except daskbicl.TooLargeError as err:
         return float("nan"), str(err)[:60]
-    return plan.work * SECONDS_PER_UNIT, f"{plan.family:.2g}"
+    return plan.work * SECONDS_PER_UNIT, plan.method
 
 
 def run(truth, pred, measures=MICRO):
@@ -123,7 +123,7 @@ def row_of(label, truth, pred, measures=MICRO):
     est, fam = estimate(truth, pred, measures)
     m, cpu, err = run(truth, pred, measures)
     row = {"case": label, "cells": f"{n_rows:.0e}x{n_cols:.0e}", "K+L": f"{len(truth[0])}+{len(pred[0])}",
-           "family~": fam, "est_cpu_s": f"{est:.1f}"}
+           "method": fam, "est_cpu_s": f"{est:.1f}"}
     if m is None:
         row.update({"seconds": "TooLargeError", "cpu_s": f"{cpu:.1f}", "peak_MB": "", "cpu/est": "", "F1": ""})
         return row
@@ -166,7 +166,7 @@ def zarr_target(n_rows, n_cols, k, density):
         m = measure(lambda: daskbicl.score(tpath, ppath, measures=MICRO))
         cpu = time.process_time() - cpu
     return {"case": f"Zarr, 10^6 x 10^5, {k}+{k}, d {density}, copy", "cells": f"{n_rows:.0e}x{n_cols:.0e}",
-            "K+L": f"{k}+{k}", "family~": "", "est_cpu_s": "", "seconds": f"{m.seconds:.2f}", "cpu_s": f"{cpu:.1f}",
+            "K+L": f"{k}+{k}", "method": "", "est_cpu_s": "", "seconds": f"{m.seconds:.2f}", "cpu_s": f"{cpu:.1f}",
             "peak_MB": f"{m.peak_mb:.0f}", "cpu/est": "", "F1": f"{m.result['mocice_bcubed'].f1:.4f}"}
 
 
@@ -208,7 +208,7 @@ def issue_pair(n_rows, n_cols, k, density, kind, copies=5, seed=0):
 
 
 def chosen(truth, pred, measures):
-    """(method, estimated CPU s, planning s) of the plan, or ("refused", nan, s)."""
+    """(method, bounded CPU s, planning s) of the plan ("family trial": a bound above max_work), or ("refused", nan, s)."""
     from daskbicl.kernels.micro.budget import SECONDS_PER_UNIT
     from daskbicl.kernels.micro.memberships import signature_counts
     from daskbicl.kernels.micro.planner import plan_micro
@@ -220,7 +220,8 @@ def chosen(truth, pred, measures):
                           bcubed="mocice_bcubed" in measures)
     except daskbicl.TooLargeError:
         return "refused", float("nan"), time.perf_counter() - start
-    return plan.method, plan.work * SECONDS_PER_UNIT, time.perf_counter() - start
+    method = plan.method + (" trial" if getattr(plan, "trial", False) else "")
+    return method, plan.work * SECONDS_PER_UNIT, time.perf_counter() - start
 
 
 def issue_row(label, truth, pred, measures=("mocice_bcubed",)):
@@ -578,30 +579,31 @@ def run_kernels(quick: bool, ref: str | None, rounds: int = 1) -> int:
 
 
 def _plain_copy(ref: str, folder: str) -> None:
-    """``ref``'s family_walk.py and family_estimate.py as plain modules ``ref_family_*`` in ``folder``."""
+    """``ref``'s family_walk.py as a plain module ``ref_family_walk`` in ``folder``."""
     import re
 
-    for name in ("family_walk", "family_estimate"):
+    for name in ("family_walk",):
         with open(os.path.join(ref, "daskbicl", "kernels", "micro", f"{name}.py"), encoding="utf-8") as f:
             text = f.read()
         text = re.sub(r"^from \.\.compiled import announce_compiles$|^announce_compiles\(\).*$", "", text, flags=re.M)
         text = text.replace("from .family_walk import", "from ref_family_walk import")
+        text = text.replace("from .budget import", "from daskbicl.kernels.micro.budget import")
         with open(os.path.join(folder, f"ref_{name}.py"), "w", encoding="utf-8") as f:
             f.write(text)
 
 
 def run_walk(quick: bool, ref: str) -> int:
-    """The family walk and its sampled estimate against ``ref``'s, in one process, interleaved, best of 5."""
+    """The family walk against ``ref``'s, in one process, interleaved, best of 5."""
     import importlib
     import math
 
-    from daskbicl.kernels.micro import family_estimate, family_walk
+    from daskbicl.kernels.micro import family_walk
     from daskbicl.kernels.micro.memberships import signature_counts, subproblem
 
     folder = tempfile.mkdtemp()
     _plain_copy(os.path.abspath(ref), folder)
     sys.path.insert(0, folder)
-    ref_walk, ref_est = importlib.import_module("ref_family_walk"), importlib.import_module("ref_family_estimate")
+    ref_walk = importlib.import_module("ref_family_walk")
     rng = np.random.default_rng(1)
     n, k = (600, 10) if quick else (1500, 12)
     tr, tc = rng.random((k, n)) < 0.3, rng.random((k, n)) < 0.3
@@ -624,15 +626,10 @@ def run_walk(quick: bool, ref: str) -> int:
                                        0 if store else 64, binom, np.zeros(2, np.int64))
         return [out[1], lo.tolist(), hi.tolist(), *(x.tolist() for x in out[3:])]
 
-    def profile(mod):
-        return [x.tolist() for x in mod.profile_family(inputs[0], inputs[1], inputs[3], inputs[4], ne, 64, 3, 5,
-                                                       1e12, True)[:4]]
-
     print(f"machine: {machine()}\n{n} x {n} cells, {k} + {k + 2} biclusters at 0.3 (pred a copy)")
     rows_out = []
     for label, fn, mods in (("walk, storing nodes", lambda m: walk(m, True), (ref_walk, family_walk)),
-                            ("walk, moments only", lambda m: walk(m, False), (ref_walk, family_walk)),
-                            ("sampled estimate", profile, (ref_est, family_estimate))):
+                            ("walk, moments only", lambda m: walk(m, False), (ref_walk, family_walk))):
         same = fn(mods[0]) == fn(mods[1])  # also compiles both
         times: list[list[float]] = [[], []]
         for _ in range(5):
@@ -662,7 +659,7 @@ def main(argv=None):
                     help="only the micro kernels' first-use compiles and steady speed (fresh numba cache)")
     ap.add_argument("--ref", default=None, help="--kernels: another version's tree, run in the same process")
     ap.add_argument("--walk", action="store_true",
-                    help="only the family walk and its estimate against --ref's, in one process (steady speed)")
+                    help="only the family walk against --ref's, in one process (steady speed)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="--kernels: rounds (the first compiles; later ones reuse the caches, interleaved)")
     args = ap.parse_args(argv)
@@ -692,7 +689,7 @@ def main(argv=None):
         oracle = [run_oracle(5, 2)]
         bc = [run_bcubed(10, 3)] if _has("bcubed") else []
         bl = [run_biclustlib(40, 3)] if _has("biclustlib") and _has("munkres") else []
-        heavy = [run_overlap(200, 20, 0.8)]  # the default budget: the exact estimate (~90 s) refuses, auto samples
+        heavy = [run_overlap(200, 20, 0.8)]  # the default budget: the exact trial refuses, auto samples
         cocl = [run_cocluster(300, 4, check=True)]
     else:
         oracle = [run_oracle(s, 3) for s in (6, 9, 12)]
@@ -732,7 +729,7 @@ def issue24_main(args):
     print(f"numba kernels ready in {time.perf_counter() - start:.1f} s\n")
     if args.issue24 is not None:
         rows = [r for seed in args.seed for r in run_issue(args.quick, set(args.issue24) or None, seed)]
-        print("== issue 24 table (times: daskbicl.score, threads; est: the plan's CPU estimate)")
+        print("== issue 24 table (times: daskbicl.score, threads; est: the plan's CPU bound)")
         print_table(rows, list(rows[0]))
     if args.grid is not None:
         rows = run_grid(args.quick, tuple(int(x) for x in args.grid) or (10**3, 10**4, 10**5))

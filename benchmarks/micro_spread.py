@@ -14,10 +14,9 @@ start to last task's end, the round-3 figure) is printed beside it.
 Run:  python benchmarks/micro_spread.py [--workers 2] [--measures mocice_bcubed micro_ce micro_rnia e4sc]
       python benchmarks/micro_spread.py --quick      (2·10^5 x 2·10^4, 100 + 100: seconds)
       python benchmarks/micro_spread.py --one-block  (the membership pass in one block per axis, to compare)
-      python benchmarks/micro_spread.py --compare [--rounds 2]
-                                        (the planning as one task, as before, then as tasks side by side,
-                                         alternating on the same cluster: the ratio survives the load)
-      python benchmarks/micro_spread.py --serial-plan   (only the planning as one task)
+      python benchmarks/micro_spread.py --runs 3     (three scores on the one cluster: every share, median, worst)
+
+To compare two versions of daskbicl, run this script alternately with each on PYTHONPATH.
 
 Target (issue 24): the share is at most 10 % on the default case.
 """
@@ -78,34 +77,14 @@ def underused(stream, threads: int, window: tuple[float, float] | None = None) -
     return stop - start, low / max(stop - start, 1e-12), dict(alone)
 
 
-def _serial_planner(on: bool) -> None:
-    """On a worker: ``on``, the class method is never ruled out from the counts alone (the planner before
-    the split, which merged every signature first); off, the planner as shipped."""
-    from daskbicl.kernels.micro import planner
-
-    shipped = planner.__dict__.setdefault("_shipped_ruled_out", planner.classes_ruled_out)
-    planner.classes_ruled_out = (lambda rows, cols: "") if on else shipped
-
-
-def _one_run(client, sides, measures, serial: bool):
-    """(score() seconds, task stream, result), the planning as one task (``serial``) or as tasks side by side."""
+def _one_run(client, sides, measures):
+    """(score() call window, task stream, result)."""
     from distributed import get_task_stream
 
-    from daskbicl.engine import micro_pass
-
-    saved = micro_pass._probe_graph
-    if serial:  # the plan's estimates inside the one planning task, one after the other
-        micro_pass._probe_graph = lambda *args: [None, None]
-        client.run(_serial_planner, True)
-    try:
-        with get_task_stream(client) as ts:
-            called = time.time()
-            result = daskbicl.score(*sides, measures=measures)
-            returned = time.time()
-    finally:
-        micro_pass._probe_graph = saved
-        if serial:
-            client.run(_serial_planner, False)
+    with get_task_stream(client) as ts:
+        called = time.time()
+        result = daskbicl.score(*sides, measures=measures)
+        returned = time.time()
     return (called, returned), ts.data, result
 
 
@@ -153,11 +132,6 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true", help="a small case (2e5 x 2e4, 100 + 100 at 0.01)")
     ap.add_argument("--one-block", action="store_true",
                     help="count each axis's memberships in one block (the layout before the spread), to compare")
-    ap.add_argument("--serial-plan", action="store_true",
-                    help="the plan's estimates in the one planning task (the way before the split)")
-    ap.add_argument("--compare", action="store_true",
-                    help="the serial planning and the split one, alternating on the same cluster")
-    ap.add_argument("--rounds", type=int, default=1, help="rounds of --compare")
     ap.add_argument("--runs", type=int, default=1,
                     help="score the case this many times on the one cluster and print every run's share, the "
                          "median and the worst (the placement of a few tasks varies from run to run)")
@@ -179,38 +153,31 @@ def main(argv=None) -> None:
     print(f"{args.k}+{args.k} biclusters, density {args.density}, {args.rows:.0e} x {args.cols:.0e}, "
           f"{args.workers} worker processes x 1 thread, draw {args.seed}"
           f"{', membership pass in one block' if args.one_block else ''}")
-    modes = [True, False] * args.rounds if args.compare else [args.serial_plan] * args.runs
-    shares: dict = {True: [], False: []}
+    shares: list[float] = []
     values = set()
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         import dask
 
         with dask.config.set({"daskbicl.in_process_bytes": 0}):
-            for serial in sorted(set(modes)):  # compile on the workers (a case of the same shape, smaller)
-                warm = [daskbicl.biclustering(rng.random((args.k, 40_000)) < args.density,
-                                              rng.random((args.k, 4000)) < args.density) for _ in range(2)]
-                _one_run(client, warm, args.measures, serial)
-            for serial in modes:
-                window, stream, result = _one_run(client, sides, args.measures, serial)
-                share = _report("planning as one task" if serial else "planning as tasks", window, stream,
-                                args.workers)
-                shares[serial].append(share)
+            # compile on the workers (a case of the same shape, smaller)
+            warm = [daskbicl.biclustering(rng.random((args.k, 40_000)) < args.density,
+                                          rng.random((args.k, 4000)) < args.density) for _ in range(2)]
+            _one_run(client, warm, args.measures)
+            for run in range(args.runs):
+                window, stream, result = _one_run(client, sides, args.measures)
+                shares.append(_report(f"run {run + 1}", window, stream, args.workers))
                 if args.timeline:
                     timeline(stream, window)
                 values.add(tuple(sorted(_values(result).items())))
     print(dict(next(iter(values))))
     if len(values) > 1:
-        print("VALUES DIFFER between the two ways:", values)
-    if args.runs > 1 and not args.compare:
-        runs = sorted(shares[args.serial_plan])
+        print("VALUES DIFFER between the runs:", values)
+    if args.runs > 1:
+        runs = sorted(shares)
         print(f"idle-thread share of the whole score() call over {len(runs)} runs: "
-              f"{', '.join(f'{100 * x:.1f} %' for x in shares[args.serial_plan])}; median "
+              f"{', '.join(f'{100 * x:.1f} %' for x in shares)}; median "
               f"{100 * float(np.median(runs)):.1f} %, worst {100 * runs[-1]:.1f} % (target <= 10 %)")
-    if args.compare:
-        one = ", ".join(f"{100 * x:.1f} %" for x in shares[True])
-        print(f"idle-thread share of the whole score() call: planning as one task {one}; "
-              f"as tasks {', '.join(f'{100 * x:.1f} %' for x in shares[False])} (target <= 10 %)")
 
 
 if __name__ == "__main__":

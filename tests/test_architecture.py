@@ -129,7 +129,6 @@ NUMBA_KERNELS = {
     "daskbicl.kernels.compiled",  # the compile listener and cache check: numba imported inside functions only
     "daskbicl.kernels.micro.family_walk",
     "daskbicl.kernels.micro.family_leaf",
-    "daskbicl.kernels.micro.family_estimate",
     "daskbicl.kernels.micro.class_kernels",
     "daskbicl.kernels.micro.sampling",
     "daskbicl.kernels.coclustering.string_codes",

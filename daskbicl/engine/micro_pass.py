@@ -12,11 +12,9 @@ runs after that depends on the *parts* the selected measures ask for
 
 * ``"overlap"`` (E4SC, CE): the K x L shared-cell table, from the two Gram
   tables (one small task);
-* ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): the plan's
-  estimates as tasks side by side (:mod:`~daskbicl.engine.micro_estimates`: the class
-  estimate and the family's profile), one small
+* ``"coverage"`` (CE, RNIA) and ``"bcubed"`` (MOCICE-BCubed): one small
   planning task (:func:`~daskbicl.kernels.micro.planner.plan_micro`: the
-  work limit, the method, the split into parts), then :func:`n_tasks`
+  method from closed-form bounds, the split into parts), then :func:`n_tasks`
   tasks (``daskbicl.micro_tasks``, at least four per worker thread of the
   cluster) that walk their parts of the family of bicluster sets sharing a
   cell (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), and one
@@ -39,8 +37,9 @@ use the client's values.
 
 MOCICE-BCubed, CE and RNIA have three methods (``method``;
 docs/measures/micro.md, "Exact or sampled"): ``"exact"`` is the exact
-engine above (TooLargeError when the planner's estimate is beyond the work
-limit, or when a walking task runs out of its share of it,
+engine above (TooLargeError when a bounded route is beyond the work
+limit, or when a walking task runs out of its allowance: the whole limit
+when the walk's bound fits it, else a trial of a few seconds,
 :meth:`~daskbicl.kernels.micro.planner.FamilyPlan.allowance`); ``"sample"``
 estimates MOCICE-BCubed and the coverage counts of CE and RNIA with
 :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the default) plans as
@@ -87,12 +86,11 @@ from ..kernels.micro.memberships import (
     pack_masks,
     signature_counts,
 )
-from ..kernels.micro.planner import Estimates, plan_micro
+from ..kernels.micro.planner import plan_micro
 from ..scheduling import active_client
 from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import ChunkPass, counting_pass, shared_pass, task, task_map
-from .micro_estimates import _probe_graph
 
 if TYPE_CHECKING:
     from ..kernels.micro.sampling import Sampler
@@ -267,28 +265,21 @@ def _merged(parts: list):
     return task(join_parts)(*(task(merge_part)(index, n_parts, *parts) for index in range(n_parts)))
 
 
-def _estimates(coverage: bool, bcubed: bool, classes=None, family=None) -> Estimates:
-    return Estimates((coverage, bcubed), classes, family)
-
-
-def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):
+def _plan(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
     return plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, max_work=limit, budget=size,
-                      n_tasks=n_tasks, estimates=_estimates(coverage, bcubed, *probes))
+                      n_tasks=n_tasks)
 
 
-def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int, *probes):
+def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int, n_tasks: int):
     """The exact plan of as much as fits ``limit``, or None when every asked part is to be sampled.
 
     Tries both parts, then the coverage counts alone (MOCICE-BCubed
     sampled), then MOCICE-BCubed alone (the coverage counts sampled).
-    ``probes``: the estimate tasks' results (:mod:`~daskbicl.engine.micro_estimates`).
     """
-    estimates = _estimates(coverage, bcubed, *probes)
     tries = [(coverage, bcubed)] + ([(True, False), (False, True)] if coverage and bcubed else [])
     for cov, bc in tries:
         try:
-            return plan_micro(rows, cols, coverage=cov, bcubed=bc, max_work=limit, budget=size, n_tasks=n_tasks,
-                              estimates=estimates)
+            return plan_micro(rows, cols, coverage=cov, bcubed=bc, max_work=limit, budget=size, n_tasks=n_tasks)
         except TooLargeError:
             continue
     return None
@@ -297,15 +288,16 @@ def _plan_auto(rows, cols, coverage: bool, bcubed: bool, limit: float, size: int
 def _union_side(plan, rows, cols, size: int, side: str, on_spent: str = "raise"):
     """One side's union sizes (MOCICE-BCubed's normalisers), a task of its own so the two sides run at once.
 
-    After the plan: its budget checks come first; the class method needs none.  The side's walk may
-    spend half of ``daskbicl.max_work``; when it or the memory budget runs out, the TooLargeError is
+    After the plan; the class method needs none.  The side's walk may spend what the plan allows it
+    (:attr:`~daskbicl.kernels.micro.planner.FamilyPlan.union_limit`); when that or the memory budget
+    runs out, the TooLargeError is
     raised (``on_spent="raise"``) or its message returned (``"return"``: ``method="auto"`` samples).
     """
     if plan is None or not plan.bcubed or plan.method != "family":
         return None
     try:
-        return family_tasks.union_side(rows, cols, side, size, plan.seed, limit=plan.max_work / 2,
-                                       max_work=plan.max_work)
+        return family_tasks.union_side(rows, cols, side, size, plan.seed, limit=plan.union_limit,
+                                       max_work=plan.max_work, bound=plan.work if plan.trial else None)
     except TooLargeError as err:
         if on_spent != "return":
             raise
@@ -613,7 +605,7 @@ def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: 
     What follows the membership passes (the ``micro`` provider's
     ``finish``): ``rows`` and ``cols`` are the merged
     :class:`~daskbicl.kernels.micro.memberships.Memberships` (Delayed or
-    concrete); the shared-cell table, the estimates, the plan, the walking
+    concrete); the shared-cell table, the plan, the walking
     tasks and the sampled branch are built from them (module docstring).
     """
     parts = _checked_request(parts, method)
@@ -624,9 +616,8 @@ def micro_finish(rows, cols, *, parts=frozenset(), method: str = "auto", limit: 
     coverage = bcubed = error = None
     plan = None
     if method != "sample" and (want_coverage or want_bcubed):
-        probes = _probe_graph(rows, cols, want_coverage, want_bcubed, limit)
         plan = task(_plan if method == "exact" else _plan_auto)(rows, cols, want_coverage, want_bcubed,
-                                                                limit, size, n_tasks, *probes)
+                                                                limit, size, n_tasks)
     if plan is not None:
         jac = tables = None
         on_spent = "raise" if method == "exact" else "return"

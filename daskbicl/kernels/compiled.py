@@ -54,7 +54,7 @@ __all__ = ["KERNEL_MODULES", "CompileWarning", "NOTIFY", "tell_client", "announc
 KERNEL_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
     "the micro-object kernels": (
         ("daskbicl.kernels.micro.family_walk", "daskbicl.kernels.micro.family_leaf",
-         "daskbicl.kernels.micro.family_estimate", "daskbicl.kernels.micro.class_kernels",
+         "daskbicl.kernels.micro.class_kernels",
          "daskbicl.kernels.micro.class_loops", "daskbicl.kernels.micro.sampling"),
         "20 s to a minute"),
     "the string-label hash table": (

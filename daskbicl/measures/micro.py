@@ -55,7 +55,8 @@ MULTISET = Param(
 METHOD = Param(
     "auto", OneOf(METHODS),
     "'exact': the exact value or TooLargeError; 'sample': an estimate with its 95 % half-width; "
-    "'auto': exact when its estimated cost fits daskbicl.max_work, else sampled to "
+    "'auto': exact when its work fits daskbicl.max_work (a walk beyond it stops after a trial of "
+    "a few seconds), else sampled to "
     "daskbicl.micro_tolerance.",
     provider=True,
 )

@@ -208,7 +208,7 @@ class Provider:
     finish : callable, optional
         ``finish(rows, cols, **options) -> Delayed``, instead of
         ``finalize``: for a provider whose work after the reduction is
-        more than one task (the micro-object walk: estimates, a plan,
+        more than one task (the micro-object walk: a plan,
         walking and sampling tasks), the graph of that work built from
         the two reduced tables (Delayed, or concrete in process).
     shorter_axis_later : bool

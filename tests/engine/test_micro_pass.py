@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import daskbicl
-from daskbicl.engine import micro_estimates, micro_pass
+from daskbicl.engine import micro_pass
 from daskbicl.kernels.micro.memberships import signature_counts
 
 MICRO = ["mocice_bcubed", "micro_ce", "micro_rnia", "e4sc"]
@@ -74,8 +74,7 @@ def test_store_with_one_chunk_is_cut_too(tmp_path):
 
 
 def test_union_tables_are_one_task_per_side_after_the_plan_and_nothing_only_orders_tasks():
-    """Each side's union tables are one task that reads the plan; no task waits for another it does not read
-    (the estimates read only the membership lists), and no early union tables."""
+    """Each side's union tables are one task that reads the plan; no early union tables, no estimate tasks."""
     from dask.core import get_dependencies
 
     t, p = _pair(2, 300, 200, 6, 0.3)
@@ -84,10 +83,7 @@ def test_union_tables_are_one_task_per_side_after_the_plan_and_nothing_only_orde
     union, plans = _keys(graph, "_union_side"), _keys(graph, "_plan")
     assert len(union) == 2 and len(plans) == 1 and all(plans[0] in get_dependencies(flat, u) for u in union)
     assert not _keys(graph, "_early_union_side")
-    overlap = set(_keys(graph, "bicluster_overlap"))
-    for name in ("estimate_classes", "_probe_family"):
-        for key in _keys(graph, name):
-            assert not get_dependencies(flat, key) & overlap, name
+    assert not _keys(graph, "estimate_classes") and not _keys(graph, "_probe_family")
 
 
 @pytest.fixture(scope="module")
@@ -114,113 +110,9 @@ def test_values_equal_the_single_block_count(spread_case, client):
     assert 0 < spread["mocice_bcubed"][2] < 1 and 0 < spread["micro_rnia"] < 1
 
 
-# --------------------------------------------------------------------------- the plan's estimates as tasks
-
-
-def _plan_fields(plan):
-    if plan is None:
-        return None
-    moments = getattr(plan, "moments", None)  # a FamilyPlan's; a ClassPlan has class ranges instead
-    return (plan.method, plan.coverage, plan.bcubed, plan.n_tasks, getattr(plan, "tasks", None),
-            None if moments is None else moments.tolist(), plan.family, plan.work, plan.notes,
-            getattr(plan, "row_ranges", None), getattr(plan, "class_ranges", None), plan.seed)
-
-
 def _memberships(t, p):
     return (signature_counts(t.row_mask.values, p.row_mask.values),
             signature_counts(t.col_mask.values, p.col_mask.values))
-
-
-def _probes(rows, cols, coverage, bcubed, probe_limit):
-    from daskbicl.kernels.micro.planner import estimate_classes, probe_family
-
-    return estimate_classes(rows, cols, coverage, bcubed), probe_family(rows, cols, max_work=probe_limit)
-
-
-def _plan_or_refusal(rows, cols, coverage, bcubed, limit, method, estimates=None):
-    from daskbicl.kernels.micro.planner import plan_micro
-
-    try:
-        return _plan_fields(plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, max_work=limit, n_tasks=3,
-                                       method=method, estimates=estimates))
-    except daskbicl.TooLargeError as err:
-        return str(err)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_plan_from_the_estimate_tasks_is_the_plan_made_alone(seed):
-    """Whatever limit the estimate tasks ran under (stopped or not), the plan (or its refusal) is the same."""
-    from daskbicl.kernels.micro.planner import Estimates
-
-    rng = np.random.default_rng(seed)
-    n_i, n_j, k = int(rng.integers(50, 400)), int(rng.integers(50, 300)), int(rng.integers(2, 12))
-    t, p = _pair(seed, n_i, n_j, k, float(rng.choice([0.05, 0.2, 0.5])))
-    rows, cols = _memberships(t, p)
-    methods = set()
-    for coverage, bcubed in ((True, True), (True, False), (False, True)):
-        for limit in (1e4, 1e6, 6e9):
-            alone = micro_pass._plan_auto(rows, cols, coverage, bcubed, limit, 1 << 23, 3)
-            for probe_limit in (1e2, 1e4, 1e6, limit, 6e9):
-                probes = _probes(rows, cols, coverage, bcubed, probe_limit)
-                got = micro_pass._plan_auto(rows, cols, coverage, bcubed, limit, 1 << 23, 3, *probes)
-                assert _plan_fields(got) == _plan_fields(alone), (coverage, bcubed, limit, probe_limit)
-                known = Estimates((coverage, bcubed), probes[0], probes[1])
-                for method in (None, "family"):  # the family walk's own plan reads the profiles too
-                    want = _plan_or_refusal(rows, cols, coverage, bcubed, limit, method)
-                    assert _plan_or_refusal(rows, cols, coverage, bcubed, limit, method, known) == want
-                    methods.add(want[0] if isinstance(want, tuple) else "refused")
-    assert "family" in methods
-
-
-def test_a_probe_serves_a_larger_limit_only_when_it_did_not_stop():
-    from daskbicl.kernels.micro.planner import probe_family
-
-    t, p = _pair(4, 300, 200, 8, 0.4)
-    rows, cols = _memberships(t, p)
-    whole = probe_family(rows, cols, max_work=6e9)
-    cut = probe_family(rows, cols, max_work=10.0)
-    assert not whole.stopped and cut.stopped
-    assert whole.serves(0, 1e12) and whole.serves(0, 6e9) and not whole.serves(0, 1e3) and not whole.serves(1, 6e9)
-    assert cut.serves(0, 10.0) and not cut.serves(0, 20.0)
-    again = probe_family(rows, cols, max_work=1e12)  # not stopped: the same numbers under any larger limit
-    assert all(np.array_equal(a, b) for a, b in zip(whole.value[:4], again.value[:4]))
-
-
-def test_classes_ruled_out_by_the_counts_say_what_the_class_estimate_says():
-    from daskbicl.kernels.micro.class_traces import class_estimate
-    from daskbicl.kernels.micro.planner import classes_ruled_out, estimate_classes
-
-    t, p = _pair(5, 25_000, 20_000, 30, 0.1)  # ~25k x 20k pairs of signatures: beyond ENUM_LIMIT
-    rows, cols = _memberships(t, p)
-    why = classes_ruled_out(rows, cols)
-    full = class_estimate(rows, cols, True, True)
-    assert why and full.table is None and why == full.why and estimate_classes(rows, cols, True, True) == why
-    # an empty bicluster: merging may drop signatures, so the counts alone do not decide
-    masks = [t.row_mask.values.copy(), p.row_mask.values]
-    masks[0][0] = False
-    rows2 = signature_counts(*masks)
-    assert classes_ruled_out(rows2, cols) == ""
-    small_t, small_p = _pair(6, 300, 200, 4, 0.2)
-    assert classes_ruled_out(*_memberships(small_t, small_p)) == ""
-
-
-def test_estimates_are_tasks_beside_each_other_and_not_run_on_small_inputs():
-    from daskbicl.kernels.micro.planner import small_input
-
-    t, p = _pair(2, 300, 200, 6, 0.3)
-    for method in ("auto", "exact"):
-        graph = micro_pass.micro_graph(t, p, parts={"bcubed", "coverage"}, method=method)
-        from dask.core import get_dependencies
-
-        flat = dict(graph.__dask_graph__())
-        probes = [k for name in ("estimate_classes", "_probe_family") for k in _keys(graph, name)]
-        assert len(probes) == 2
-        plan = _keys(graph, "_plan_auto" if method == "auto" else "_plan-")
-        assert len(plan) == 1 and set(probes) <= get_dependencies(flat, plan[0])
-        assert all(not (get_dependencies(flat, a) & set(probes + plan)) for a in probes)  # none waits for another
-    rows, cols = _memberships(t, p)
-    assert small_input(rows, cols)  # small: the tasks do nothing, and no family kernel runs
-    assert micro_estimates._probe_family(rows, cols, 6e9) is None
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -1,7 +1,7 @@
 """The work budget of the micro-object steps (numpy only; no dask config is read here).
 
 Work is counted in units of about 10 ns of single-core numpy time; a step
-whose estimated work exceeds ``max_work`` raises :class:`TooLargeError`
+whose work (bounded, or counted as it runs) exceeds ``max_work`` raises :class:`TooLargeError`
 through :func:`too_large`, whose message names the dask config key the engine
 reads (``daskbicl.max_work``, default in ``daskbicl/daskbicl.yaml``) and a value
 to set.
@@ -17,20 +17,16 @@ __all__ = [
     "MAX_WORK_KEY",
     "NODE_BYTES",
     "SECONDS_PER_UNIT",
+    "NODE_STEPS",
     "UNIT_CELL_PAIR",
-    "UNIT_DELIVERY",
-    "UNIT_ENTRY",
-    "UNIT_MEMBER",
-    "UNIT_NODE",
     "UNIT_PAIR",
-    "UNIT_PART",
-    "UNIT_STORED",
+    "UNIT_STEP",
     "budget_error",
     "too_large",
 ]
 
 
-#: Default limit on the estimated work of the micro-object step, in units of
+#: Default limit on the work of the micro-object step, in units of
 #: about 10 ns of single-core time (so ~1 minute).  Memory stays bounded
 #: (:data:`DEFAULT_BUDGET`) whatever the work.
 DEFAULT_MAX_WORK: float = 6e9
@@ -59,15 +55,13 @@ MAX_WORK_KEY = "daskbicl.max_work"
 SECONDS_PER_UNIT = 1e-8
 
 
-# Work units (~10 ns each), measured on 10^4..10^5 matrices (benchmarks/micro.py,
-# the "estimate" columns; CPU time on the shared 2-core machine): a set walked by a coverage part, a set walked and stored by a
-# MOCICE-BCubed part, a list entry delivered to a child, a (set, member) pair
-# of the transforms, a dense pair of co-clustering blocks, and a pair of row
-# and column signatures of the coverage counts without the family.
-UNIT_NODE, UNIT_STORED, UNIT_DELIVERY, UNIT_MEMBER, UNIT_PAIR = 20.0, 18.0, 1.2, 8.0, 3.0
-UNIT_CELL_PAIR = 0.6
-# ... and the fixed cost of a part, plus per membership of its rows and columns read.
-UNIT_PART, UNIT_ENTRY = 1e5, 3.0
+# Work units (~10 ns each): a step of the family walk (a list entry delivered to a child, and
+# NODE_STEPS per set walked: what the walks count against their allowance, kernels/micro/family_walk.py),
+# a dense pair of co-clustering blocks, and a pair of row and column signatures of the coverage counts
+# without the family.
+UNIT_STEP, UNIT_PAIR, UNIT_CELL_PAIR = 1.2, 3.0, 0.6
+#: Steps a set walked counts for against a walk's allowance, beside its deliveries.
+NODE_STEPS = 16
 
 # The class method (kernels/micro/class_traces.py), fitted with
 # ``benchmarks/micro.py --calibrate`` (estimated vs measured over copy /
@@ -94,10 +88,12 @@ def _duration(work: float) -> str:
     return f"{sec / 86400:.2g} days"
 
 
-def too_large(what: str, work: float | None, max_work: float, advice: str = "") -> TooLargeError:
-    """The :class:`TooLargeError` for a step whose estimated work exceeds ``max_work``.
+def too_large(what: str, work: float | None, max_work: float, advice: str = "", *,
+              bound: bool = False) -> TooLargeError:
+    """The :class:`TooLargeError` for a step whose work exceeds ``max_work``.
 
-    ``work`` is the estimate (None when only "more than max_work" is known);
+    ``work`` is the work (None when only "more than max_work" is known; an
+    upper bound with ``bound``: the limit suggested runs it to its end);
     ``advice`` is appended.  The message names the dask config key that
     raises the limit.
 
@@ -117,7 +113,8 @@ def too_large(what: str, work: float | None, max_work: float, advice: str = "") 
     else:
         suggest = float(f"{work * 1.005:.2g}")
         suggest = suggest if suggest >= work else float(f"{work * 1.05:.2g}")
-        head = (f"{what} needs ~{work:.3g} work units (about {_duration(work)} of single-core "
+        head = (f"{what} needs {'at most ~' if bound else '~'}{work:.3g} work units "
+                f"{'by its bound ' if bound else ''}(about {_duration(work)} of single-core "
                 f"time), more than max_work={max_work:.3g} (about {_duration(max_work)})")
     env = "DASK_" + MAX_WORK_KEY.upper().replace(".", "__")
     return TooLargeError(

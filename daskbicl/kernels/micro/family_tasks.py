@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...errors import InputError, TooLargeError
-from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, UNIT_DELIVERY, budget_error, too_large
+from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, NODE_STEPS, UNIT_STEP, budget_error, too_large
 from .cell_records import (
     PRF,
     _hmean,
@@ -52,7 +52,7 @@ from .cell_records import (
     pair_histogram,
 )
 from .memberships import Memberships, one_side
-from .planner import PAIR_LIMIT, ClassPlan, MicroPlan, Part, part_inputs
+from .planner import PAIR_LIMIT, TRIAL_WORK, ClassPlan, FamilyPlan, MicroPlan, Part, part_inputs
 
 __all__ = ["TASK_PARTS", "TaskResult", "UnionTables", "coclustering_bcubed", "finish", "jaccard_table", "run_task",
            "union_side", "union_tables"]
@@ -83,7 +83,7 @@ class UnionTables(NamedTuple):
 
 
 def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, seed: int, *,
-               limit: float = float("inf"), max_work: float = DEFAULT_MAX_WORK):
+               limit: float = float("inf"), max_work: float = DEFAULT_MAX_WORK, bound: float | None = None):
     """One side's half of :class:`UnionTables`: (words, keys, union sizes, total) of its sets.
 
     ``side`` is "pred" or "truth".  Walks the family of that side's
@@ -95,7 +95,7 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
     separate tasks (:func:`union_tables` runs both).  Raises
     :class:`~daskbicl.errors.TooLargeError` when a side has more than
     ``budget`` sets, or its walk more than ``limit`` work units (the
-    message names ``max_work``).
+    message names ``max_work`` and, from a trial, the plan's ``bound``).
     """
     from .family_leaf import build_table, union_table
     from .family_walk import Lists, Moments, Start, Walk, enumerate_family
@@ -108,7 +108,7 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
         fam = enumerate_family(lists, Start(n, k), Moments(lo, lo.copy()),
                                Walk.storing(budget, 1 << 16, words, _steps(limit)))
         if fam.spent:
-            raise spent_error(side, max_work)
+            raise spent_error(side, max_work, bound)
         if fam.full:
             raise budget_error((), fam.n_nodes, budget)
         n_nodes, key, ncell, dptr = fam.n_nodes, fam.key, fam.cells, fam.dptr
@@ -124,8 +124,12 @@ def union_side(rows: Memberships, cols: Memberships, side: str, budget: int, see
 
 
 def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_BUDGET,
-                 seed: int = 0, max_work: float = float("inf")) -> UnionTables:
-    """The normalisers of MOCICE-BCubed (:class:`UnionTables`), one walk per side (half of ``max_work`` each).
+                 seed: int = 0, max_work: float = float("inf"), plan: MicroPlan | None = None) -> UnionTables:
+    """The normalisers of MOCICE-BCubed (:class:`UnionTables`), one walk per side.
+
+    Each side's walk may spend ``max_work``, or what ``plan`` allows it
+    (:attr:`~daskbicl.kernels.micro.planner.FamilyPlan.union_limit`: a trial's share when its bound is
+    above ``max_work``).
 
     Examples
     --------
@@ -134,8 +138,11 @@ def union_tables(rows: Memberships, cols: Memberships, *, budget: int = DEFAULT_
     >>> t.pred_total, t.truth_total, sorted(t.pred_union.tolist())
     (9, 9, [0, 4, 6, 9])
     """
-    p = union_side(rows, cols, "pred", budget, seed, limit=max_work / 2, max_work=max_work)
-    t = union_side(rows, cols, "truth", budget, seed, limit=max_work / 2, max_work=max_work)
+    limit, bound = max_work, None
+    if isinstance(plan, FamilyPlan):
+        limit, bound = plan.union_limit, plan.work if plan.trial else None
+    p = union_side(rows, cols, "pred", budget, seed, limit=limit, max_work=max_work, bound=bound)
+    t = union_side(rows, cols, "truth", budget, seed, limit=limit, max_work=max_work, bound=bound)
     return UnionTables(*p, *t)
 
 
@@ -167,6 +174,9 @@ class TaskResult(NamedTuple):
     counts when the plan counts coverage from pairs of signatures; ``spent``
     says why the task stopped before the end (its work allowance or the
     memory budget ran out, ``on_spent="return"``), "" when it did not.
+    ``terms`` holds the family walk's per-part sums behind ``p_num``,
+    ``r_num``, ``p_abs`` and ``r_abs`` (floats): :func:`finish` adds them
+    all at once, so the digits do not depend on how the parts were dealt.
     """
 
     moments: np.ndarray
@@ -179,6 +189,7 @@ class TaskResult(NamedTuple):
     deliveries: int
     histogram: np.ndarray | None = None
     spent: str = ""
+    terms: tuple = ((), (), (), ())
 
 
 def _sigma_tau_exact(members, n_truth: int, jac) -> tuple[Fraction, Fraction]:
@@ -238,7 +249,7 @@ def _leaf_exact(elem, parent, ncell, base, n_truth, jac, tables: UnionTables):
 def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exact: bool, budget: int,
               seed: int, acc: dict[str, Any]) -> None:
     from .family_leaf import leaf_bcubed
-    from .family_walk import NODE_STEPS, Lists, Moments, Start, Walk, enumerate_family
+    from .family_walk import Lists, Moments, Start, Walk, enumerate_family
 
     k, n = rows.n_truth, rows.n_elem
     req = part.required
@@ -251,22 +262,23 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
     lo = np.zeros((min(k + 1, size), min(rows.n_pred + 1, size)), np.uint64)
     hi = np.zeros_like(lo)
     left = acc["left"]
-    walk = Walk.storing(budget, int(min(budget, 1.2 * part.nodes + 1024)), _NO_WORDS, left) if part.closure else \
+    hint = int(min(budget, part.bound / (UNIT_STEP * NODE_STEPS) + 1024, 1 << 16))
+    walk = Walk.storing(budget, hint, _NO_WORDS, left) if part.closure else \
         Walk.finishing(PAIR_LIMIT, left)
     fam = enumerate_family(Lists(*inputs), Start(n, k, bt, bp, int(part.min_elem), int(req[-1])), Moments(lo, hi), walk)
     n_nodes, deliveries, elem, parent, end, ncell, dptr, down = (fam.n_nodes, fam.deliveries, fam.elem, fam.parent,
                                                                  fam.end, fam.cells, fam.dptr, fam.down)
     acc["left"] = left - int(deliveries) - NODE_STEPS * int(n_nodes)
     if fam.spent:
-        raise spent_error(req, acc["max_work"])
+        raise spent_error(req, acc["max_work"], acc["bound"], part.closure)
     if fam.full:
         if any(x >= k for x in req) or req[-1] == n - 1:
             raise budget_error(req, n_nodes, budget)
-        # the estimate was low: split this part here (see micro_plan)
+        # more sets than the budget: split this part here (B → B ∪ {a})
         n_b = int(inputs[2].sum()) * int(inputs[5].sum())
         acc["moments"][bt, bp] += n_b
         for a in range(req[-1] + 1, n):
-            child = Part((*req, a), True, 0.0, 0.0)
+            child = Part((*req, a), True)
             _run_part(child, rows, cols, jac, tables, exact, budget, seed, acc)
         return
     if part.closure and n_nodes:
@@ -294,17 +306,32 @@ def _run_part(part: Part, rows: Memberships, cols: Memberships, jac, tables, exa
 TASK_PARTS = ("all", "coverage", "closure")
 
 
-def spent_error(what, max_work: float) -> TooLargeError:
-    """The :class:`TooLargeError` of a walk that used up its share of ``max_work`` (``what``: its part, or a side)."""
+def spent_error(what, max_work: float, bound: float | None = None, closure: bool = True) -> TooLargeError:
+    """The :class:`TooLargeError` of a walk that used up its allowance (``what``: its part, or a side).
+
+    ``closure``: a MOCICE-BCubed walk (a closure part or a side's union
+    walk), else the coverage counts'.  ``bound``: the plan's bound of the
+    whole walk, above ``max_work``, so the walks ran as a trial
+    (:class:`~daskbicl.kernels.micro.planner.FamilyPlan`); the message
+    names it as the limit to set.
+    """
     part = f"the sets of {what}'s biclusters that share a cell" if isinstance(what, str) else \
         f"the sets of biclusters that share a cell, containing biclusters {tuple(int(x) for x in what)}"
-    return too_large(f"the exact walk of {part}", None, max_work,
-                     "method='auto' samples what the walk does not finish.")
+    head = (f"MOCICE-BCubed's exact walk of {part}" if closure else
+            f"the coverage counts of CE and RNIA: the exact walk of {part}")
+    advice = ("CE, RNIA and E4SC do not need MOCICE-BCubed's walk: leave 'mocice_bcubed' out of measures to "
+              "score them; " if closure else "E4SC does not need them; ") + \
+        "method='auto' samples what the walk does not finish."
+    if bound is None:
+        return too_large(head, None, max_work, advice)
+    trial = min(max_work, TRIAL_WORK)
+    return too_large(f"{head} did not finish in a trial of {trial:.3g} work units; the family walk", bound,
+                     max_work, advice, bound=True)
 
 
 def _steps(work: float) -> int:
-    """Walk steps (:data:`~daskbicl.kernels.micro.family_walk.NODE_STEPS`) allowed for ``work`` units."""
-    return int(min(work / UNIT_DELIVERY, 2.0**62)) if work < float("inf") else 2**62
+    """Walk steps (:data:`~daskbicl.kernels.micro.budget.NODE_STEPS` per set) allowed for ``work`` units."""
+    return int(min(work / UNIT_STEP, 2.0**62)) if work < float("inf") else 2**62
 
 
 def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, jaccard=None,
@@ -336,7 +363,7 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
         return _class_task(plan, index, jaccard, exact)
     acc: dict[str, Any] = {"moments": np.zeros((plan.n_truth + 1, plan.n_pred + 1), dtype=object), "p": [], "r": [],
            "pa": [], "ra": [], "depth": 0, "nodes": 0, "deliveries": 0, "left": _steps(plan.allowance(index)),
-           "max_work": plan.max_work}
+           "max_work": plan.max_work, "bound": plan.work if plan.trial else None}
     try:
         for part in plan.tasks[index]:
             if (parts == "coverage" and part.closure) or (parts == "closure" and not part.closure):
@@ -356,8 +383,9 @@ def run_task(plan: MicroPlan, index: int, rows: Memberships, cols: Memberships, 
         p, r = sum(acc["p"], Fraction(0)), sum(acc["r"], Fraction(0))
     else:
         p, r = math.fsum(acc["p"]), math.fsum(acc["r"])
+    terms = () if exact else (tuple(acc["p"]), tuple(acc["r"]), tuple(acc["pa"]), tuple(acc["ra"]))
     return TaskResult(acc["moments"], p, r, math.fsum(acc["pa"]), math.fsum(acc["ra"]), acc["depth"],
-                      acc["nodes"], acc["deliveries"], hist)
+                      acc["nodes"], acc["deliveries"], hist, "", terms or ((), (), (), ()))
 
 
 def _class_task(plan: ClassPlan, index: int, jaccard, exact: bool) -> TaskResult:
@@ -442,10 +470,8 @@ def finish(plan: MicroPlan, results, tables: UnionTables | None = None, *, exact
         settled = _settled_bcubed(up, ut, results, identical, exact)
         if settled is not None:
             return coverage, settled, 0.0
-        pn = math.fsum(t.p_num for t in results)
-        rn = math.fsum(t.r_num for t in results)
-        pa = math.fsum(t.p_abs for t in results)
-        ra = math.fsum(t.r_abs for t in results)
+        # every part's sums added at once (correctly rounded): the same digits however they were dealt
+        pn, rn, pa, ra = (math.fsum(x for t in results for x in t.terms[j]) for j in range(4))
         depth = max((t.depth for t in results), default=0)
         eps = (2 * depth + plan.n_pred + 12) * _U
         error = max(eps * pa / pn if pn else 0.0, eps * ra / rn if rn else 0.0) + 4 * _U

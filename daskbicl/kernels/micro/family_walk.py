@@ -55,14 +55,15 @@ import numpy as np
 from numba import njit
 
 from ..compiled import announce_compiles
+from .budget import NODE_STEPS
 
 announce_compiles()  # a first compile is announced once, with how long it takes (kernels/compiled.py)
 
 __all__ = ["NODE_STEPS", "NO_LIMIT", "enumerate_family", "Family", "Lists", "Moments", "Start", "Walk"]
 
 _NO_WORDS = np.zeros(0, np.uint64)  # a walk that stores no hashes
-#: Steps a node counts for against a walk's ``limit``, beside its deliveries; no limit.
-NODE_STEPS, NO_LIMIT = 16, 2**62
+#: No limit on a walk's steps (a node counts for :data:`~daskbicl.kernels.micro.budget.NODE_STEPS`).
+NO_LIMIT = 2**62
 
 
 class Lists(NamedTuple):
@@ -392,7 +393,7 @@ def _push(st_nt, st_np, st_resp, d, e, n_truth, resp_above, moments_lo, moments_
 @njit(cache=True, nogil=True)
 def _arena(ptr, n):
     """The arena of one axis's (item, position before its first element) entries, room for twice its ``n``
-    lists: the root's lists first (also the family profile's, :mod:`.family_estimate`)."""
+    lists: the root's lists first."""
     item = np.empty(max(16, 2 * n), np.int32)
     pos = np.empty(max(16, 2 * n), np.int32)
     for i in range(n):

@@ -13,8 +13,7 @@ of rows (columns) that have each (``cnt``), the number of items of the axis
 in both a and b (``gram[a, a]`` = the size of a's row or column set).  Its
 memory grows with the number of memberships, never with rows × biclusters;
 the truth × pred block of the two Gram tables gives the K × L shared-cell
-table (E4SC, CE), and the whole tables the pair counts the cost estimate
-reads.
+table (E4SC, CE), and the whole tables the bounds of the plan.
 
 * :func:`signature_counts` is the per-chunk function (masks of one block of rows
   or columns in), :func:`merge_memberships` the exact, associative combine;

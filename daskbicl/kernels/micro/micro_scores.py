@@ -13,7 +13,7 @@ measure reads only the table it needs:
   (:mod:`daskbicl.kernels.micro.family_tasks`).
 
 The coverage counts and MOCICE-BCubed come from one of two exact methods,
-the cheaper by the plan's estimates (:mod:`daskbicl.kernels.micro.planner`):
+chosen from bounds by the plan (:mod:`daskbicl.kernels.micro.planner`):
 the *family* of bicluster sets that share a cell
 (:mod:`daskbicl.kernels.micro.family_walk`, walked in parts; its cost does not
 grow with the pairs of row and column signatures), or the *cell classes* and
@@ -108,7 +108,8 @@ class MicroTables:
         Merged row and column signatures (:func:`~daskbicl.kernels.micro.memberships.\\
 merge_memberships`) of the same K truth and L pred biclusters.
     max_work : float, optional
-        Limit on the estimated work of the family walk (:class:`TooLargeError` above).
+        Limit on the work of the exact step (:class:`TooLargeError` above; a family walk whose bound
+        is beyond it runs as a trial, :mod:`daskbicl.kernels.micro.planner`).
     budget : int, optional
         Largest number of sets a MOCICE-BCubed part holds.
     exact : bool, optional
@@ -120,7 +121,7 @@ merge_memberships`) of the same K truth and L pred biclusters.
     coverage_by : {None, "family", "pairs"}, optional
         How the coverage counts are made by the family walk (default: the cheaper).
     method : {None, "family", "classes"}, optional
-        The exact method (default: the cheaper by the plan's estimates;
+        The exact method (default: chosen from bounds;
         :func:`~daskbicl.kernels.micro.planner.plan_micro`).
 
     Attributes
@@ -171,7 +172,8 @@ merge_memberships`) of the same K truth and L pred biclusters.
         if bcubed:
             jac = jaccard_table(self.overlap, exact=self.exact)
             if plan.method == "family":
-                tables = union_tables(self.rows, self.cols, budget=self.union_budget, max_work=self.max_work)
+                tables = union_tables(self.rows, self.cols, budget=self.union_budget, max_work=self.max_work,
+                                      plan=plan)
         results = [run_task(plan, i, self.rows, self.cols, jac, tables, exact=self.exact)
                    for i in range(plan.n_tasks)]
         return finish(plan, results, tables, exact=self.exact,

@@ -1,38 +1,49 @@
-"""Planning the exact micro-object step: which method, its parts, estimated cost, the work limit, tasks.
+"""Planning the exact micro-object step: the method from closed-form bounds, its parts, tasks, the work counter.
 
-:func:`plan_micro` first estimates the cell-class method
-(:mod:`~daskbicl.kernels.micro.class_traces`: merged copies, classes of cells,
-traces), then, unless that is clearly cheap, the family walk below, and
-takes the cheaper; :func:`exact_cost` returns the cheaper estimate.
+:func:`plan_micro` chooses, by :func:`choose` (one function of bounds that
+cost no walk), between the exact routes:
 
-The family F (every set of biclusters that shares a cell) is walked in
-independent *parts*, one per required set B (the parts of a prefix tree:
-part B is responsible for the sets whose elements up to max(B) are exactly
-B), see docs/measures/micro.md:
+* the *cell classes* (:mod:`~daskbicl.kernels.micro.class_traces`) when the
+  pairs of row and column signatures are few enough to enumerate them in
+  the plan (:data:`~daskbicl.kernels.micro.class_traces.ENUM_LIMIT`,
+  :func:`classes_ruled_out`) and the class table's own closed form (its
+  largest classes) fits ``max_work``;
+* else the *family walk* (every set of biclusters that shares a cell),
+  with the coverage counts by every pair of signatures instead when that
+  closed form is below the walk's bound, ``max_work`` and a trial
+  (:data:`TRIAL_WORK`: the pairs are not counted as they run, so they are
+  never a long run chosen on a loose bound).
+
+The family is walked in independent *parts*, one per required set B (the
+parts of a prefix tree: part B is responsible for the sets whose elements
+up to max(B) are exactly B), see docs/measures/micro.md:
 
 * a *coverage part* walks only its own sets (children above max(B)); it
-  stores nothing, so its memory is its rows' and columns' lists;
-* a *closure part* (MOCICE-BCubed) walks every superset of B — the sets its
-  own sets need for their superset sums — and stores them: at most
-  ``budget`` nodes (the dask config key ``daskbicl.micro_budget``).
+  stores nothing;
+* a *closure part* (MOCICE-BCubed) walks every superset of B and stores
+  them: at most ``budget`` sets (``daskbicl.micro_budget``); a part that
+  fills it is split where it runs (B → B ∪ {a}, while B has no pred member).
 
 With truth biclusters numbered first, only parts whose B starts with a
 truth bicluster hold sets with both a truth and a pred member, so only
-those are closure parts; the others are coverage parts (and are skipped
-when no coverage is asked for).
+those are closure parts.
 
-:func:`plan_micro` estimates every part (:func:`~daskbicl.kernels.micro.family_estimate.profile_family`),
-splits a part that is too large (B → B ∪ {a} for every a > max(B); a
-closure part only while B has no pred member, because a set with both
-sides must be summed where all its supersets are), raises
-:class:`~daskbicl.errors.TooLargeError` when the total estimated work
-exceeds ``max_work`` — before any of it is done — and deals the parts
-into ``n_tasks`` tasks of similar work (longest first).
+The work is bounded from the Gram tables (:meth:`Bounds.part`: a set of
+the family is a set of biclusters that overlap pairwise, so part {e} walks
+at most 2^deg(e) sets, deg(e) the biclusters that share a cell with e) and
+counted by the walks themselves (their steps, :data:`UNIT_STEP` work units
+each).  When the bound U fits ``max_work`` the walks run with the whole
+limit as their allowance (it never runs out); otherwise they run as a
+*trial* of :data:`TRIAL_WORK` work units in all (at most ``max_work``): finished, the value is
+exact; run out, ``method="auto"`` samples and ``"exact"`` raises
+:class:`~daskbicl.errors.TooLargeError` naming U, the ``max_work`` that
+runs the walk to its end.  The work is split once, into at least
+``n_tasks`` tasks (coverage parts above a task's share of the bound are
+split into B ∪ {a}); the parts are dealt longest bound first.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
@@ -40,52 +51,33 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from ...errors import InputError, TooLargeError
-from .budget import (
-    DEFAULT_BUDGET,
-    DEFAULT_MAX_WORK,
-    UNIT_CELL_PAIR,
-    UNIT_DELIVERY,
-    UNIT_ENTRY,
-    UNIT_MEMBER,
-    UNIT_NODE,
-    UNIT_PART,
-    UNIT_STORED,
-    budget_error,
-    too_large,
-)
+from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, NODE_STEPS, UNIT_CELL_PAIR, UNIT_STEP, too_large
 from .class_traces import ENUM_LIMIT, ClassEstimate, ClassTable, Merged, class_estimate, class_ranges
 from .memberships import Memberships, subproblem
 
-__all__ = ["Part", "MicroPlan", "ClassPlan", "FamilyPlan", "PAIR_LIMIT", "METHODS", "Estimates", "Probe", "classes_ruled_out", "estimate_classes", "exact_cost",
-           "pairs_work", "plan_micro", "part_inputs", "probe_family", "small_input"]
+__all__ = ["Part", "MicroPlan", "ClassPlan", "FamilyPlan", "PAIR_LIMIT", "METHODS", "TRIAL_WORK", "choose",
+           "Bounds", "classes_ruled_out", "pairs_work", "plan_micro", "part_inputs"]
 
 #: The exact methods :func:`plan_micro` chooses from.
 METHODS = ("family", "classes")
-
-#: Estimated work (units) below which the class method is taken without
-#: estimating the family walk (~0.5 s).
-QUICK_CLASSES = 5e7
 
 #: Rows x columns of a node below which a coverage walk finishes the node's
 #: subtree from its pairs (see :func:`~daskbicl.kernels.micro.family_walk.enumerate_family`).
 PAIR_LIMIT = 64
 
-#: Independent samples of the family's profile (see family_estimate.profile_family).
-REPEATS = 4
+#: Work units the family walks may spend in all when their bound exceeds ``max_work``: the trial
+#: (:class:`FamilyPlan`; at most 2.5 times this over the tasks and the two union walks, ~5 s on two threads).
+TRIAL_WORK = 4e8
 
 
 @dataclass(frozen=True)
 class Part:
-    """One part of the family walk.
-
-    ``required`` is B (ascending); ``closure`` marks a MOCICE-BCubed part;
-    ``nodes`` and ``work`` are the estimates (sets walked, work units).
-    """
+    """One part of the family walk: ``required`` is B (ascending), ``closure`` marks a MOCICE-BCubed part,
+    ``bound`` an upper bound of the sets it walks (:meth:`Bounds.part`)."""
 
     required: tuple[int, ...]
     closure: bool
-    nodes: float
-    work: float
+    bound: float = 0.0
 
     @property
     def min_elem(self) -> int:
@@ -95,7 +87,7 @@ class Part:
 
 @dataclass(frozen=True, kw_only=True)
 class _Plan:
-    """What every plan holds: the sizes, what is asked, the estimated work (units), the seed and notes."""
+    """What every plan holds: the sizes, what is asked, the bound of its work (units), the seed and notes."""
 
     n_truth: int
     n_pred: int
@@ -111,21 +103,23 @@ class _Plan:
 class FamilyPlan(_Plan):
     """The family walk: its parts dealt into tasks, and what the plan already counted.
 
-    ``moments`` holds the factorial moments of the sets no part walks (the
-    empty set and the roots of split parts), a table of Python ints;
-    ``family`` the estimated sets walked; ``budget`` the most sets a
-    MOCICE-BCubed part stores.  When ``row_ranges`` is set, the coverage
-    counts come from every pair of row and column signatures instead (task i
-    takes the row signatures ``row_ranges[i]``), because that was estimated
-    cheaper than the walk.
+    ``work`` is the bound U of the walks' work (units, :meth:`Bounds.part`,
+    the two union walks of MOCICE-BCubed included); ``trial`` says it is
+    above ``max_work``, so the walks run as a trial of :attr:`trial_work`
+    units.  ``moments`` holds the factorial moments of the sets no part
+    walks (the empty set and the roots of split parts), a table of Python
+    ints; ``budget`` the most sets a MOCICE-BCubed part stores.  When
+    ``row_ranges`` is set, the coverage counts come from every pair of row
+    and column signatures instead (task i takes the row signatures
+    ``row_ranges[i]``).
     """
 
     method: ClassVar[str] = "family"
     tasks: tuple[tuple[Part, ...], ...]
     moments: np.ndarray
-    family: float
     budget: int
     row_ranges: tuple | None = None
+    trial: bool = False
 
     @property
     def n_tasks(self) -> int:
@@ -138,24 +132,38 @@ class FamilyPlan(_Plan):
         return [p for t in self.tasks for p in t]
 
     def allowance(self, index: int) -> float:
-        """Work units task ``index`` may spend: its estimated share of ``max_work`` plus an even share.
+        """Work units task ``index`` may spend: its share of the bound, plus an even share, of the counter's total.
 
-        The walks count their own steps against it and stop when it runs
-        out (:func:`~daskbicl.kernels.micro.family_tasks.run_task`), so the
-        tasks together spend at most twice ``max_work`` before a refusal or
-        the fallback to sampling, however low the plan's estimate was.
+        The total is ``max_work`` when the bound fits it (then the counter
+        never runs out: a task's allowance is also at least its parts' bounds), else
+        half of the trial (:attr:`trial_work`), so the tasks of one kind
+        (coverage or closure parts) spend at most the trial together.
         """
-        total = sum(p.work for p in self.parts)
-        share = sum(p.work for p in self.tasks[index]) / total if total > 0 else 1.0 / self.n_tasks
-        return self.max_work * (share + 1.0 / self.n_tasks)
+        bounds = [sum(p.bound for p in t) for t in self.tasks]
+        total = sum(bounds)
+        share = bounds[index] / total if total > 0 else 1.0 / self.n_tasks
+        if self.trial:
+            return self.trial_work / 2 * (share + 1.0 / self.n_tasks)
+        return max(self.max_work * (share + 1.0 / self.n_tasks), bounds[index])
+
+    @property
+    def union_limit(self) -> float:
+        """Work units each union walk (one side's family, MOCICE-BCubed's normalisers) may spend."""
+        return self.trial_work / 4 if self.trial else self.max_work
+
+    @property
+    def trial_work(self) -> float:
+        """Work units of the trial when the bound is above ``max_work``: :data:`TRIAL_WORK`, at most ``max_work``."""
+        return min(self.max_work, TRIAL_WORK)
 
 
 @dataclass(frozen=True, kw_only=True)
 class ClassPlan(_Plan):
     """The cell classes (:mod:`~daskbicl.kernels.micro.class_traces`): task i sums the classes ``class_ranges[i]``.
 
-    ``class_ranges`` is None without MOCICE-BCubed (the coverage counts come
-    from the classes in the finishing step alone).
+    ``work`` is the class table's cost (:func:`~daskbicl.kernels.micro.class_traces.class_estimate`);
+    ``class_ranges`` is None without MOCICE-BCubed (the coverage counts
+    come from the classes in the finishing step alone).
     """
 
     method: ClassVar[str] = "classes"
@@ -163,11 +171,6 @@ class ClassPlan(_Plan):
     classes: ClassTable
     n_tasks: int
     class_ranges: tuple | None = None
-
-    @property
-    def family(self) -> float:
-        """The number of cell classes (as :attr:`FamilyPlan.family`, the size of what is walked)."""
-        return float(len(self.classes))
 
 
 #: A plan of the exact micro-object step: the family walk or the cell classes (``plan.method`` names it).
@@ -185,178 +188,158 @@ def pairs_work(rows: Memberships, cols: Memberships) -> float:
     return UNIT_CELL_PAIR * rows.n_signatures * cols.n_signatures * (1 + words / 4)
 
 
-def _profile(rows: Memberships, cols: Memberships, seed: int, limit: float):
-    from .family_estimate import profile_family
-
-    whole = (rows.ptr, rows.el, cols.ptr, cols.el)
-    return profile_family(*whole, rows.n_elem, PAIR_LIMIT, REPEATS, seed, limit, rows.n_elem <= _PAIR_TABLES)
-
-
-class Probe(NamedTuple):
-    """An estimate run before the plan (a task of its own), with the seed and work limit it ran with.
-
-    The family's profiles are seeded and deterministic; their work limit
-    only stops them.  So a probe that did not stop gives what a run with any
-    larger limit gives, and a plan reuses it when its own limit is the same
-    or larger (:meth:`serves`); otherwise the plan runs the estimate again.
-    """
-
-    seed: int
-    limit: float
-    stopped: bool
-    value: tuple
-
-    def serves(self, seed: int, limit: float) -> bool:
-        """Whether this probe is what a run with ``seed`` and ``limit`` returns."""
-        return self.seed == seed and (self.limit == limit or (not self.stopped and limit >= self.limit))
-
-
-def probe_family(rows: Memberships, cols: Memberships, *, max_work: float, seed: int = 0) -> Probe:
-    """The profile of the whole family (the coverage and closure parts' sizes) under ``max_work``."""
-    value = _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
-    return Probe(seed, max_work, bool(value[4]), value)
-
-
-@dataclass(frozen=True)
-class Estimates:
-    """What tasks estimated before the plan, beside each other (any field None: the plan computes it).
-
-    ``classes`` is :func:`estimate_classes` for ``flags`` (coverage,
-    bcubed); ``family`` a :func:`probe_family`.
-    """
-
-    flags: tuple[bool, bool] | None = None
-    classes: ClassEstimate | str | None = None
-    family: Probe | None = None
-
-    def classes_for(self, rows: Memberships, cols: Memberships, coverage: bool,
-                    bcubed: bool) -> ClassEstimate | str:
-        """The class estimate for these flags: the one given, one derived from it, or computed here."""
-        ce = self.classes
-        if ce is None:
-            return estimate_classes(rows, cols, coverage, bcubed)
-        if isinstance(ce, str) or ce.table is None or self.flags == (coverage, bcubed):
-            return ce  # without classes the flags change nothing
-        if self.flags is not None and self.flags[1] and ce.per_class is not None:
-            # class_estimate's sum, with the per-class work it already counted
-            from .budget import UNIT_CLASS
-            from .class_traces import class_work
-
-            work = float(class_work(ce.merged, None)) + UNIT_CLASS * len(ce.table) * (coverage or bcubed)
-            per_class = ce.per_class if bcubed else None
-            if bcubed:
-                work += float(np.sum(ce.per_class))
-            return ClassEstimate(ce.merged, ce.table, work, ce.why, per_class)
-        return estimate_classes(rows, cols, coverage, bcubed)
-
-
-def _family_profile(rows: Memberships, cols: Memberships, seed: int, max_work: float, probe: Probe | None):
-    if probe is not None and probe.serves(seed, max_work):
-        return probe.value
-    return _profile(rows, cols, seed, max_work / UNIT_DELIVERY)
-
-
-#: Work units of enumerating the cell classes (pairs of signatures) below which an input is *small*
-#: (:func:`small_input`): its planning is quick and takes the class method first.
-SMALL_ENUM = 1e6
-
-
-def _pairs_of_signatures(rows: Memberships, cols: Memberships) -> float:
-    """Work units of enumerating the cell classes from the signatures as they are (before merging)."""
-    from .budget import UNIT_SIG_PAIR
-
-    words = max(1, -(-rows.n_elem // 64))
-    return UNIT_SIG_PAIR * rows.n_signatures * cols.n_signatures * words
-
-
-def small_input(rows: Memberships, cols: Memberships) -> bool:
-    """Whether the cell classes are few enough to enumerate at once (no estimate is worth a task of its own).
-
-    Merging copies only removes signatures, so this bounds the class
-    method's first step; such inputs plan in milliseconds, and the estimate
-    tasks run beside the plan on larger inputs only (nothing of the family
-    walk is compiled or run for a small first score that takes the classes).
-    """
-    return _pairs_of_signatures(rows, cols) <= SMALL_ENUM
-
-
-def estimate_classes(rows: Memberships, cols: Memberships, coverage: bool, bcubed: bool) -> ClassEstimate | str:
-    """The class method's estimate, or why it does not apply when the counts alone say so (a string).
+def classes_ruled_out(rows: Memberships, cols: Memberships) -> str:
+    """Why the class method is not used, from the counts alone (too many pairs of signatures); else "".
 
     When every bicluster has a cell, merging copies keeps every distinct
     signature (a row in a copy is in its representative too), so the pairs
-    of signatures of the class method's first step are known without
-    merging; above :data:`~daskbicl.kernels.micro.class_traces.ENUM_LIMIT`
-    work the method is not used (as :func:`class_estimate` decides, with the
-    same reason), and the seconds of merging a million signatures are saved.
+    of signatures the class method enumerates are known without merging.
     """
-    why = classes_ruled_out(rows, cols)
-    return why if why else class_estimate(rows, cols, coverage, bcubed)
-
-
-def classes_ruled_out(rows: Memberships, cols: Memberships) -> str:
-    """Why the class method is not used, when the counts alone say so (:func:`estimate_classes`); else ""."""
     if bool((np.diagonal(rows.gram) > 0).all() and (np.diagonal(cols.gram) > 0).all()):
-        if _pairs_of_signatures(rows, cols) > ENUM_LIMIT:
+        from .budget import UNIT_SIG_PAIR
+
+        words = max(1, -(-rows.n_elem // 64))
+        if UNIT_SIG_PAIR * rows.n_signatures * cols.n_signatures * words > ENUM_LIMIT:
             return f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of signatures"
     return ""
+
+
+def _pow2(x: np.ndarray) -> np.ndarray:
+    return np.ldexp(1.0, np.minimum(x, 600).astype(np.int64))
+
+
+def _lists(m: Memberships, keep: np.ndarray | None) -> np.ndarray:
+    """Per element e, over the signatures s ∋ e of one axis (elements outside ``keep`` dropped):
+    [Σ 2^(|s|-1), Σ 2^a, Σ |s| 2^(|s|-1), Σ a 2^a], a = the elements of s above e."""
+    owner = np.repeat(np.arange(len(m.cnt)), np.diff(m.ptr))
+    el = m.el
+    if keep is not None:
+        owner, el = owner[keep[el]], el[keep[el]]
+    length = np.bincount(owner, minlength=len(m.cnt)).astype(np.float64)
+    start = np.cumsum(length) - length
+    size = length[owner]
+    above = size - (np.arange(len(el)) - start[owner]) - 1
+    terms = (_pow2(size - 1), _pow2(above), size * _pow2(size - 1), above * _pow2(above))
+    return np.array([np.bincount(el, weights=t, minlength=m.n_elem) for t in terms])
+
+
+class Bounds(NamedTuple):
+    """What :meth:`part` bounds the walks from: A[a, b] (biclusters a ≠ b share a cell, from the Gram
+    tables), per bicluster e the list entries of e's row and column signatures (Σ |s| over s ∋ e), and
+    the sums over those signatures of :func:`_lists` (rows and columns)."""
+
+    share: np.ndarray
+    entries: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+
+    @classmethod
+    def of(cls, rows: Memberships, cols: Memberships, keep: np.ndarray | None = None) -> Bounds:
+        """The bounds' inputs of two axes' membership lists (``keep``: one side's biclusters only)."""
+        share = (rows.gram > 0) & (cols.gram > 0)
+        np.fill_diagonal(share, False)
+        entries = np.zeros(rows.n_elem, np.float64)
+        for m in (rows, cols):
+            lengths = np.diff(m.ptr)
+            entries += np.bincount(m.el, weights=np.repeat(lengths, lengths).astype(np.float64),
+                                   minlength=m.n_elem)
+        return cls(share, entries, _lists(rows, keep), _lists(cols, keep))
+
+    def part(self, required, *, closure: bool, side: np.ndarray | None = None) -> float:
+        """An upper bound of the work units (:data:`UNIT_STEP` per step) of the walk of part ``required``.
+
+        Every set W the part walks shares a row and a column, so W lies
+        inside the signature of that row, and of that column.  Two bounds,
+        the smaller taken:
+
+        * W is B plus biclusters that share a cell with every member of B
+          (for a coverage part, above max(B)): at most 2^c sets, c the
+          number of such biclusters, each :data:`NODE_STEPS` plus at most
+          the list entries of B's members' signatures;
+        * (B = {e}) the sets inside a row signature s ∋ e number 2^(|s|-1)
+          (a coverage part: 2^a, a the elements of s above e), the smaller
+          sum over the rows or over the columns; the walk delivers a
+          signature to W's children at most once per entry, so its
+          deliveries are at most Σ |s| 2^(|s|-1) over both axes (a, 2^a);
+          a coverage part also finishes a node from its at most 64 pairs
+          of a row and a column, at most 64 times that node's deliveries.
+
+        ``side`` (a mask of biclusters) keeps one side's (the union walks;
+        its :class:`Bounds` made with ``keep=side``).
+        """
+        req = list(required)
+        ok = np.ones(len(self.entries), bool)
+        for e in req:
+            ok &= self.share[e]
+        ok[req] = False
+        if side is not None:
+            ok &= side
+        if req and not closure:
+            ok[: req[-1] + 1] = False
+        entries = float(self.entries[req].min()) if req else float(self.entries.sum())
+        steps = (NODE_STEPS + entries) * 2.0 ** min(int(ok.sum()), 600)
+        if len(req) == 1:
+            e = req[0]
+            k = 0 if closure else 1
+            sets = min(self.rows[k, e], self.cols[k, e])
+            deliveries = self.rows[2 + k, e] + self.cols[2 + k, e]
+            steps = min(steps, NODE_STEPS * sets + deliveries * (1 if closure else 65))
+        return UNIT_STEP * float(steps)
 
 
 def _count(rows: Memberships, cols: Memberships, req) -> int:
     """N(B): the cells inside every bicluster of B (from the Gram tables for |B| ≤ 2)."""
     if len(req) == 1:
         return int(rows.gram[req[0], req[0]]) * int(cols.gram[req[0], req[0]])
-    if len(req) == 2:
-        return int(rows.gram[req[0], req[1]]) * int(cols.gram[req[0], req[1]])
-    r = subproblem(rows, tuple(req))[2]
-    c = subproblem(cols, tuple(req))[2]
-    return int(r.sum()) * int(c.sum())
+    return int(rows.gram[req[0], req[1]]) * int(cols.gram[req[0], req[1]])
 
 
-#: Largest K + L for which the plan keeps the n x n tables of two-bicluster
-#: parts (above, parts are never split).
-_PAIR_TABLES = 1024
+def _check(rows: Memberships, cols: Memberships, method: str | None, coverage_by: str | None) -> None:
+    if method not in (None, *METHODS):
+        raise InputError(f"method must be one of {METHODS} or None, got {method!r}")
+    if coverage_by not in (None, "family", "pairs"):
+        raise InputError(f"coverage_by must be 'family', 'pairs' or None, got {coverage_by!r}")
+    if rows.n_items * cols.n_items >= 2**62:
+        raise TooLargeError(
+            f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
+            "(limit 2**62 cells; no setting raises it).")
 
 
-def _check_work(rows: Memberships, bcubed: bool, family: float, work: float, max_work: float,
-                size: float | None = None) -> None:
-    if work > max_work:
-        what = "MOCICE-BCubed" if bcubed else "the coverage counts of CE and RNIA"
-        walks = f"walks ~{family:.3g} sets" if size is None else \
-            f"walks ~{family:.3g} sets (each set once per truth bicluster in it)"
-        family_size = "" if size is None else f" has ~{size:.3g} sets and"
-        raise too_large(
-            f"the family of the sets of biclusters that share a cell ({rows.n_truth}+{rows.n_pred} "
-            f"biclusters){family_size} {what} {walks}, which", work, max_work,
-            "CE, RNIA and E4SC do not need MOCICE-BCubed's part of it: leave 'mocice_bcubed' out "
-            "of measures to score them." if bcubed else "E4SC does not need it.")
+def choose(rows: Memberships, cols: Memberships, *, coverage: bool, bcubed: bool, max_work: float,
+           method: str | None = None, coverage_by: str | None = None) -> ClassEstimate | None:
+    """The exact route, from bounds: the class table (the cell classes) or None (the family walk).
 
-
-def _class_plan(rows: Memberships, ce: ClassEstimate, coverage: bool, bcubed: bool, budget: int,
-                n_tasks: int, seed: int, note: str) -> ClassPlan:
-    assert ce.table is not None
-    n_tasks = max(1, n_tasks)
-    return ClassPlan(n_truth=rows.n_truth, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=ce.work,
-                     seed=seed, notes=[note], merged=ce.merged, classes=ce.table, n_tasks=n_tasks,
-                     class_ranges=class_ranges(ce.merged, ce.table, n_tasks, ce.per_class) if bcubed else None)
+    The classes are enumerated when the pairs of signatures are few
+    (:func:`classes_ruled_out`; at most ~2 s) and taken when their closed
+    form (the class table's sizes) fits ``max_work``, or when forced;
+    otherwise the family walk, whose own work is bounded and counted
+    (module docstring).  Raises :class:`~daskbicl.errors.TooLargeError`
+    when ``method="classes"`` is forced and does not apply or fit.
+    """
+    if method == "family" or coverage_by is not None or not (coverage or bcubed):
+        return None
+    why = classes_ruled_out(rows, cols)
+    ce = None if why else class_estimate(rows, cols, coverage, bcubed)
+    if ce is not None and ce.table is not None and (method == "classes" or ce.work <= max_work):
+        if ce.work > max_work:
+            raise too_large(f"the exact class method ({len(ce.table):,} cell classes) of "
+                            f"{rows.n_truth}+{rows.n_pred} biclusters", ce.work, max_work)
+        return ce
+    if method == "classes":
+        raise too_large(f"the class method does not apply ({why or (ce.why if ce else '')}), which", None, max_work)
+    return None
 
 
 def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
                max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
-               seed: int = 0, coverage_by: str | None = None, method: str | None = None,
-               estimates: Estimates | None = None) -> MicroPlan:
-    """The cheapest exact method, its parts and tasks (module docstring).
+               seed: int = 0, coverage_by: str | None = None, method: str | None = None) -> MicroPlan:
+    """The exact route (:func:`choose`), its parts and tasks (module docstring).
 
     ``method`` forces the exact method ("family": the family walk;
-    "classes": the cell classes and their traces,
-    :mod:`~daskbicl.kernels.micro.class_traces`); by default the plan takes
-    the class method when it is estimated below :data:`QUICK_CLASSES`, else
-    estimates the family walk (stopping as soon as it is dearer than the
-    class method) and takes the cheaper.  Raises
-    :class:`~daskbicl.errors.TooLargeError` when both exceed ``max_work``,
-    within seconds.  ``estimates`` holds estimates already made (by tasks
-    beside each other, :class:`Estimates`): the plan is the same with or
-    without them.
+    "classes": the cell classes and their traces); ``coverage_by`` how the
+    family walk's coverage counts are made ("family" or "pairs").  Nothing
+    is walked here: the plan costs the bounds and, for the classes, their
+    enumeration.
 
     Examples
     --------
@@ -364,107 +347,42 @@ def plan_micro(rows: Memberships, cols: Memberships, *, coverage: bool = True, b
     >>> plan_micro(*example_memberships(), bcubed=True, n_tasks=2).method
     'classes'
     """
-    if method not in (None, *METHODS):
-        raise InputError(f"method must be one of {METHODS} or None, got {method!r}")
-    if rows.n_items * cols.n_items >= 2**62:
-        raise TooLargeError(
-            f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
-            "(limit 2**62 cells; no setting raises it).")
-    est = Estimates() if estimates is None else estimates
-    kw = dict(coverage=coverage, bcubed=bcubed, budget=budget, n_tasks=n_tasks, seed=seed,
-              coverage_by=coverage_by, known=est)
-    if method == "family" or coverage_by is not None or not (coverage or bcubed):
-        return _family_plan(rows, cols, max_work=max_work, **kw)  # type: ignore[arg-type]
-    ce = est.classes_for(rows, cols, coverage, bcubed)
-    if isinstance(ce, str):  # ruled out by the counts alone: as class_estimate without a table
-        table, work, why = None, float("inf"), ce
-    else:
-        table, work, why = ce.table, ce.work, ce.why
-    if method == "classes" and table is None:
-        raise too_large(f"the class method does not apply ({why}), which", None, max_work)
-    fits = table is not None and work <= max_work
-    if method == "classes" or (fits and work <= QUICK_CLASSES):
-        assert isinstance(ce, ClassEstimate)
-        if work > max_work:
-            raise too_large(f"the exact class method ({len(table or ()):,} cell classes) of "
-                            f"{rows.n_truth}+{rows.n_pred} biclusters", work, max_work)
-        return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: quick")
-    try:  # the family walk, refused as soon as it is dearer than the classes
-        floor = closure_floor(ce.merged, table) if table is not None and isinstance(ce, ClassEstimate) else None
-        fam = _family_plan(rows, cols, max_work=min(max_work, work), floor=floor,
-                           **kw)  # type: ignore[arg-type]
-    except TooLargeError as err:
-        if fits:
-            assert isinstance(ce, ClassEstimate)
-            return _class_plan(rows, ce, coverage, bcubed, budget, n_tasks, seed, "classes: family dearer")
-        why = why or f"~{work:.3g} work units"
-        raise TooLargeError(f"{err} (The other exact method, by cell classes, needs {why}.)") from None
-    return dataclasses.replace(fam, max_work=max_work)  # the walks' allowance: the whole limit
+    _check(rows, cols, method, coverage_by)
+    ce = choose(rows, cols, coverage=coverage, bcubed=bcubed, max_work=max_work, method=method,
+                coverage_by=coverage_by)
+    if ce is None:
+        return _family_plan(rows, cols, coverage=coverage, bcubed=bcubed, max_work=max_work, budget=budget,
+                            n_tasks=n_tasks, seed=seed, coverage_by=coverage_by)
+    assert ce.table is not None
+    n_tasks = max(1, n_tasks)
+    return ClassPlan(n_truth=rows.n_truth, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=ce.work,
+                     seed=seed, notes=["classes"], max_work=max_work, merged=ce.merged, classes=ce.table,
+                     n_tasks=n_tasks,
+                     class_ranges=class_ranges(ce.merged, ce.table, n_tasks, ce.per_class) if bcubed else None)
 
 
-def closure_floor(merged: Merged, table: ClassTable) -> np.ndarray:
-    """Per bicluster e: 2^(s - 1), s the most biclusters (copies counted) of a cell class containing e.
-
-    The MOCICE-BCubed part {e} of the family walk stores every set of
-    biclusters that contains e and shares a cell, so at least every subset
-    of the largest class through e that contains e: a certain lower bound on
-    its sets, which the sampled estimate must not undercut (on heavy overlap
-    the sampling missed it by a factor of 24).
-    """
-    keys = table.keys
-    size = np.zeros(len(table), np.float64)
-    reps = np.flatnonzero(merged.mult > 0)
-    for e in reps.tolist():
-        size += ((keys[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)).astype(np.float64) * float(merged.mult[e])
-    out = np.zeros(len(merged.rep), np.float64)
-    for e in reps.tolist():
-        on = ((keys[:, e // 64] >> np.uint64(e % 64)) & np.uint64(1)).astype(bool)
-        out[merged.rep == e] = np.exp2(size[on].max(initial=1.0) - 1.0) if on.any() else 0.0
-    return out
+#: Largest K + L for which coverage parts are split into two-bicluster parts.
+_PAIR_TABLES = 1024
 
 
-def exact_cost(rows: Memberships, cols: Memberships, parts, *, max_work: float = DEFAULT_MAX_WORK) -> float:
-    """Estimated work units (as ``daskbicl.max_work``) of the cheapest exact method for ``parts``.
-
-    ``parts`` names what is needed ("coverage", "bcubed"; "overlap" is
-    free).  Returns ``inf`` when no exact method fits ``max_work`` or the
-    memory budget.  Runs the planning estimates only: a few seconds at most.
-
-    Examples
-    --------
-    >>> from daskbicl.kernels.micro.cell_records import example_memberships
-    >>> 0 < exact_cost(*example_memberships(), {"bcubed"}) < 1e4
-    True
-    """
-    parts = frozenset(parts)
-    if not parts & {"coverage", "bcubed"}:
-        return 0.0
-    try:
-        plan = plan_micro(rows, cols, coverage="coverage" in parts, bcubed="bcubed" in parts,
-                          max_work=max_work, n_tasks=1)
-    except TooLargeError:
-        return float("inf")
-    return float(plan.work)
+def _union_bound(rows: Memberships, cols: Memberships) -> float:
+    """Bound of the two union walks (each side's family alone, MOCICE-BCubed's normalisers): the sets
+    of each side with smallest member e, as a storing walk (no pairs finish a node)."""
+    truth = np.arange(rows.n_elem) < rows.n_truth
+    total = 0.0
+    for side in (truth, ~truth):
+        one = Bounds.of(rows, cols, keep=side)
+        for e in np.flatnonzero(side).tolist():
+            sets = min(one.rows[1, e], one.cols[1, e])
+            total += UNIT_STEP * min(NODE_STEPS * sets + one.rows[3, e] + one.cols[3, e],
+                                     one.part((e,), closure=False, side=side) / UNIT_STEP)
+        total += UNIT_STEP * float(len(rows.el) + len(cols.el))  # the root delivers every list once
+    return total
 
 
-def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True, bcubed: bool = False,
-                 max_work: float = DEFAULT_MAX_WORK, budget: int = DEFAULT_BUDGET, n_tasks: int = 16,
-                 seed: int = 0, coverage_by: str | None = None, floor: np.ndarray | None = None,
-                 known: Estimates | None = None) -> FamilyPlan:
-    """Parts, estimates and tasks of the family walk (module docstring).
-
-    ``floor[e]`` (from :func:`closure_floor`, when the classes are known)
-    is a certain lower bound on the sets part {e} of MOCICE-BCubed walks;
-    a sampled estimate below it is raised to it, the work in proportion.
-
-    ``coverage_by`` forces how the coverage counts are made: "family" (the
-    walk) or "pairs" (every pair of row and column signatures); by default
-    the cheaper by the estimates.  MOCICE-BCubed's normalisers (each
-    side's one-sided family) are not estimated: their walks enforce their
-    own share of the work limit and the memory budget
-    (:func:`~daskbicl.kernels.micro.family_tasks.union_side`).
-    ``known`` holds profiles already made (:class:`Estimates`), used where
-    they are what this plan's seed and limit give (:meth:`Probe.serves`).
+def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool, bcubed: bool, max_work: float,
+                 budget: int, n_tasks: int, seed: int, coverage_by: str | None) -> FamilyPlan:
+    """Parts, bounds and tasks of the family walk (module docstring).
 
     Examples
     --------
@@ -476,106 +394,74 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool = True,
     ((0, 2), (2, 4))
     """
     k, n = rows.n_truth, rows.n_elem
-    if rows.n_items * cols.n_items >= 2**62:
-        raise TooLargeError(
-            f"{rows.n_items:,} x {cols.n_items:,} cells overflow the exact int64 cell counts "
-            "(limit 2**62 cells; no setting raises it).")
-    if coverage_by not in (None, "family", "pairs"):
-        raise InputError(f"coverage_by must be 'family', 'pairs' or None, got {coverage_by!r}")
+    n_tasks = max(1, n_tasks)
+    bounds = Bounds.of(rows, cols)
     moments = np.zeros((k + 1, rows.n_pred + 1), dtype=object)
     moments[0, 0] = rows.n_items * cols.n_items
-    pair_cost = pairs_work(rows, cols)
-    # one pass of probes sizes every part (family_estimate.profile_family)
-    est = Estimates() if known is None else known
-    sub, sub2, clo, clo2, stopped = _family_profile(rows, cols, seed, max_work, est.family)
-    sub_work = UNIT_NODE * sub[0] + UNIT_DELIVERY * (sub[1] + sub[2])
-    if floor is not None and bcubed:  # the sampled profile can miss the dense part: never below the floor
-        scale = np.maximum(floor / np.maximum(clo[0], 1.0), 1.0)
-        clo = clo.copy()
-        clo[:3] *= scale[None, :]
-    clo_work = UNIT_STORED * clo[0] + UNIT_DELIVERY * clo[1] + UNIT_MEMBER * clo[2]
+    present = [e for e in range(n) if rows.gram[e, e] > 0 and cols.gram[e, e] > 0]
     truth = np.arange(n) < k
+    closure = [Part((e,), True, bounds.part((e,), closure=True)) for e in present if bcubed and truth[e]]
+    walked = [Part((e,), False, bounds.part((e,), closure=False))
+              for e in present if coverage and not (bcubed and truth[e])]
+    pair_cost = pairs_work(rows, cols)
+    walk_cost = sum(p.bound for p in walked)
     use_pairs = coverage and (coverage_by == "pairs" or (
-        coverage_by is None and (stopped or float(sub_work.sum()) > pair_cost)))
-    size = float(sub[3].sum())  # the family's sets (estimate)
-    if stopped and not use_pairs and (coverage or bcubed):
-        _check_work(rows, bcubed, float(clo[0].sum() + sub[0].sum()), 2 * max_work, max_work, size)
+        coverage_by is None and pair_cost <= min(walk_cost, max_work, TRIAL_WORK)))
     if use_pairs and pair_cost > max_work:
-        raise too_large(
-            f"the coverage counts of CE and RNIA walk ~{float(sub[0].sum()):.3g}+ sets of biclusters "
-            f"that share a cell (the family of {k}+{rows.n_pred} biclusters), or the "
-            f"{rows.n_signatures:,} x {cols.n_signatures:,} pairs of row and column signatures",
-            pair_cost, max_work, "E4SC does not need them.")
-    # a part also reads its rows' and columns' lists (about the memberships of the items in e)
-    setup = UNIT_PART + UNIT_ENTRY * (rows.gram.sum(axis=1) + cols.gram.sum(axis=1)).astype(np.float64)
-    estimates: list[tuple[tuple[int, ...], bool, float, float]] = []
-    for e in range(n):
-        if rows.gram[e, e] == 0 or cols.gram[e, e] == 0:
-            continue
-        if bcubed and truth[e]:
-            estimates.append(((e,), True, float(clo[0, e]), float(clo_work[e] + setup[e])))
-        elif coverage and not use_pairs:
-            estimates.append(((e,), False, float(sub[0, e]), float(sub_work[e] + setup[e])))
-    total = sum(w for *_, w in estimates) + (pair_cost if use_pairs else 0.0)
-    _check_work(rows, bcubed, sum(x[2] for x in estimates), total, max_work, size)
-    target = max(total / max(n_tasks, 1), 1e7)  # a coverage part above a task's share is split
-    notes: list[str] = []
-    refused: list[tuple[tuple[int, ...], float]] = []
-    parts: list[Part] = []
-    pairs_known = sub2.shape[1] == n
-    while estimates:
-        req, closure, nodes, work = estimates.pop()
-        mixed = bool(truth[list(req)].any() and not truth[list(req)].all())
-        too_big = nodes > 1.5 * budget if closure else work > target
-        if not too_big or req[-1] == n - 1 or (closure and mixed) or len(req) > 1 or not pairs_known:
-            if closure and nodes > 2 * budget:  # beyond the estimate's error: refuse (below)
-                refused.append((req, nodes))
-            parts.append(Part(req, closure, nodes, work))  # the task enforces the budget exactly
-            continue
-        # split {e} into {e, a}: the root {e} is counted here, its children become parts
-        e = req[0]
-        nt = int(truth[e])
-        moments[nt, 1 - nt] += _count(rows, cols, req)
-        notes.append(f"split {req} (~{nodes:.3g} sets)")
-        for a in range(e + 1, n):
-            if _count(rows, cols, (e, a)) == 0:
-                continue
-            if closure:
-                c_nodes = float(clo2[0, e, a])
-                c_work = UNIT_STORED * c_nodes + UNIT_DELIVERY * float(clo2[1, e, a]) + \
-                    UNIT_MEMBER * c_nodes * float(clo[2, e] / max(clo[0, e], 1.0))
-            else:
-                c_nodes = float(sub2[0, e, a])
-                c_work = UNIT_NODE * c_nodes + UNIT_DELIVERY * float(sub2[1, e, a] + sub2[2, e, a])
-            c_work += float(setup[e])
-            estimates.append(((e, a), closure, c_nodes, c_work))
-    family = sum(p.nodes for p in parts)
-    work = sum(p.work for p in parts) + (pair_cost if use_pairs else 0.0)
-    _check_work(rows, bcubed, family, work, max_work, size)
-    if refused:
-        raise budget_error(*max(refused, key=lambda x: x[1]), budget)
-    tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None, pair_cost)
+        raise too_large(f"the coverage counts of CE and RNIA by the {rows.n_signatures:,} x "
+                        f"{cols.n_signatures:,} pairs of row and column signatures", pair_cost, max_work,
+                        "E4SC does not need them.")
+    parts = closure + ([] if use_pairs else walked)
+    work = float(sum(p.bound for p in parts)) + (pair_cost if use_pairs else 0.0) + (
+        _union_bound(rows, cols) if bcubed else 0.0)
+    notes = [f"bound {work:.3g} work units" + ("" if work <= max_work else f": a trial of {TRIAL_WORK:.3g}")]
+    parts = _split(rows, cols, bounds, parts, n_tasks, moments, notes)
+    tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None)
     return FamilyPlan(n_truth=k, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=work, seed=seed,
-                      notes=notes, tasks=tasks, moments=moments, family=family, budget=int(budget),
-                      row_ranges=row_ranges, max_work=max_work)
+                      notes=notes, tasks=tasks, moments=moments, budget=int(budget), row_ranges=row_ranges,
+                      max_work=max_work, trial=bool(work > max_work))
 
 
-def _assign_tasks(parts: list[Part], n_tasks: int, n_row_signatures: int | None, pair_cost: float):
-    """The parts, longest first, each into the least loaded of ``n_tasks`` tasks.
+def _split(rows: Memberships, cols: Memberships, bounds: Bounds, parts: list[Part], n_tasks: int,
+           moments: np.ndarray, notes: list) -> list[Part]:
+    """Coverage parts whose bound is above a task's share split once into B ∪ {a} (their root counted here).
+
+    A coverage part only counts exact integers, so how it is split moves
+    no value; closure parts are split where they run, when they fill the
+    memory budget.
+    """
+    total = sum(p.bound for p in parts)
+    if rows.n_elem > _PAIR_TABLES or total <= 0:
+        return parts
+    target = total / n_tasks
+    out: list[Part] = []
+    for p in parts:
+        if p.closure or p.bound <= target or p.required[-1] == rows.n_elem - 1:
+            out.append(p)
+            continue
+        e = p.required[0]
+        nt = int(e < rows.n_truth)
+        moments[nt, 1 - nt] += _count(rows, cols, (e,))
+        notes.append(f"split {p.required}")
+        out.extend(Part((e, a), False, min(p.bound, bounds.part((e, a), closure=False)))
+                   for a in range(e + 1, rows.n_elem) if bounds.share[e, a])
+    return out
+
+
+def _assign_tasks(parts: list[Part], n_tasks: int, n_row_signatures: int | None):
+    """The parts, largest bound first, each into the least loaded of ``n_tasks`` tasks.
 
     With ``n_row_signatures`` (coverage counted by pairs of signatures) every task
     also takes an equal share of the row signatures, returned as ``row_ranges``.
     """
-    n_tasks = max(1, n_tasks)
     heap = [(0.0, i) for i in range(n_tasks)]
     tasks: list[list[Part]] = [[] for _ in heap]
     row_ranges = None
     if n_row_signatures is not None:
         cuts = np.linspace(0, n_row_signatures, n_tasks + 1).round().astype(int)
         row_ranges = tuple((int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]))
-        heap = [(pair_cost / n_tasks, i) for i in range(n_tasks)]
-    for p in sorted(parts, key=lambda p: -p.work):
+    for p in sorted(parts, key=lambda p: (-p.bound, p.required)):
         load, i = heapq.heappop(heap)
         tasks[i].append(p)
-        heapq.heappush(heap, (load + p.work, i))
+        heapq.heappush(heap, (load + p.bound, i))
     return tuple(tuple(t) for t in tasks), row_ranges
