@@ -125,13 +125,14 @@ number of biclusters sharing a cell, L the pred biclusters and κ ≥ 1 the
 cancellation of the one signed sum, which each run measures (κ stayed
 below 1.2 on every benchmark: about 1e-14 for 20 + 20 biclusters; at most
 6·u for two co-clusterings).  F1 adds u.  The cost grows with the family
-(docs/measures/micro.md, "Cost"); above the dask config ``daskbicl.max_work``
-it raises :class:`~daskbicl.errors.TooLargeError` before the work starts,
-and a part of the family larger than ``daskbicl.micro_budget`` sets (the
-memory of one task) too.  CE, RNIA and E4SC never need this step.
+(docs/measures/micro.md, "Cost"); when its bound is beyond the dask config
+``daskbicl.max_work``, the walk runs as a trial of a few seconds, and if
+that runs out it raises :class:`~daskbicl.errors.TooLargeError` (naming the
+bound), as does a part of the family larger than ``daskbicl.micro_budget``
+sets (the memory of one task).  CE, RNIA and E4SC never need this step.
 
 Exact or sampled (``method``): with ``"auto"`` (the default), when the
-exact cost is beyond ``daskbicl.max_work``, precision and recall are
+exact walk does not fit ``daskbicl.max_work`` (or its trial), precision and recall are
 estimated by sampling pairs of cells until the 95 % half-width of P, R and
 F1 is at most the dask config ``daskbicl.micro_tolerance`` (1e-3).  Each
 field of a sampled record is then a :class:`~daskbicl.Estimate`: a float
