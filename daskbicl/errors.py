@@ -118,7 +118,9 @@ class SchedulerError(InfrastructureError):
 
 
 class NoWorkersError(InfrastructureError):
-    """The scheduler has had no worker for longer than ``daskbicl.worker_timeout``."""
+    """The scheduler has had no worker that runs tasks for longer than ``daskbicl.worker_timeout``: no
+    worker at all, or every worker paused over its memory (``distributed.worker.memory.pause``) with no
+    task running."""
 
 
 class WorkerKilledError(InfrastructureError):

@@ -518,12 +518,15 @@ def worker_killed(client, exc, started: float, limit: int | None = None) -> Work
 
 
 class _Watch:
-    """Says what a wait waits for: raises when the scheduler is gone or has had no worker too long."""
+    """Says what a wait waits for: raises when the scheduler is gone, or has had no worker that runs tasks
+    (none at all, or every one paused over its memory) for ``daskbicl.worker_timeout``."""
 
     def __init__(self, client):
         self.client = client
         self.timeout = dask.utils.parse_timedelta(config.get("worker_timeout"))
-        self.since: float | None = None
+        self.since: float | None = None  # since when no worker (None: there is one)
+        self.paused_since: float | None = None  # since when every worker is paused
+        self.paused_checked = -float("inf")
         self.warned = False
 
     def check(self) -> None:
@@ -533,10 +536,12 @@ class _Watch:
             workers = self.client.scheduler_info(n_workers=1).get("n_workers", 1)
         except (OSError, TimeoutError, CancelledError) as exc:
             raise lost_scheduler(self.client, exc) from None
+        now = time.monotonic()
         if workers:
             self.since = None
+            self._check_paused(now)
             return
-        now = time.monotonic()
+        self.paused_since = None
         if self.since is None:
             self.since = now
         # Said once, and not for the moment a nanny takes to restart a worker.
@@ -551,6 +556,50 @@ class _Watch:
                 f"(daskbicl.worker_timeout): start workers (dask worker {address}) or check that they can "
                 "reach the scheduler, then run again"
             )
+
+    def _check_paused(self, now: float) -> None:
+        """A worker pauses above ``distributed.worker.memory.pause`` of its memory and starts no task until
+        its memory falls; memory that cannot be spilled never falls: every worker paused with no task
+        running for ``daskbicl.worker_timeout`` ends the wait (looked at every tenth of it, at most every
+        10 s: the list of workers is fetched then, not at each poll)."""
+        if now - self.paused_checked < min(10.0, self.timeout / 10):
+            return
+        self.paused_checked = now
+        try:
+            workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        except (OSError, TimeoutError, CancelledError) as exc:
+            raise lost_scheduler(self.client, exc) from None
+        if not workers or any(w.get("status") != "paused" or _executing(w) for w in workers.values()):
+            self.paused_since = None  # a worker runs tasks, or a paused one still runs its task
+            return
+        if self.paused_since is None:
+            self.paused_since = now
+        if now - self.paused_since > self.timeout:
+            raise self._all_paused(workers)
+
+    def _all_paused(self, workers: dict) -> NoWorkersError:
+        limit = max((w.get("memory_limit") or 0 for w in workers.values()), default=0)
+        try:
+            keys = [k for ks in self.client.processing(list(workers)).values() for k in ks]
+        except Exception:  # the scheduler cannot say: the message says less
+            keys = []
+        step = f" {describe_step(keys[0])} (task {keys[0]!r})" if keys else ""
+        n = len(workers)
+        who = "the one worker" if n == 1 else f"every one of the {n} workers"
+        return NoWorkersError(
+            f"workers ran out of memory{step}: {who} of the Dask scheduler at {_address(self.client)} has been "
+            f"paused with no task running for {self.timeout:g} s (daskbicl.worker_timeout), over the share of "
+            f"{'its' if n == 1 else 'their'} {_bytes(limit) + ' ' if limit else ''}memory limit at which a worker "
+            "pauses (distributed.worker.memory.pause, 80% by default) with memory it cannot spill; this step "
+            "needs more memory than a worker has: start workers with a larger --memory-limit (or fewer threads "
+            "each), or write the stores with smaller chunks"
+        )
+
+
+def _executing(worker: dict) -> int:
+    """Tasks a worker is running, from its last heartbeat (0 when it does not say)."""
+    counts = (worker.get("metrics") or {}).get("task_counts") or {}
+    return int(counts.get("executing", 0) or 0)
 
 
 def wait_for_a_worker(client, poll: float = 1.0) -> None:

@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import dask
 import numpy as np
 import pytest
 import xarray as xr
@@ -381,7 +382,7 @@ def processes(folder: Path, workers: int = 0, memory: str | None = None, env: di
             args = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", str(workers),
                     "--nthreads", "1", "--no-dashboard"] + (["--memory-limit", memory] if memory else [])
             started.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                            start_new_session=True))
+                                            env={**os.environ, **(env or {})}, start_new_session=True))
             from distributed import Client
 
             with Client(address, timeout=30) as c:
@@ -511,20 +512,51 @@ def test_scheduler_lost_during_batch(pairs, tmp_path):
 @pytest.mark.slow
 def test_worker_killed_for_memory_names_the_step_and_the_memory(tmp_path):
     rng = np.random.default_rng(0)
-    z = rng.integers(0, 3, 12_000_000)
-    # A plain to_zarr store of int64 labels in one 96 MB chunk (daskbicl.save would write 12 MB of codes).
+    z = rng.integers(0, 3, 32_000_000)
+    # A plain to_zarr store of int64 labels in one 256 MB chunk (daskbicl.save would write 32 MB of codes).
+    # A worker holds ~200 MiB once its tasks' imports are loaded: with a 400 MB limit it does not pause
+    # (80%, 305 MiB) before the read starts, and the chunk takes it past 95% (362 MiB) for as long as the
+    # read lasts, whatever the release of distributed (a 96 MB chunk on a 250 MB worker was killed on
+    # one release and paused the worker before the read on another).
     xr.Dataset({"row_labels": ("row", z), "col_labels": ("col", np.arange(10) % 2)}).to_zarr(
-        tmp_path / "t.zarr", encoding={"row_labels": {"chunks": (12_000_000,)}}, consolidated=False)
+        tmp_path / "t.zarr", encoding={"row_labels": {"chunks": (32_000_000,)}}, consolidated=False)
     # One death is enough to call it (faster than the default 3 retries), and one task at a time on the
     # worker's one thread, so the task blamed for the death is the one that was running.
     once = {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0", "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0"}
-    with processes(tmp_path, workers=1, memory="250MB", env=once) as (address, _):
+    with processes(tmp_path, workers=1, memory="400MB", env=once) as (address, _):
         code, out, err = cli("score", tmp_path / "t.zarr", tmp_path / "t.zarr", "--scheduler", address,
                              "--measure", "cari")
     assert code == 3, err
     line = one_error_line(err, "workers ran out of memory reading row_labels chunk 0")
-    assert "1 worker was restarted by its nanny for passing 95% of its 238.42 MiB memory limit" in line
-    assert "this step needs more than 238.42 MiB per worker" in line
+    assert "1 worker was restarted by its nanny for passing 95% of its 381.47 MiB memory limit" in line
+    assert "this step needs more than 381.47 MiB per worker" in line
+
+
+@pytest.mark.slow
+def test_workers_paused_over_memory_end_the_wait(tmp_path):
+    """A worker paused over its memory (distributed.worker.memory.pause) starts no task until its memory
+    falls; memory it cannot spill never falls: after daskbicl.worker_timeout the score stops (exit 3)."""
+    daskbicl.save(([0, 1, 1], [0, 1]), tmp_path / "t.zarr")
+    # 1% of 2 GB (19 MiB) is below what any worker process holds from its start: the worker pauses at once.
+    paused = {"DASK_DISTRIBUTED__WORKER__MEMORY__PAUSE": "0.01", "DASK_DISTRIBUTED__WORKER__MEMORY__SPILL": "False",
+              "DASK_DISTRIBUTED__WORKER__MEMORY__TARGET": "False"}
+    with processes(tmp_path, workers=1, memory="2GB", env=paused) as (address, _):
+        from distributed import Client
+
+        with Client(address, timeout=30) as c:  # the worker's memory monitor has paused it
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and [w["status"] for w in c.scheduler_info()["workers"].values()] != ["paused"]:
+                time.sleep(0.1)
+            assert [w["status"] for w in c.scheduler_info()["workers"].values()] == ["paused"]
+            with dask.config.set({"daskbicl.worker_timeout": "3s"}), \
+                    pytest.raises(daskbicl.NoWorkersError, match="has been paused with no task running for 3 s"):
+                daskbicl.score(tmp_path / "t.zarr", tmp_path / "t.zarr", measures=["cari"])
+        code, out, err = cli("score", tmp_path / "t.zarr", tmp_path / "t.zarr", "--scheduler", address,
+                             "--measure", "cari", env={**os.environ, "DASK_DASKBICL__WORKER_TIMEOUT": "3s"})
+    assert code == 3, err
+    line = one_error_line(err, "workers ran out of memory")
+    assert "the one worker of the Dask scheduler at" in line and "has been paused with no task running for 3 s" in line
+    assert "1.86 GiB memory limit" in line and "start workers with a larger --memory-limit" in line
 
 
 def _die():
