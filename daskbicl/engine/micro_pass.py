@@ -49,7 +49,8 @@ tasks ran out of their share.  The sampled branch is always in the graph,
 after the exact tasks, and does nothing for the parts they computed:
 
 * one task builds the :class:`~daskbicl.kernels.micro.sampling.Sampler` from
-  the membership lists and says what it samples (:class:`Draws`);
+  the membership lists and says what it samples
+  (:func:`~daskbicl.kernels.micro.sampled_parts.sampler_for`);
 * ``daskbicl.micro_tasks`` *pilot* tasks draw the first ``PILOT`` blocks of
   each side (block j on task j mod tasks);
 * one small task reads the pilot's variances and fixes the number of blocks
@@ -66,7 +67,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from typing import TYPE_CHECKING, NamedTuple
 
 import dask
 import dask.array as da
@@ -75,9 +75,9 @@ import xarray as xr
 
 from .. import config
 from ..errors import InputError, TooLargeError
-from ..kernels.micro import estimates, family_tasks, micro_scores
+from ..kernels.micro import family_tasks, micro_scores, sampled_parts
 from ..kernels.micro.budget import BUDGET_KEY, DEFAULT_MAX_WORK, MAX_WORK_KEY
-from ..kernels.micro.cell_records import bcubed_nothing_covered, bicluster_overlap, same_biclusters
+from ..kernels.micro.cell_records import bicluster_overlap, same_biclusters
 from ..kernels.micro.family_tasks import finish, jaccard_table, run_task
 from ..kernels.micro.memberships import (
     join_parts,
@@ -92,10 +92,7 @@ from .blocks import as_biclustering
 from .contingency_pass import partition_tables
 from .core import ChunkPass, counting_pass, shared_pass, task, task_map
 
-if TYPE_CHECKING:
-    from ..kernels.micro.sampling import Sampler
-
-__all__ = ["BLOCK", "COUNT_MEMBERSHIPS", "METHODS", "MicroResult", "PARTS", "PILOT", "budget", "max_work", "memberships_graph",
+__all__ = ["COUNT_MEMBERSHIPS", "METHODS", "MicroResult", "PARTS", "budget", "max_work", "memberships_graph",
            "micro_graph", "tolerance"]
 
 MicroResult = micro_scores.MicroResult
@@ -105,14 +102,6 @@ PARTS = frozenset({"overlap", "coverage", "bcubed"})
 
 #: How MOCICE-BCubed is computed (docs/measures/micro.md, "Exact or sampled").
 METHODS = ("auto", "exact", "sample")
-
-#: Pairs of cells per sampled block, and blocks per side in the pilot.
-BLOCK = 4096
-PILOT = 16
-
-#: Work units (about 10 ns) one sampled pair of cells is counted as against ``daskbicl.max_work``.
-PAIR_WORK = 100
-
 
 def _positive(name: str, key: str, default, integer: bool = False) -> float:
     raw = config.get(name)
@@ -360,127 +349,6 @@ def _finish(plan, tables, overlap, split: bool, *tasks):
 # --------------------------------------------------------------------------- sampled parts
 
 
-class Draws(NamedTuple):
-    """The sampler, which parts it samples, and the sides it draws blocks of.
-
-    Sides: ``"precision"`` and ``"recall"`` (MOCICE-BCubed, those its side
-    covers), ``"coverage"`` (CE and RNIA, when any cell is covered).
-    """
-
-    sampler: Sampler
-    bcubed: bool
-    coverage: bool
-    sides: tuple
-
-
-def _sampler(exact_coverage, exact_bcubed, rows, cols, bcubed: bool, coverage: bool) -> Draws | None:
-    """The parts asked for that the exact walks did not compute are sampled; None if none.
-
-    ``exact_coverage`` and ``exact_bcubed`` come from the exact tasks, None for a part they leave
-    out: not planned, or stopped when the work allowance ran out.
-    """
-    bcubed = bcubed and exact_bcubed is None
-    coverage = coverage and exact_coverage is None
-    if not (bcubed or coverage):
-        return None
-    from ..kernels.micro.sampling import Sampler  # numba: loaded when a value is sampled
-
-    sampler = Sampler.build(rows, cols)
-    sides = tuple(side for side in ("precision", "recall") if bcubed and sampler.covered(side))
-    sides += ("coverage",) if coverage and sampler.total > 0 else ()
-    return Draws(sampler, bcubed, coverage, sides)
-
-
-def _block(draws: Draws, side: str, j: int, seed_: int):
-    if side == "coverage":
-        return draws.sampler.coverage_block(j, BLOCK, seed_)
-    return draws.sampler.block(side, j, BLOCK, seed_)
-
-
-def _draw(draws, first: int, stop, index: int, n_tasks: int, seed_: int) -> dict | None:
-    """Blocks j in [first, stop[side]) with j = index mod n_tasks, of each drawn side: {(side, j): sums}."""
-    if draws is None:
-        return None
-    start = first + (index - first) % n_tasks
-    return {(side, j): _block(draws, side, j, seed_)
-            for side in draws.sides if side in stop for j in range(start, stop[side], n_tasks)}
-
-
-def _moments(blocks: dict, side: str, stop: int) -> estimates.Moments:
-    return estimates.combine(blocks[(side, j)] for j in range(stop))
-
-
-def _coverage(draws: Draws, blocks: dict, stop: int):
-    from ..kernels.micro.coverage_estimates import combine_coverage
-
-    return combine_coverage(draws.sampler.total, (blocks[("coverage", j)] for j in range(stop)))
-
-
-def _matched(draws: Draws, overlap, limit: float, pilot) -> int | None:
-    """CE's D_max when the shared-cell table is there and its matching fits the limit (else None: a bound)."""
-    from ..kernels.micro.coverage_estimates import matched_cells
-
-    if overlap is None or draws.sampler.total == 0:
-        return None
-    try:
-        return matched_cells(pilot, overlap, limit)
-    except TooLargeError:
-        return None
-
-
-def _count(draws, overlap, target: float, limit: float, *pilots) -> dict | None:
-    """Blocks per side: enough for the target half-width from the pilot, at most the work limit allows."""
-    if draws is None:
-        return None
-    from ..kernels.micro.coverage_estimates import cells_needed
-
-    cap = max(PILOT, int(limit // (2 * PAIR_WORK * BLOCK)))
-    blocks = {key: b for p in pilots for key, b in p.items()}
-    out = {}
-    bcubed = [side for side in draws.sides if side != "coverage"]
-    if bcubed:
-        got = {side: _moments(blocks, side, PILOT) for side in bcubed}
-        zero = estimates.Moments(0.0, 0.0, 1)
-        need = estimates.blocks_needed(got.get("precision", zero), got.get("recall", zero), target, BLOCK)
-        out.update({side: min(max(need, PILOT), cap) for side in bcubed})
-    if "coverage" in draws.sides:
-        pilot = _coverage(draws, blocks, PILOT)
-        matched = _matched(draws, overlap, limit, pilot)
-        need = -(-cells_needed(pilot, target, matched, ce=overlap is not None) // BLOCK)
-        out["coverage"] = min(max(need, PILOT), cap)
-    return out
-
-
-def _estimate(m: estimates.Moments) -> estimates.Estimate:
-    return estimates.Estimate(m.mean, estimates.half_width(m), m.samples)
-
-
-def _sampled_bcubed(draws: Draws, overlap, count: dict, blocks: dict):
-    """The sampled PRF (fields :class:`~daskbicl.kernels.micro.estimates.Estimate`)."""
-    sides = [side for side in draws.sides if side != "coverage"]
-    if not sides:
-        raise bcubed_nothing_covered()
-    if len(sides) == 1 or same_biclusters(overlap):  # documented conventions: exact values, never sampled
-        value = 1.0 if len(sides) == 2 else 0.0
-        return micro_scores.PRF(value, value, value)
-    p = _moments(blocks, "precision", count["precision"])
-    r = _moments(blocks, "recall", count["recall"])
-    f1, f1_hw = estimates.f1_estimate(p, r)
-    return micro_scores.PRF(_estimate(p), _estimate(r), estimates.Estimate(f1, f1_hw, min(p.samples, r.samples)))
-
-
-def _sampled(draws, overlap, count, *parts) -> tuple:
-    """(sampled MOCICE-BCubed or None, sampled coverage or None); a coverage of no cell has total 0."""
-    if draws is None:
-        return None, None
-    blocks = {key: b for p in parts for key, b in p.items()}
-    prf = _sampled_bcubed(draws, overlap, count, blocks) if draws.bcubed else None
-    coverage = None
-    if draws.coverage:
-        coverage = _coverage(draws, blocks, count.get("coverage", 0))
-    return prf, coverage
-
-
 def _either(exact, sampled):
     return exact if sampled is None else sampled
 
@@ -488,12 +356,13 @@ def _either(exact, sampled):
 def _sample_graph(exact, rows, cols, overlap, bcubed: bool, coverage: bool, n_tasks: int, limit: float):
     """Delayed (sampled PRF, sampled coverage): each None when ``exact`` (coverage, PRF) holds that part."""
     target, seed_ = tolerance(), seed()
-    draws = task(_sampler)(*exact, rows, cols, bcubed, coverage)
-    pilot = {side: PILOT for side in ("precision", "recall", "coverage")}
-    pilots = task_map(_draw, [(draws, 0, pilot, i, n_tasks, seed_) for i in range(n_tasks)])
-    count = task(_count)(draws, overlap, target, limit, *pilots)
-    rest = task_map(_draw, [(draws, PILOT, count, i, n_tasks, seed_) for i in range(n_tasks)])
-    return task(_sampled, nout=2)(draws, overlap, count, *pilots, *rest)
+    draws = task(sampled_parts.sampler_for)(*exact, rows, cols, bcubed, coverage)
+    pilot = {side: sampled_parts.PILOT for side in ("precision", "recall", "coverage")}
+    pilots = task_map(sampled_parts.draw, [(draws, 0, pilot, i, n_tasks, seed_) for i in range(n_tasks)])
+    count = task(sampled_parts.count)(draws, overlap, target, limit, *pilots)
+    rest = task_map(sampled_parts.draw, [(draws, sampled_parts.PILOT, count, i, n_tasks, seed_)
+                                         for i in range(n_tasks)])
+    return task(sampled_parts.sampled, nout=2)(draws, overlap, count, *pilots, *rest)
 
 
 def _coclustering(rows, cols, parts: frozenset, limit: float) -> micro_scores.MicroResult:

@@ -153,10 +153,10 @@ def _task_names(graph) -> set[str]:
     "name, built, not_built",
     [
         ("e4sc", {"bicluster_overlap"}, {"_plan", "_task", "_finish", "_union_tables", "jaccard_table"}),
-        ("micro_rnia", {"_plan_auto", "_task", "_finish", "_sampler"},
+        ("micro_rnia", {"_plan_auto", "_task", "_finish", "sampler_for"},
          {"bicluster_overlap", "_union_tables", "jaccard_table"}),  # CE and RNIA sample where exact is too dear
         ("micro_ce", {"bicluster_overlap", "_plan_auto", "_task", "_finish"}, {"_union_tables", "jaccard_table"}),
-        ("mocice_bcubed", {"_plan_auto", "_task", "_finish", "_union_tables", "jaccard_table", "_sampler"}, set()),
+        ("mocice_bcubed", {"_plan_auto", "_task", "_finish", "_union_tables", "jaccard_table", "sampler_for"}, set()),
     ],
 )
 def test_each_measure_builds_only_what_it_reads(name, built, not_built):

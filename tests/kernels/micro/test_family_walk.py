@@ -14,6 +14,7 @@ import pytest
 
 from daskbicl.engine import micro_pass
 from daskbicl.errors import TooLargeError
+from daskbicl.kernels.micro import sampled_parts
 from daskbicl.kernels.micro.family_tasks import jaccard_table, run_task, union_side, union_tables
 from daskbicl.kernels.micro.memberships import signature_counts
 from daskbicl.kernels.micro.micro_scores import bicluster_overlap
@@ -93,7 +94,7 @@ def test_auto_samples_the_part_whose_walks_stopped():
     closure = [micro_pass._task(ample, i, rows, cols, jac, tables, "closure", "return") for i in range(3)]
     got = micro_pass._finish(tight, tables, overlap, True, *coverage, *closure)
     assert got[0] is None and got[1] == exact[1]
-    draws = micro_pass._sampler(got[0], got[1], rows, cols, True, True)
+    draws = sampled_parts.sampler_for(got[0], got[1], rows, cols, True, True)
     assert draws.coverage and not draws.bcubed
     # a side's union walk stopped: MOCICE-BCubed sampled; the coverage counts too when they come from the
     # walk (its MOCICE-BCubed parts count moments), exact when they come from pairs of signatures
