@@ -387,14 +387,14 @@ def lower_bounds(rows: Memberships, cols: Memberships, bounds: Bounds, tasks, *,
     parts = [p for t in tasks for p in t]
     cells = np.zeros((0, n), bool)
     if len(rows.cnt) and len(cols.cnt):
-        look = max(1, min(LOOK, int((1 << 23) // (n * LOOK))))
+        look = max(1, min(LOOK, int((1 << 22) // (n * LOOK))))  # at most 4 Mi cells x elements
         cells = (_longest(rows, look)[:, None, :] & _longest(cols, LOOK)[None, :, :]).reshape(-1, n)
     truth = np.arange(n) < k
     closure = np.zeros(n, bool)
     closure[[p.required[0] for p in parts if p.closure]] = True
     nodes = 0.0  # sets besides the roots, less one a task (its last)
     if len(cells) and closure.any() and budget > n:
-        above = np.cumsum(cells[:, ::-1], axis=1)[:, ::-1] - cells
+        above = np.cumsum(cells[:, ::-1], axis=1, dtype=np.int32)[:, ::-1] - cells
         best = np.where(cells, above, -1).max(axis=0)[closure]
         nodes = float(np.sum(_pow2(best[best >= 0]) - 1)) - sum(any(p.closure for p in t) for t in tasks)
     sides = [float(_pow2(cells[:, m].sum(axis=1)).max()) - 2 if bcubed and len(cells) else 0.0
