@@ -38,8 +38,9 @@ use the client's values.
 MOCICE-BCubed, CE and RNIA have three methods (``method``;
 docs/measures/micro.md, "Exact or sampled"): ``"exact"`` is the exact
 engine above (TooLargeError when a bounded route is beyond the work
-limit, or when a walking task runs out of its allowance: the whole limit
-when the walk's bound fits it, else a trial of a few seconds,
+limit, when the walk's lower bound is beyond its trial (from the plan,
+before any walk), or when a walking task runs out of its allowance: the
+whole limit when the walk's bound fits it, else a trial of a few seconds,
 :meth:`~daskbicl.kernels.micro.planner.FamilyPlan.allowance`); ``"sample"``
 estimates MOCICE-BCubed and the coverage counts of CE and RNIA with
 :mod:`daskbicl.kernels.micro.sampling`; ``"auto"`` (the default) plans as

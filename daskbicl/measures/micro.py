@@ -56,7 +56,7 @@ METHOD = Param(
     "auto", OneOf(METHODS),
     "'exact': the exact value or TooLargeError; 'sample': an estimate with its 95 % half-width; "
     "'auto': exact when its work fits daskbicl.max_work (a walk beyond it stops after a trial of "
-    "a few seconds), else sampled to "
+    "a few seconds, or at once when it cannot finish in one), else sampled to "
     "daskbicl.micro_tolerance.",
     provider=True,
 )
@@ -128,7 +128,8 @@ below 1.2 on every benchmark: about 1e-14 for 20 + 20 biclusters; at most
 (docs/measures/micro.md, "Cost"); when its bound is beyond the dask config
 ``daskbicl.max_work``, the walk runs as a trial of a few seconds, and if
 that runs out it raises :class:`~daskbicl.errors.TooLargeError` (naming the
-bound), as does a part of the family larger than ``daskbicl.micro_budget``
+bound; at once, with no trial, when the sets the walk is sure to visit
+already cost more than the trial), as does a part of the family larger than ``daskbicl.micro_budget``
 sets (the memory of one task).  CE, RNIA and E4SC never need this step.
 
 Exact or sampled (``method``): with ``"auto"`` (the default), when the

@@ -170,8 +170,8 @@ def test_each_measure_builds_only_what_it_reads(name, built, not_built):
 
 
 def test_heavy_overlap_does_not_take_down_the_other_measures():
-    """Every cell in most biclusters: CE and RNIA count pairs of signatures, MOCICE-BCubed is refused after a
-    trial of a few seconds (its bound is far beyond the limit)."""
+    """Every cell in most biclusters: CE and RNIA count pairs of signatures, MOCICE-BCubed is refused at the
+    plan (its walk's lower bound is beyond the trial, its bound far beyond the limit)."""
     from daskbicl.kernels.micro.memberships import signature_counts
     from daskbicl.kernels.micro.micro_scores import MicroTables, e4sc, micro_ce, rnia
 
@@ -188,7 +188,8 @@ def test_heavy_overlap_does_not_take_down_the_other_measures():
     with pytest.raises(daskbicl.TooLargeError) as info:
         daskbicl.mocice_bcubed(truth, pred, method="exact")
     assert "dask.config.set({'daskbicl.max_work'" in str(info.value)
-    assert "biclusters that share a cell did not finish in a trial" in str(info.value)
+    assert "MOCICE-BCubed's exact walk needs at least ~" in str(info.value)
+    assert "more than its 4e+08 of a trial could spend, so it is not tried" in str(info.value)
 
 
 def test_max_work_is_a_dask_config_key():

@@ -23,6 +23,7 @@ __all__ = [
     "UNIT_STEP",
     "budget_error",
     "too_large",
+    "walk_advice",
 ]
 
 
@@ -123,6 +124,12 @@ def too_large(what: str, work: float | None, max_work: float, advice: str = "", 
         f"{env}={suggest:.3g} in the environment of the CLI (the max_work argument of the "
         "kernel functions); or score fewer or less overlapping biclusters."
         f"{' ' + advice if advice else ''}")
+
+
+def walk_advice(closure: bool, then: str = "samples what the walk does not finish") -> str:
+    """The way out named when a family walk (``closure``: MOCICE-BCubed's, else the coverage counts') is refused."""
+    return ("CE, RNIA and E4SC do not need MOCICE-BCubed's walk: leave 'mocice_bcubed' out of measures to "
+            "score them; " if closure else "E4SC does not need them; ") + f"method='auto' {then}."
 
 
 def budget_error(required, nodes: float, budget: int) -> TooLargeError:

@@ -42,7 +42,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...errors import InputError, TooLargeError
-from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, NODE_STEPS, UNIT_STEP, budget_error, too_large
+from .budget import (
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_WORK,
+    NODE_STEPS,
+    UNIT_STEP,
+    budget_error,
+    too_large,
+    walk_advice,
+)
 from .cell_records import (
     PRF,
     _hmean,
@@ -319,9 +327,7 @@ def spent_error(what, max_work: float, bound: float | None = None, closure: bool
         f"the sets of biclusters that share a cell, containing biclusters {tuple(int(x) for x in what)}"
     head = (f"MOCICE-BCubed's exact walk of {part}" if closure else
             f"the coverage counts of CE and RNIA: the exact walk of {part}")
-    advice = ("CE, RNIA and E4SC do not need MOCICE-BCubed's walk: leave 'mocice_bcubed' out of measures to "
-              "score them; " if closure else "E4SC does not need them; ") + \
-        "method='auto' samples what the walk does not finish."
+    advice = walk_advice(closure)
     if bound is None:
         return too_large(head, None, max_work, advice)
     trial = min(max_work, TRIAL_WORK)

@@ -37,7 +37,14 @@ limit as their allowance (it never runs out); otherwise they run as a
 *trial* of :data:`TRIAL_WORK` work units in all (at most ``max_work``): finished, the value is
 exact; run out, ``method="auto"`` samples and ``"exact"`` raises
 :class:`~daskbicl.errors.TooLargeError` naming U, the ``max_work`` that
-runs the walk to its end.  The work is split once, into at least
+runs the walk to its end.  Before a trial the plan also bounds the walks'
+work from below (:func:`lower_bounds`: every subset of the biclusters of
+one cell is in the family, over the cells of the longest row and column
+signatures), never above what they count; when a kind of walk (coverage
+parts, closure parts, a union walk) certainly counts more than its share
+of the trial, the trial could not finish and is not run: the plan raises
+:class:`~daskbicl.errors.TooLargeError` at once, naming both bounds
+(``"auto"`` then samples that part).  The work is split once, into at least
 ``n_tasks`` tasks (coverage parts above a task's share of the bound are
 split into B ∪ {a}); the parts are dealt longest bound first.
 """
@@ -51,12 +58,20 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from ...errors import InputError, TooLargeError
-from .budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK, NODE_STEPS, UNIT_CELL_PAIR, UNIT_STEP, too_large
+from .budget import (
+    DEFAULT_BUDGET,
+    DEFAULT_MAX_WORK,
+    NODE_STEPS,
+    UNIT_CELL_PAIR,
+    UNIT_STEP,
+    too_large,
+    walk_advice,
+)
 from .class_traces import ENUM_LIMIT, ClassEstimate, ClassTable, Merged, class_estimate, class_ranges
 from .memberships import Memberships, subproblem
 
 __all__ = ["Part", "MicroPlan", "ClassPlan", "FamilyPlan", "PAIR_LIMIT", "METHODS", "TRIAL_WORK", "choose",
-           "Bounds", "classes_ruled_out", "pairs_work", "plan_micro", "part_inputs"]
+           "Bounds", "Lower", "LOOK", "classes_ruled_out", "lower_bounds", "pairs_work", "plan_micro", "part_inputs"]
 
 #: The exact methods :func:`plan_micro` chooses from.
 METHODS = ("family", "classes")
@@ -111,7 +126,8 @@ class FamilyPlan(_Plan):
     ints; ``budget`` the most sets a MOCICE-BCubed part stores.  When
     ``row_ranges`` is set, the coverage counts come from every pair of row
     and column signatures instead (task i takes the row signatures
-    ``row_ranges[i]``).
+    ``row_ranges[i]``).  ``lower`` (a trial's) holds what the walks
+    certainly count (:func:`lower_bounds`), each kind within its share.
     """
 
     method: ClassVar[str] = "family"
@@ -120,6 +136,7 @@ class FamilyPlan(_Plan):
     budget: int
     row_ranges: tuple | None = None
     trial: bool = False
+    lower: Lower | None = None
 
     @property
     def n_tasks(self) -> int:
@@ -287,6 +304,114 @@ class Bounds(NamedTuple):
         return UNIT_STEP * float(steps)
 
 
+class Lower(NamedTuple):
+    """Work units the walks certainly count before their last check (:func:`lower_bounds`), per walk kind:
+    the coverage parts, the closure parts, the pred side's and the truth side's union walks."""
+
+    coverage: float
+    closure: float
+    pred: float
+    truth: float
+
+    def beyond(self, trial: float) -> tuple[str, bool] | None:
+        """The first kind of walk that cannot finish in its share of a trial of ``trial`` units (what it is,
+        and whether it is MOCICE-BCubed's), else None."""
+        shares = (("the coverage counts of CE and RNIA: the exact walk", self.coverage, trial, False),
+                  ("MOCICE-BCubed's exact walk", self.closure, trial, True),
+                  ("MOCICE-BCubed's exact walk of the pred biclusters' sets", self.pred, trial / 4, True),
+                  ("MOCICE-BCubed's exact walk of the truth biclusters' sets", self.truth, trial / 4, True))
+        return next(((f"{what} needs at least ~{low:.3g} work units, more than its {share:.3g} of a trial could "
+                      "spend, so it is not tried", closure) for what, low, share, closure in shares if low > share),
+                    None)
+
+
+#: The longest row and column signatures whose pairs (cells) :func:`lower_bounds` looks at, at most.
+LOOK = 64
+
+
+def _longest(m: Memberships, count: int) -> np.ndarray:
+    """The ``count`` longest signatures of one axis as a (count, K + L) bool table."""
+    top = np.argsort(-np.diff(m.ptr), kind="stable")[:count]
+    table = np.zeros((len(top), m.n_elem), bool)
+    for i, s in enumerate(top.tolist()):
+        table[i, m.el[m.ptr[s]:m.ptr[s + 1]]] = True
+    return table
+
+
+def _pair_nodes(m: Memberships, share: np.ndarray, cover: np.ndarray) -> float:
+    """Σ over the lists s of one axis and their elements e ∈ ``cover`` whose every later element a of the
+    axis shares a cell with e, of C(|s above e|, 2): what the nodes {e, a} deliver from s."""
+    present = np.bincount(m.el, minlength=m.n_elem) > 0
+    ok = cover & ~np.triu(~share & present[None, :], 1).any(axis=1)
+    lengths = np.diff(m.ptr)
+    if ok[present].all():  # every entry counts: Σ_s C(|s|, 3)
+        size = lengths.astype(np.float64)
+        return float(np.sum(size * (size - 1) * (size - 2) / 6))
+    kind = np.int32 if len(m.el) < 2**31 else np.int64
+    above = np.repeat(m.ptr[1:].astype(kind) - 1, lengths)
+    above -= np.arange(len(m.el), dtype=kind)  # entries after each one in its list
+    a = above[ok[m.el]].astype(np.float64)
+    return float((a @ a - a.sum()) / 2)
+
+
+def lower_bounds(rows: Memberships, cols: Memberships, bounds: Bounds, tasks, *, bcubed: bool,
+                 budget: int) -> Lower:
+    """Work units (:data:`UNIT_STEP` per step) that the walks of ``tasks`` (tuples of parts; the union
+    walks with ``bcubed``) certainly count before their last check of the allowance: never more than
+    they count (docs/measures/micro.md, "The work limit").
+
+    Every subset of the biclusters C of one cell (a row signature ∩ a
+    column signature) shares that cell, so is in the family.  Over the
+    cells of the :data:`LOOK` longest row and column signatures (the best
+    cell per part):
+
+    * closure part {e} walks every set {e} ∪ X, X ⊆ C above e (split, such
+      a set is in the chain {e, x1}, {e, x1, x2}, ...): 2^|C above e| - 1
+      sets besides its root, :data:`NODE_STEPS` steps each;
+    * a union walk walks every subset of C's side: 2^|C ∩ side| - 1 sets;
+    * a coverage part {e} (its finishing walk may end a subtree from its
+      pairs, so only depth one is certain) walks {e, a} for every a > e that
+      shares a cell with e (the roots of its parts when split), and each such
+      node delivers, or reads when it ends from its pairs, every entry above
+      a of each list that contains e and a (counted for unsplit parts).
+
+    A walk checks its task's allowance before each set it adds, so what
+    goes unchecked in a task is its last checked walk's last set and the
+    walks after it that have only a root: taken off per task (at most
+    :data:`NODE_STEPS` and e's list entries for a coverage part, a split
+    one's root).  A split closure part adds up to K + L walks, after a
+    walk that counted ``budget`` sets none of these are: with ``budget``
+    <= K + L the closure bound is 0.
+    """
+    n, k = rows.n_elem, rows.n_truth
+    parts = [p for t in tasks for p in t]
+    cells = np.zeros((0, n), bool)
+    if len(rows.cnt) and len(cols.cnt):
+        look = max(1, min(LOOK, int((1 << 22) // (n * LOOK))))  # at most 4 Mi cells x elements
+        cells = (_longest(rows, look)[:, None, :] & _longest(cols, LOOK)[None, :, :]).reshape(-1, n)
+    truth = np.arange(n) < k
+    closure = np.zeros(n, bool)
+    closure[[p.required[0] for p in parts if p.closure]] = True
+    nodes = 0.0  # sets besides the roots, less one a task (its last)
+    if len(cells) and closure.any() and budget > n:
+        above = np.cumsum(cells[:, ::-1], axis=1, dtype=np.int32)[:, ::-1] - cells
+        best = np.where(cells, above, -1).max(axis=0)[closure]
+        nodes = float(np.sum(_pow2(best[best >= 0]) - 1)) - sum(any(p.closure for p in t) for t in tasks)
+    sides = [float(_pow2(cells[:, m].sum(axis=1)).max()) - 2 if bcubed and len(cells) else 0.0
+             for m in (~truth, truth)]
+    cover, whole = np.zeros(n, bool), np.zeros(n, bool)
+    cover[[p.required[0] for p in parts if not p.closure]] = True
+    whole[[p.required[0] for p in parts if not p.closure and len(p.required) == 1]] = True
+    steps = NODE_STEPS * float(np.triu(bounds.share, 1)[cover].sum()) + sum(
+        _pair_nodes(m, bounds.share, whole) for m in (rows, cols))
+    for t in tasks:
+        mine = [p for p in t if not p.closure]
+        steps -= max((NODE_STEPS + (float(bounds.entries[p.required[0]]) if len(p.required) == 1 else 0.0)
+                      for p in mine), default=0.0) + NODE_STEPS * sum(len(p.required) > 1 for p in mine)
+    return Lower(*(UNIT_STEP * max(0.0, x) for x in (steps, NODE_STEPS * nodes, NODE_STEPS * sides[0],
+                                                      NODE_STEPS * sides[1])))
+
+
 def _count(rows: Memberships, cols: Memberships, req) -> int:
     """N(B): the cells inside every bicluster of B (from the Gram tables for |B| ≤ 2)."""
     if len(req) == 1:
@@ -417,9 +542,16 @@ def _family_plan(rows: Memberships, cols: Memberships, *, coverage: bool, bcubed
     notes = [f"bound {work:.3g} work units" + ("" if work <= max_work else f": a trial of {TRIAL_WORK:.3g}")]
     parts = _split(rows, cols, bounds, parts, n_tasks, moments, notes)
     tasks, row_ranges = _assign_tasks(parts, n_tasks, rows.n_signatures if use_pairs else None)
+    lower = lower_bounds(rows, cols, bounds, tasks, bcubed=bcubed, budget=budget) if work > max_work else None
+    why = lower.beyond(min(max_work, TRIAL_WORK)) if lower is not None else None
+    if lower is not None:
+        notes.append("at least " + ", ".join(f"{x:.3g}" for x in lower) + " work units (coverage, closure, unions)")
+    if why is not None:  # the trial cannot finish: refused (under method="auto": sampled) before any walk
+        raise too_large(f"{why[0]}; the family walk of {k}+{rows.n_pred} biclusters", work, max_work,
+                        walk_advice(why[1], "samples it at once"), bound=True)
     return FamilyPlan(n_truth=k, n_pred=rows.n_pred, coverage=coverage, bcubed=bcubed, work=work, seed=seed,
                       notes=notes, tasks=tasks, moments=moments, budget=int(budget), row_ranges=row_ranges,
-                      max_work=max_work, trial=bool(work > max_work))
+                      max_work=max_work, trial=bool(work > max_work), lower=lower)
 
 
 def _split(rows: Memberships, cols: Memberships, bounds: Bounds, parts: list[Part], n_tasks: int,

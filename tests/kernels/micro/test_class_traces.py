@@ -5,7 +5,8 @@ The plan's estimate decides between an exact run and sampling
 column traces and the pred steps it counts are checked against a
 brute-force count, and the heavy-overlap case that the old estimate put at
 ~54 s of one core (it ran for minutes) is now estimated beyond the default
-work limit, so the plan takes the family walk as a bounded trial instead.  Timing is left to
+work limit, and the family walk's lower bound beyond its trial, so the plan refuses (``method="auto"``
+samples) before any walk.  Timing is left to
 ``benchmarks/micro.py --calibrate``.
 """
 
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from daskbicl.errors import TooLargeError
 from daskbicl.kernels.micro.budget import DEFAULT_MAX_WORK, UNIT_PRED_STEP, UNIT_SUBSET, UNIT_TRACE_PAIR
 from daskbicl.kernels.micro.class_traces import (
     INNER_UNITS,
@@ -112,8 +114,10 @@ def test_heavy_overlap_is_not_planned_as_a_short_exact_run():
     default limit of 6e9, and ``method="auto"`` ran it exactly for minutes.
     """
     rows, cols = heavy_overlap()
-    walk = plan_micro(rows, cols, coverage=False, bcubed=True)  # the classes do not fit: the walk's trial
-    assert walk.method == "family" and walk.trial and walk.work > DEFAULT_MAX_WORK
+    with pytest.raises(TooLargeError, match="so it is not tried"):  # the classes do not fit, nor the walk's trial
+        plan_micro(rows, cols, coverage=False, bcubed=True)
+    walk = plan_micro(rows, cols, coverage=False, bcubed=True, method="family", max_work=float("inf"))
+    assert walk.method == "family" and walk.work > DEFAULT_MAX_WORK
     plan = plan_micro(rows, cols, coverage=False, bcubed=True, max_work=float("inf"))
     assert plan.method == "classes"
     assert plan.work > DEFAULT_MAX_WORK

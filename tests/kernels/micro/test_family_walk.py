@@ -4,10 +4,15 @@ The plan gives each walking task a share of ``daskbicl.max_work`` (of a trial wh
 (:meth:`~daskbicl.kernels.micro.planner.FamilyPlan.allowance`); the walks
 count their deliveries and nodes against it and stop when it runs out.  The
 exact method then raises :class:`~daskbicl.errors.TooLargeError` naming the
-setting; ``method="auto"`` samples the part the walks did not finish.
+setting; ``method="auto"`` samples the part the walks did not finish.  The
+trials here are tighter than the plan's lower bound (which refuses them
+before any walk, tests/kernels/micro/test_planner.py), so they are made
+from the unlimited plan.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -28,9 +33,11 @@ def _inputs(seed=3, k=5, n=60, density=0.4):
 
 
 def _plan(rows, cols, max_work: float, coverage_by: str = "family"):
-    """The family plan under ``max_work``: a trial of at most ``max_work`` units when its bound is above."""
-    return plan_micro(rows, cols, coverage=True, bcubed=True, n_tasks=3, method="family", coverage_by=coverage_by,
-                      max_work=max_work)
+    """The family plan under ``max_work``: a trial of at most ``max_work`` units when its bound is above (the
+    unlimited plan's parts and tasks: its lower bound would refuse so small a trial before any walk)."""
+    plan = plan_micro(rows, cols, coverage=True, bcubed=True, n_tasks=3, method="family", coverage_by=coverage_by,
+                      max_work=float("inf"))
+    return dataclasses.replace(plan, max_work=max_work, trial=plan.work > max_work)
 
 
 def test_walks_stop_when_their_limit_runs_out():

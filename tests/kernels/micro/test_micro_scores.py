@@ -787,11 +787,12 @@ def test_too_large_is_reported_after_a_trial_of_at_most_max_work():
     rng = np.random.default_rng(0)
     tr, tc, pr, pc = (rng.random((8, 60)) < 0.6 for _ in range(4))
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    plan = plan_micro(rows, cols, coverage=True, max_work=1000, coverage_by="family")
-    assert plan.trial and plan.trial_work == 1000
+    plan = plan_micro(rows, cols, coverage=True, max_work=3e4, coverage_by="family")  # walks ~4.7e5 units
+    assert plan.trial and plan.trial_work == 3e4 and plan.lower is not None and plan.lower.coverage <= 3e4
     with pytest.raises(TooLargeError, match="max_work") as info:
-        _ = tables(tr, tc, pr, pc, max_work=1000).coverage
+        _ = tables(tr, tc, pr, pc, max_work=3e4, coverage_by="family").coverage
     assert "sets of biclusters that share a cell" in str(info.value)
+    assert "did not finish in a trial of 3e+04 work units" in str(info.value)
 
 
 def test_too_large_names_the_config_key_and_the_way_out():
@@ -1010,12 +1011,20 @@ def test_redundant_5000_by_500_no_longer_runs_minutes():
 
 
 def test_both_methods_beyond_max_work_refuse_within_the_trial():
-    """Classes beyond max_work and a family bound beyond it: the plan walks nothing; the trial refuses."""
+    """Classes beyond max_work and a family bound beyond it: the plan walks nothing; the walk's lower bound
+    is beyond the trial too, so the plan refuses at once (a trial of these tasks would run out)."""
+    import dataclasses
+
     rng = np.random.default_rng(0)
     tr, tc, pr, pc = (rng.random((40, 3000)) < 0.3 for _ in range(4))
     rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
-    plan = plan_micro(rows, cols, coverage=True, bcubed=False, max_work=1e6)
-    assert plan.method == "family" and plan.trial and plan.work > 1e6 and plan.row_ranges is None
+    with pytest.raises(TooLargeError, match="daskbicl.max_work") as info:
+        plan_micro(rows, cols, coverage=True, bcubed=False, max_work=1e6)
+    assert "the exact walk needs at least ~" in str(info.value) and "so it is not tried" in str(info.value)
+    plan = plan_micro(rows, cols, coverage=True, bcubed=False, max_work=float("inf"), method="family",
+                      coverage_by="family")
+    plan = dataclasses.replace(plan, max_work=1e6, trial=True)  # the trial the plan did not run
+    assert plan.method == "family" and plan.work > 1e6 and plan.row_ranges is None
     with pytest.raises(TooLargeError, match="daskbicl.max_work") as info:
         for i in range(plan.n_tasks):
             run_task(plan, i, rows, cols)

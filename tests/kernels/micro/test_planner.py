@@ -13,6 +13,7 @@ moves no value.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -29,6 +30,7 @@ from daskbicl.kernels.micro.planner import (
     Bounds,
     choose,
     classes_ruled_out,
+    lower_bounds,
     part_inputs,
     plan_micro,
 )
@@ -90,10 +92,10 @@ def test_a_bound_within_max_work_runs_with_the_whole_limit():
 
 def test_a_bound_above_max_work_is_a_trial_of_at_most_trial_work():
     rows, cols = _inputs(1)
-    for max_work in (1e3, 1e4):
+    for max_work in (1e4, 3e4):  # the walks' lower bound (~2.5e3) within the trial, their bound (~7.9e4) above
         plan = plan_micro(rows, cols, coverage=True, bcubed=True, method="family", coverage_by="family", n_tasks=3,
                           max_work=max_work)
-        assert plan.trial and plan.work > max_work
+        assert plan.trial and plan.work > max_work and plan.lower is not None
         trial = min(max_work, TRIAL_WORK)
         assert plan.trial_work == trial and plan.union_limit == trial / 4
         assert sum(plan.allowance(i) for i in range(3)) == pytest.approx(trial)  # per kind of task
@@ -119,8 +121,11 @@ def test_a_trial_that_runs_out_names_the_bound_and_the_limit_that_runs_it():
     rows, cols = _inputs(5, k=8, density=0.5)
     overlap = bicluster_overlap(rows, cols)
     jac = jaccard_table(overlap)
-    plan = plan_micro(rows, cols, coverage=False, bcubed=True, method="family", n_tasks=2, max_work=100.0)
-    assert plan.trial
+    with pytest.raises(TooLargeError, match="at least ~3.79e[+]04 work units, more than its 100 of a trial"):
+        plan_micro(rows, cols, coverage=False, bcubed=True, method="family", n_tasks=2, max_work=100.0)
+    # the trial the lower bound spares: it runs out all the same
+    plan = dataclasses.replace(plan_micro(rows, cols, coverage=False, bcubed=True, method="family", n_tasks=2,
+                                          max_work=float("inf")), max_work=100.0, trial=True)
     tables = union_tables(rows, cols)
     with pytest.raises(TooLargeError, match="did not finish in a trial of 100 work units") as info:
         for i in range(plan.n_tasks):
@@ -158,7 +163,9 @@ def test_the_route_is_chosen_from_bounds():
     assert choose(rows, cols, coverage=True, bcubed=True, max_work=6e9) is not None
     assert plan_micro(rows, cols, bcubed=True).method == "classes"
     assert choose(rows, cols, coverage=True, bcubed=True, max_work=1.0) is None  # the classes do not fit
-    assert plan_micro(rows, cols, bcubed=True, max_work=1.0).method == "family"
+    with pytest.raises(TooLargeError, match="so it is not tried"):  # the family walk's lower bound: beyond
+        plan_micro(rows, cols, bcubed=True, max_work=1.0)
+    assert plan_micro(rows, cols, bcubed=True, max_work=3e3).method == "family"
     with pytest.raises(TooLargeError, match="exact class method"):
         plan_micro(rows, cols, bcubed=True, max_work=1.0, method="classes")
     assert plan_micro(rows, cols, bcubed=True, method="family").method == "family"
@@ -184,3 +191,95 @@ def test_classes_ruled_out_by_the_counts_say_what_the_class_estimate_says():
     tr[0] = False  # an empty bicluster: merging may drop signatures, so the counts alone do not decide
     assert classes_ruled_out(signature_counts(tr, pr), cols) == ""
     assert classes_ruled_out(*_inputs(6, k=4, n=300, density=0.2)) == ""
+
+
+def _side_walked(rows, cols, side: str) -> int:
+    """The steps one side's union walk counts (every set of that side's biclusters that shares a cell)."""
+    from daskbicl.kernels.micro.memberships import one_side
+
+    k = rows.n_truth
+    lo = np.zeros((k + 1, rows.n_pred + 1), np.uint64)
+    fam = enumerate_family(Lists(*one_side(rows, side), *one_side(cols, side)), Start(rows.n_elem, k),
+                           Moments(lo, lo.copy()), Walk.storing(1 << 24, 16, np.zeros(0, np.uint64), NO_LIMIT))
+    assert not fam.spent and not fam.full
+    return int(fam.deliveries) + NODE_STEPS * int(fam.n_nodes)
+
+
+def _random_case(seed: int):
+    rng = np.random.default_rng(100 + seed)
+    rows, cols = _inputs(seed, k=int(rng.integers(2, 9)), n=int(rng.integers(8, 160)),
+                         density=float(rng.choice([0.2, 0.5, 0.8])))
+    kinds = [(True, False), (False, True), (True, True)][seed % 3]
+    return rows, cols, kinds, int(rng.integers(1, 9))
+
+
+@pytest.mark.parametrize("seed", range(48))
+def test_the_lower_bound_is_within_what_the_walks_count(seed):
+    """Brute force: each kind's lower bound (coverage parts, closure parts, each union walk) is at most what
+    its walks count, and the plan refuses before any walk exactly when one is beyond its share of the trial."""
+    rows, cols, (coverage, bcubed), n_tasks = _random_case(seed)
+    plan = plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, method="family", coverage_by="family",
+                      n_tasks=n_tasks, max_work=float("inf"))
+    low = lower_bounds(rows, cols, Bounds.of(rows, cols), plan.tasks, bcubed=bcubed, budget=plan.budget)
+    counted = [sum(UNIT_STEP * _walked(rows, cols, p) for p in plan.parts if p.closure == closure)
+               for closure in (False, True)]
+    counted += [UNIT_STEP * _side_walked(rows, cols, side) if bcubed else 0.0 for side in ("pred", "truth")]
+    assert all(0 <= a <= b for a, b in zip(low, counted)), (low, counted)
+    for max_work in sorted({x * f for x in (*low, plan.work) if x > 0 for f in (0.24, 0.9, 1.1)}):
+        why = low.beyond(min(max_work, TRIAL_WORK)) if plan.work > max_work else None
+        try:
+            got = plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, method="family", coverage_by="family",
+                             n_tasks=n_tasks, max_work=max_work)
+        except TooLargeError as err:
+            assert why is not None and why[0] in str(err), (max_work, low)
+        else:
+            assert why is None and got.trial == (plan.work > max_work), (max_work, low)
+            assert got.lower == (low if got.trial else None)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_a_trial_the_lower_bound_spares_would_run_out(seed):
+    """Each kind whose lower bound is beyond its share of a trial: that trial, run anyway, runs out."""
+    rows, cols, (coverage, bcubed), n_tasks = _random_case(seed)
+    ample = plan_micro(rows, cols, coverage=coverage, bcubed=bcubed, method="family", coverage_by="family",
+                       n_tasks=n_tasks, max_work=float("inf"))
+    low = lower_bounds(rows, cols, Bounds.of(rows, cols), ample.tasks, bcubed=bcubed, budget=ample.budget)
+    jac = jaccard_table(bicluster_overlap(rows, cols)) if bcubed else None
+    tables = union_tables(rows, cols) if bcubed else None
+    for kind, share in (("coverage", 1.0), ("closure", 1.0), ("pred", 0.25), ("truth", 0.25)):
+        value = getattr(low, kind)
+        if value <= 0:
+            continue
+        trial = dataclasses.replace(ample, max_work=value / share * 0.99, trial=True)
+        assert low.beyond(trial.trial_work) is not None
+        if kind in ("pred", "truth"):
+            with pytest.raises(TooLargeError, match="did not finish in a trial"):
+                union_side(rows, cols, kind, 1 << 22, 0, limit=trial.union_limit, max_work=trial.max_work,
+                           bound=trial.work)
+            continue
+        results = [run_task(trial, i, rows, cols, jac, tables, parts=kind, on_spent="return")
+                   for i in range(trial.n_tasks)]
+        assert any(r.spent for r in results), (kind, low)
+
+
+def test_a_hopeless_input_is_refused_or_sampled_before_any_walk():
+    """200 x 200 cells, 20 + 20 biclusters at 0.8 (a cell in ~26): the cells of the longest signatures put
+    MOCICE-BCubed's walk beyond the trial, so "exact" refuses from the plan (naming the lower bound, and the
+    bound as the limit that runs the walk) and "auto" plans no walk of it (the engine samples it)."""
+    from daskbicl.engine import micro_pass
+    from daskbicl.kernels.micro.budget import DEFAULT_BUDGET, DEFAULT_MAX_WORK
+
+    rng = np.random.default_rng(9)
+    tr, tc, pr, pc = (rng.random((20, 200)) < 0.8 for _ in range(4))
+    rows, cols = signature_counts(tr, pr), signature_counts(tc, pc)
+    bound = plan_micro(rows, cols, coverage=False, bcubed=True, method="family", max_work=float("inf")).work
+    with pytest.raises(TooLargeError) as info:
+        micro_pass._plan(rows, cols, False, True, DEFAULT_MAX_WORK, DEFAULT_BUDGET, 16)
+    msg = str(info.value)
+    assert re.search(r"MOCICE-BCubed's exact walk needs at least ~[0-9.e+]+ work units, more than its 4e\+08 of "
+                     r"a trial could spend, so it is not tried", msg), msg
+    assert f"at most ~{bound:.3g} work units by its bound" in msg
+    assert float(re.search(r"'daskbicl.max_work': ([0-9.e+]+)", msg).group(1)) >= bound
+    assert micro_pass._plan_auto(rows, cols, False, True, DEFAULT_MAX_WORK, DEFAULT_BUDGET, 16) is None
+    kept = micro_pass._plan_auto(rows, cols, True, True, DEFAULT_MAX_WORK, DEFAULT_BUDGET, 16)
+    assert kept is not None and kept.coverage and not kept.bcubed  # CE and RNIA stay exact

@@ -205,7 +205,7 @@ def test_auto_keeps_coverage_exact_when_only_bcubed_is_too_large(medium):
     assert got["micro_rnia"] == rnia and not isinstance(got["micro_rnia"], Estimate)
     assert isinstance(got["mocice_bcubed"].precision, Estimate)
     with dask.config.set({"daskbicl.max_work": 2e3}):
-        with pytest.raises(TooLargeError, match="did not finish in a trial"):
+        with pytest.raises(TooLargeError, match="did not finish in a trial|so it is not tried"):
             daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"], method="exact")
         both = daskbicl.score(t, p, measures=["mocice_bcubed", "micro_rnia"])  # auto: both sampled
     assert isinstance(both["micro_rnia"], Estimate) and isinstance(both["mocice_bcubed"].f1, Estimate)
