@@ -574,6 +574,11 @@ class _Watch:
             return
         if self.paused_since is None:
             self.paused_since = now
+        if not self.warned and now - self.paused_since >= min(10.0, self.timeout / 2):
+            self.warned = True
+            logger.warning("daskbicl: every worker of the Dask scheduler at %s is paused over its memory with no "
+                           "task running (giving up after %g s (daskbicl.worker_timeout))", _address(self.client),
+                           self.timeout)
         if now - self.paused_since > self.timeout:
             raise self._all_paused(workers)
 

@@ -557,6 +557,7 @@ def test_workers_paused_over_memory_end_the_wait(tmp_path):
     line = one_error_line(err, "workers ran out of memory")
     assert "the one worker of the Dask scheduler at" in line and "has been paused with no task running for 3 s" in line
     assert "1.86 GiB memory limit" in line and "start workers with a larger --memory-limit" in line
+    assert "is paused over its memory with no task running (giving up after 3 s" in err  # said while waiting
 
 
 def _die():
