@@ -170,20 +170,56 @@ def warm(report: Callable[[str], object] | None = None, groups=None) -> dict[str
     ``report`` (e.g. ``print``) is called with one line per group when it is
     done.  A first compile is also announced as usual (a
     :class:`~daskbicl.kernels.compiled.CompileWarning`).  Calling it again in
-    the same process costs nothing.
+    the same process costs nothing.  Processes of one machine that warm at
+    the same time with the same cache folder take turns, group by group
+    (:func:`cache_turn`): the first compiles a group, the others then load it
+    from the cache instead of compiling it too.
     """
-    from .kernels.compiled import KERNEL_MODULES, announce_compiles, compiled_only
+    return _warm(report, groups)[0]
+
+
+def _warm(report, groups) -> tuple[dict[str, float], list[str]]:
+    """:func:`warm`, and the groups that were neither loaded nor in numba's cache when their turn came."""
+    from .kernels.compiled import KERNEL_MODULES, announce_compiles, compiled_only, ready
 
     announce_compiles()
-    seconds = {}
+    seconds, cold = {}, []
     for group in KERNEL_MODULES if groups is None else groups:
         started = time.perf_counter()
-        with compiled_only():  # small inputs, but the compiled kernels (a score runs them as plain Python)
-            WORKLOADS[group]()
+        with cache_turn():
+            if not ready(group):
+                cold.append(group)
+            with compiled_only():  # small inputs, but the compiled kernels (a score runs them as plain Python)
+                WORKLOADS[group]()
         seconds[group] = time.perf_counter() - started
         if report is not None:
             report(f"{group}: ready in {seconds[group]:.1f} s")
-    return seconds
+    return seconds, cold
+
+
+def cache_turn():
+    """A lock held by one process at a time among those of this machine sharing daskbicl's numba cache folder.
+
+    The folder is ``NUMBA_CACHE_DIR`` when set, else one that follows
+    from where daskbicl is installed (beside its modules, or the user's
+    cache folder when those are read-only), so the lock is named after
+    that variable and the install path; its file lives in the temporary
+    folder (the cache folder may be read-only).  numba has no such lock:
+    without it, the workers of a machine warming at once (a cluster's
+    start with :class:`WarmKernels`) would each compile every kernel,
+    in parallel, for the same cache.  A lock of the operating system
+    (``locket``, which ``distributed`` also uses): a process that dies
+    holding it releases it.
+    """
+    import hashlib
+    import os
+    import tempfile
+
+    import locket
+
+    where = f"{os.environ.get('NUMBA_CACHE_DIR', '')}|{os.path.dirname(os.path.abspath(__file__))}"
+    name = f"daskbicl-warm-{hashlib.sha1(where.encode()).hexdigest()[:16]}.lock"
+    return locket.lock_file(os.path.join(tempfile.gettempdir(), name))
 
 
 class WarmKernels(WorkerPlugin):
@@ -215,10 +251,7 @@ class WarmKernels(WorkerPlugin):
 
 def _warm_here(groups=None) -> tuple[dict[str, float], list[str]]:
     """:func:`warm` in this process, and which groups were neither loaded nor in numba's cache before it."""
-    from .kernels.compiled import KERNEL_MODULES, ready
-
-    cold = [group for group in (KERNEL_MODULES if groups is None else groups) if not ready(group)]
-    return warm(groups=groups), cold
+    return _warm(None, groups)
 
 
 class CompileNotices:

@@ -74,6 +74,19 @@ def test_score_and_warm_on_cold_workers(pair, tmp_path):
         assert [r["compiled"] for w, r in reports.items() if w != worker] == [[BYTE], [BYTE]]  # both cold ones
 
 
+def test_workers_sharing_a_cache_compile_once(tmp_path):
+    """Two cold workers of one machine with one (empty) numba cache, warmed at the same moment: one compiles
+    the kernel, the other waits for its turn and loads it from the cache (``warmup.cache_turn``)."""
+    with cold_cluster(tmp_path / "cluster", workers=2, shared_cache=True) as cluster:
+        code, out, err = run_cli("warm", "--scheduler", cluster.address, "--kernels", "byte")
+        assert code == 0, err
+        lines = sorted(ln for ln in err.splitlines() if " warm in " in ln)
+        assert len(lines) == 2, err
+        assert [ln.endswith(f"compiled 1 kernel group ({BYTE})") for ln in lines].count(True) == 1, err
+        assert [ln.endswith("kernels loaded (nothing compiled)") for ln in lines].count(True) == 1, err
+        assert "daskbicl: 2 workers ready in " in err and "(1 compiled)" in err
+
+
 def test_warm_refuses_a_local_scheduler_and_an_unknown_kernel():
     code, _, err = run_cli("warm", "--scheduler", "local")
     assert code == 2 and "takes the address of a running Dask scheduler" in err and "Traceback" not in err
