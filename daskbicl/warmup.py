@@ -197,29 +197,45 @@ def _warm(report, groups) -> tuple[dict[str, float], list[str]]:
     return seconds, cold
 
 
-def cache_turn():
+@contextlib.contextmanager
+def cache_turn() -> Iterator[None]:
     """A lock held by one process at a time among those of this machine sharing daskbicl's numba cache folder.
 
     The folder is ``NUMBA_CACHE_DIR`` when set, else one that follows
     from where daskbicl is installed (beside its modules, or the user's
     cache folder when those are read-only), so the lock is named after
-    that variable and the install path; its file lives in the temporary
-    folder (the cache folder may be read-only).  numba has no such lock:
-    without it, the workers of a machine warming at once (a cluster's
-    start with :class:`WarmKernels`) would each compile every kernel,
-    in parallel, for the same cache.  A lock of the operating system
-    (``locket``, which ``distributed`` also uses): a process that dies
-    holding it releases it.
+    that variable and the install path (:func:`turn_file`); its file lives
+    in the temporary folder (the cache folder may be read-only).  numba
+    has no such lock: without it, the workers of a machine warming at once
+    (a cluster's start with :class:`WarmKernels`) would each compile every
+    kernel, in parallel, for the same cache.  A lock of the operating
+    system (``locket``, which ``distributed`` also uses): a process that
+    dies holding it releases it.  When the lock file cannot be opened (a
+    read-only temporary folder, another user's file) there are no turns:
+    each process compiles what its cache lacks, as numba alone does.
     """
+    import locket
+
+    lock = locket.lock_file(turn_file())
+    try:
+        lock.acquire()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def turn_file() -> str:
+    """The path of :func:`cache_turn`'s lock file: the temporary folder, a name from ``NUMBA_CACHE_DIR`` and the install."""
     import hashlib
     import os
     import tempfile
 
-    import locket
-
     where = f"{os.environ.get('NUMBA_CACHE_DIR', '')}|{os.path.dirname(os.path.abspath(__file__))}"
-    name = f"daskbicl-warm-{hashlib.sha1(where.encode()).hexdigest()[:16]}.lock"
-    return locket.lock_file(os.path.join(tempfile.gettempdir(), name))
+    return os.path.join(tempfile.gettempdir(), f"daskbicl-warm-{hashlib.sha1(where.encode()).hexdigest()[:16]}.lock")
 
 
 class WarmKernels(WorkerPlugin):

@@ -219,3 +219,23 @@ def test_a_fresh_worker_compiles_at_most_once(tmp_path):
         assert said[0] == [["the one-byte code counter"]], said  # the first worker compiled, and said so
         assert said[1] == [[]], said  # the fresh worker loaded it: nothing compiled
         assert values[0] == values[1]
+
+
+def test_turns_are_one_lock_per_cache_and_skipped_when_the_lock_file_cannot_be_opened(tmp_path, monkeypatch):
+    """The lock file is named after NUMBA_CACHE_DIR (and the install); a lock file that cannot be opened (here a
+    folder in its place) means no turns, not a failed warm."""
+    import tempfile
+
+    from daskbicl.warmup import cache_turn, turn_file
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "a"))
+    first = turn_file()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "b"))
+    assert turn_file() != first and Path(first).parent == tmp_path
+    with cache_turn():
+        assert Path(turn_file()).is_file()  # held: the file is there
+    Path(first).mkdir()  # cannot be opened as a file
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "a"))
+    with cache_turn():
+        pass
