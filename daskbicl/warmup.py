@@ -258,16 +258,11 @@ class WarmKernels(WorkerPlugin):
     async def setup(self, worker) -> None:
         import asyncio
 
-        self.seconds, self.compiled = await asyncio.to_thread(_warm_here, self.groups)
+        self.seconds, self.compiled = await asyncio.to_thread(_warm, None, self.groups)
 
     def report(self) -> dict:
         """What this worker's warm did: seconds in all, and the groups it compiled (not in numba's cache)."""
         return {"seconds": sum(self.seconds.values()), "compiled": list(self.compiled)}
-
-
-def _warm_here(groups=None) -> tuple[dict[str, float], list[str]]:
-    """:func:`warm` in this process, and which groups were neither loaded nor in numba's cache before it."""
-    return _warm(None, groups)
 
 
 class CompileNotices:
