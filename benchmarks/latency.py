@@ -471,7 +471,8 @@ def install_and_demo() -> None:
         _see_these_packages(py)  # after pip: its isolated build must not see this interpreter's setuptools
         script = os.path.join(env_dir, "bin", "daskbicl")
         start = time.perf_counter()
-        demo = subprocess.run([script, "demo"], capture_output=True, text=True, env=env, cwd=tmp)
+        # the demo keeps its stores in a new folder of the temporary directory: this one, removed below
+        demo = subprocess.run([script, "demo"], capture_output=True, text=True, env={**env, "TMPDIR": tmp}, cwd=tmp)
         demoed = time.perf_counter() - start
         if demo.returncode:
             raise SystemExit(f"daskbicl demo failed:\n{demo.stderr}")
