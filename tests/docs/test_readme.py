@@ -149,7 +149,9 @@ def _run_shell(code: str, folder: Path, address: str) -> None:
     script = shim / "daskbicl"
     script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m daskbicl "$@"\n')
     script.chmod(0o755)
-    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ.get('PATH', '')}",
+    tmp = folder / ".tmp"  # what a command keeps in the temporary directory (the demo's stores) stays here
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ.get('PATH', '')}", "TMPDIR": str(tmp),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", _runnable(code, address)], cwd=folder,
                           capture_output=True, text=True, timeout=900, env=env)
